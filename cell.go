@@ -1,0 +1,382 @@
+package lockbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// CellSpec describes one cell: an implementation under a scenario with a
+// number of clients. Zero values mean the defaults stated beside each field.
+type CellSpec struct {
+	Impl     string
+	Scenario scenarios.Scenario
+	Clients  int
+	// Locks is the number of lock names; client i uses lock i mod Locks.
+	// Default 1 (all clients contend on one lock).
+	Locks int
+	// Duration is the measured time of a closed-loop cell. Exactly one of
+	// Duration and Acquires is set for closed loops; burst ignores both.
+	Duration time.Duration
+	// Acquires is the number of measured acquisitions, shared by all clients.
+	Acquires int64
+	// Warmup runs before measuring; nothing in it is recorded.
+	Warmup time.Duration
+	Hold   time.Duration // time each holder keeps the lock
+	Think  time.Duration // pause between release and the next acquire
+	// MaxTime bounds the whole cell, connecting excepted. Default 10m.
+	MaxTime time.Duration
+	// ConnectParallel bounds concurrent connects. Default 16.
+	ConnectParallel int
+	// Config is handed to every client (servers, TTL, retry, seed, …).
+	Config impl.Config
+	// Progress, if set, is called about once a second while the cell runs,
+	// from a goroutine of its own.
+	Progress func(Progress)
+	// ProgressEvery is the progress interval. Default 1s.
+	ProgressEvery time.Duration
+}
+
+// Defaults for CellSpec.
+const (
+	DefaultMaxCellTime     = 10 * time.Minute
+	DefaultConnectParallel = 16
+	// DefaultSettleTimeout bounds one burst hand-off's wait for waiters.
+	DefaultSettleTimeout = 30 * time.Second
+)
+
+// Progress is a cell's state while it runs.
+type Progress struct {
+	Elapsed, Total time.Duration // measured time so far and planned (0 if unknown)
+	Acquires       int64
+	Errors         int64
+	AcquiresPerS   float64
+	P99Us          float64 // approximate (±12%), from a coarse live histogram
+}
+
+// ErrUsage is wrapped by errors about a spec that cannot run as given.
+var ErrUsage = errors.New("lockbench: usage")
+
+// Histogram range: 1 µs to 1 h at 3 significant digits.
+const (
+	histMin    = 1
+	histMax    = int64(time.Hour / time.Microsecond)
+	histDigits = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// RunCell connects the clients, runs the cell and returns its result. Client
+// connections are made, with bounded parallelism, before the clock starts.
+func RunCell(ctx context.Context, spec CellSpec) (report.Cell, error) {
+	d, ok := impl.Lookup(spec.Impl)
+	if !ok {
+		return report.Cell{}, fmt.Errorf("%w: unknown implementation %q", ErrUsage, spec.Impl)
+	}
+	if err := spec.validate(); err != nil {
+		return report.Cell{}, err
+	}
+	lockers, err := connect(ctx, d, spec)
+	if err != nil {
+		return report.Cell{}, err
+	}
+	r := newCellRun(spec, d, lockers)
+	defer r.closeAll()
+	return r.run(ctx)
+}
+
+func (s *CellSpec) validate() error {
+	if s.Clients < 1 {
+		return fmt.Errorf("%w: clients must be ≥ 1, got %d", ErrUsage, s.Clients)
+	}
+	if s.Locks == 0 {
+		s.Locks = 1
+	}
+	if s.Locks < 0 {
+		return fmt.Errorf("%w: locks must be ≥ 1, got %d", ErrUsage, s.Locks)
+	}
+	if s.Scenario.Name == "" {
+		s.Scenario, _ = scenarios.Lookup("hot")
+	}
+	if s.Scenario.Kind == scenarios.ClosedLoop {
+		if (s.Duration > 0) == (s.Acquires > 0) {
+			return fmt.Errorf("%w: give exactly one of duration and acquires", ErrUsage)
+		}
+	}
+	if s.MaxTime <= 0 {
+		s.MaxTime = DefaultMaxCellTime
+	}
+	if s.ConnectParallel <= 0 {
+		s.ConnectParallel = DefaultConnectParallel
+	}
+	if s.ProgressEvery <= 0 {
+		s.ProgressEvery = time.Second
+	}
+	s.Config = s.Config.WithDefaults()
+	return nil
+}
+
+// connect makes one client per simulated client, at most ConnectParallel at
+// a time, and returns when every one is ready. On any failure it closes
+// those made and returns the first error.
+func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lockers := make([]impl.Locker, spec.Clients)
+	sem := make(chan struct{}, spec.ConnectParallel)
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for i := range spec.Clients {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			cfg := spec.Config
+			cfg.Client = i
+			l, err := d.New(ctx, cfg)
+			if err != nil {
+				once.Do(func() { firstErr = fmt.Errorf("%s client %d: %w", d.Name, i, err); cancel() })
+				return
+			}
+			lockers[i] = l
+		})
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		for _, l := range lockers {
+			if l != nil {
+				l.Close()
+			}
+		}
+		return nil, firstErr
+	}
+	return lockers, nil
+}
+
+// cellRun is one cell in flight.
+type cellRun struct {
+	spec    CellSpec
+	driver  impl.Driver
+	workers []*worker
+	names   []string
+	check   *checker
+
+	start, measureFrom, deadline time.Time
+	limited                      bool
+	remaining                    atomic.Int64
+
+	// burst
+	grants      atomic.Int64
+	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
+}
+
+func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker) *cellRun {
+	r := &cellRun{spec: spec, driver: d}
+	r.names = make([]string, spec.Locks)
+	for i := range r.names {
+		r.names[i] = fmt.Sprintf("lock-%d", i)
+	}
+	r.workers = make([]*worker, len(lockers))
+	for i, l := range lockers {
+		r.workers[i] = newWorker(i, l)
+	}
+	return r
+}
+
+func (r *cellRun) closeAll() {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for _, w := range r.workers {
+		if w.l == nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			w.l.Close()
+		})
+	}
+	wg.Wait()
+	for _, w := range r.workers {
+		w.l = nil
+	}
+}
+
+func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
+	spec := r.spec
+	var serverBefore map[string]int64
+	var serverErr error
+	if r.driver.ServerStats != nil {
+		serverBefore, serverErr = r.driver.ServerStats(ctx, spec.Config.Servers)
+	}
+
+	r.start = time.Now()
+	r.measureFrom = r.start.Add(spec.Warmup)
+	r.check = newChecker(r.start, r.names)
+	var cctx context.Context
+	var cancel context.CancelFunc
+	switch {
+	case spec.Scenario.Kind == scenarios.ClosedLoop && spec.Duration > 0:
+		r.deadline = r.measureFrom.Add(spec.Duration)
+		cctx, cancel = context.WithDeadline(ctx, r.deadline)
+	default:
+		r.limited = spec.Acquires > 0
+		r.remaining.Store(spec.Acquires)
+		cctx, cancel = context.WithTimeout(ctx, spec.Warmup+spec.MaxTime)
+	}
+	defer cancel()
+
+	base := make([]impl.Counts, len(r.workers))
+	snapBase := func() {
+		for i, w := range r.workers {
+			base[i] = w.l.Counters().Snapshot()
+		}
+	}
+	var warmDone chan struct{}
+	if spec.Warmup > 0 && spec.Scenario.Kind == scenarios.ClosedLoop {
+		warmDone = make(chan struct{})
+		go func() {
+			defer close(warmDone)
+			select {
+			case <-time.After(spec.Warmup):
+				snapBase()
+				if r.driver.ServerStats != nil {
+					serverBefore, serverErr = r.driver.ServerStats(ctx, spec.Config.Servers)
+				}
+			case <-cctx.Done():
+			}
+		}()
+	} else {
+		snapBase()
+	}
+
+	stopProgress := r.startProgress(cctx)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for _, w := range r.workers {
+		wg.Go(func() {
+			<-gate
+			if spec.Scenario.Kind == scenarios.Burst {
+				r.burst(cctx, w)
+			} else {
+				r.closedLoop(cctx, w)
+			}
+		})
+	}
+	close(gate)
+	wg.Wait()
+	end := time.Now()
+	stopProgress()
+	if warmDone != nil {
+		<-warmDone
+	}
+	interrupted := ctx.Err() != nil
+
+	// Close every session before the final counts, so that notifications
+	// still in flight are delivered and counted on both sides.
+	counts := make([]*impl.Counters, len(r.workers))
+	for i, w := range r.workers {
+		counts[i] = w.l.Counters()
+	}
+	r.closeAll()
+	var serverAfter map[string]int64
+	if r.driver.ServerStats != nil && serverErr == nil {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		serverAfter, serverErr = r.driver.ServerStats(sctx, spec.Config.Servers)
+		scancel()
+	}
+
+	cell := r.collect(end, counts, base)
+	if r.driver.ServerStats != nil {
+		if serverErr != nil {
+			cell.ServerNote = serverErr.Error()
+		} else {
+			cell.Server = map[string]int64{}
+			for k, v := range serverAfter {
+				cell.Server[k] = v - serverBefore[k]
+			}
+		}
+	}
+	if interrupted {
+		return cell, fmt.Errorf("cell %s: %w", cell.Key(), ctx.Err())
+	}
+	return cell, nil
+}
+
+func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts) report.Cell {
+	spec := r.spec
+	acq, rel := newHist(), newHist()
+	var c impl.Counts
+	errs := map[string]int64{}
+	var acquires, nerr int64
+	for i, w := range r.workers {
+		acq.Merge(w.acq)
+		rel.Merge(w.rel)
+		acquires += w.acquires.Load()
+		nerr += w.errors.Load()
+		for k, v := range w.errClass {
+			errs[k] += v
+		}
+		c = c.Add(counters[i].Snapshot().Sub(base[i]))
+	}
+	measured := end.Sub(r.measureFrom)
+	if !r.deadline.IsZero() && end.After(r.deadline) {
+		measured = r.deadline.Sub(r.measureFrom)
+	}
+	if measured < 0 {
+		measured = 0
+	}
+	cell := report.Cell{
+		Impl: spec.Impl, Scenario: spec.Scenario.Name, Clients: spec.Clients, Locks: spec.Locks,
+		DurationS: measured.Seconds(), Acquires: acquires, Errors: nerr, ErrorsByClass: errs,
+		AcquireLatencyUs: latency(acq), ReleaseLatencyUs: latency(rel),
+		Counts: c,
+	}
+	if measured > 0 {
+		cell.AcquiresPerS = float64(acquires) / measured.Seconds()
+	}
+	if acquires > 0 {
+		cell.RetriesPerAcquire = float64(c.Retries) / float64(acquires)
+		cell.NotificationsPerAcquire = float64(c.Notifications) / float64(acquires)
+		cell.RoundTripsPerAcquire = float64(c.RoundTrips) / float64(acquires)
+	}
+	if spec.Scenario.Kind == scenarios.Burst && spec.Locks == 1 {
+		if t, ok := impl.TheoryWakeups(r.driver.Herd, spec.Clients); ok {
+			cell.TheoryWakeups = &t
+		}
+		cell.Settle = [...]string{"exact", "timeout", "none"}[r.settleState.Load()]
+	}
+	cell.SafetyViolations, cell.Violations = r.check.violations()
+	return cell
+}
+
+func latency(h *hdrhistogram.Histogram) report.Latency {
+	if h.TotalCount() == 0 {
+		return report.Latency{}
+	}
+	return report.Latency{
+		P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
+		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
+		Max: float64(h.Max()), Mean: h.Mean(),
+	}
+}

@@ -1,0 +1,100 @@
+package lockbench
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+)
+
+// checker watches mutual exclusion per lock name: at most one client may be
+// between acquire-returned and release-called, and fencing tokens must grow
+// in grant order. Its enter and exit are atomics only, so it stays on the
+// recording path without locking or allocating; a violation (rare) takes a
+// mutex to be listed.
+type checker struct {
+	start time.Time
+	locks []lockState
+	names []string
+
+	count atomic.Int64
+	mu    sync.Mutex
+	kept  []report.Violation
+}
+
+type lockState struct {
+	inside   atomic.Int32
+	holder   atomic.Int64 // last client to enter
+	since    atomic.Int64 // ns after start of that entry
+	lastExit atomic.Int64 // ns after start of the last exit
+	token    atomic.Uint64
+	_        [24]byte // keep neighbouring locks off one cache line
+}
+
+func newChecker(start time.Time, names []string) *checker {
+	return &checker{start: start, locks: make([]lockState, len(names)), names: names}
+}
+
+// visit is what a client carries from enter to exit.
+type visit struct {
+	lock     int
+	enteredN int64
+	intruded bool // someone else was inside when we entered
+	other    int
+}
+
+func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Time) visit {
+	s := &k.locks[lock]
+	n := now.Sub(k.start).Nanoseconds()
+	v := visit{lock: lock, enteredN: n}
+	if s.inside.Add(1) > 1 {
+		v.intruded, v.other = true, int(s.holder.Load())
+	}
+	s.holder.Store(int64(client))
+	s.since.Store(n)
+	if fenced {
+		for {
+			prev := s.token.Load()
+			if token <= prev {
+				k.record(report.Violation{Lock: k.names[lock], Kind: "token_regression", Intruder: client,
+					Holder: int(s.holder.Load()), AtS: float64(n) / 1e9, Token: token, PrevToken: prev})
+				break
+			}
+			if s.token.CompareAndSwap(prev, token) {
+				break
+			}
+		}
+	}
+	return v
+}
+
+func (k *checker) exit(v visit, client int, now time.Time) {
+	s := &k.locks[v.lock]
+	n := now.Sub(k.start).Nanoseconds()
+	stillOther := s.inside.Add(-1) > 0
+	if v.intruded {
+		end := n
+		if !stillOther {
+			end = min(n, max(s.lastExit.Load(), v.enteredN))
+		}
+		k.record(report.Violation{Lock: k.names[v.lock], Kind: "overlap", Holder: v.other, Intruder: client,
+			AtS: float64(v.enteredN) / 1e9, OverlapUs: float64(end-v.enteredN) / 1e3})
+	}
+	s.lastExit.Store(n)
+}
+
+func (k *checker) record(v report.Violation) {
+	k.count.Add(1)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.kept) < report.MaxViolationsKept {
+		k.kept = append(k.kept, v)
+	}
+}
+
+func (k *checker) violations() (int64, []report.Violation) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.count.Load(), append([]report.Violation(nil), k.kept...)
+}

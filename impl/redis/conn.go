@@ -1,0 +1,97 @@
+package redis
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// releaseSrc deletes the key only if it still holds our token, so a client
+// whose lease expired cannot delete a later holder's lock.
+const releaseSrc = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
+
+// ReleaseScript is the compare-and-delete script. Run calls EVALSHA and
+// falls back to EVAL on NOSCRIPT.
+var ReleaseScript = goredis.NewScript(releaseSrc)
+
+// Dial opens one client with exactly one connection, counts every command it
+// sends into c.RoundTrips, and checks the server answers and has the release
+// script loaded. Connection set-up happens here, never inside a measurement.
+func Dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (*goredis.Client, error) {
+	cl := goredis.NewClient(&goredis.Options{
+		Addr:                  addr,
+		Protocol:              2,
+		PoolSize:              1,
+		MaxActiveConns:        1,
+		MaxRetries:            -1, // a retry would hide a failed round trip
+		DialTimeout:           cfg.DialTimeout,
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	})
+	cl.AddHook(countHook{c})
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	if err := cl.Ping(ctx).Err(); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("redis %s: %w: %w", addr, impl.ErrUnreachable, err)
+	}
+	if err := ReleaseScript.Load(ctx, cl).Err(); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("redis %s: load release script: %w", addr, err)
+	}
+	return cl, nil
+}
+
+// Classify wraps err so that a connection that cannot be made counts as
+// unreachable rather than as some other error.
+func Classify(addr string, err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Errorf("redis %s: %w: %w", addr, impl.ErrUnreachable, err)
+	}
+	return fmt.Errorf("redis %s: %w", addr, err)
+}
+
+// Token returns a random 128-bit token as hex.
+func Token(r *rand.Rand) string {
+	var b [16]byte
+	lo, hi := r.Uint64(), r.Uint64()
+	for i := range 8 {
+		b[i] = byte(lo >> (8 * i))
+		b[8+i] = byte(hi >> (8 * i))
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// countHook counts each command sent, including the EVAL fallback.
+type countHook struct{ c *impl.Counters }
+
+func (h countHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h countHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		h.c.RoundTrips.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h countHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		h.c.RoundTrips.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// Key is the Redis key of lock name within a cell's namespace.
+func Key(namespace, name string) string { return "lockbench:" + namespace + ":" + name }

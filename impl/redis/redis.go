@@ -1,0 +1,128 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+func init() {
+	impl.Register(impl.Driver{
+		Name:        "redis",
+		Description: "single Redis: SET NX PX, polling with jitter, Lua compare-and-delete",
+		Needs:       impl.Needs{Redis: true},
+		New:         New,
+	})
+}
+
+// Locker is one client of the single-instance Redis lock.
+type Locker struct {
+	cl       *goredis.Client
+	addr     string
+	cfg      impl.Config
+	counters impl.Counters
+	rng      *rand.Rand
+	timer    *time.Timer
+	asleep   atomic.Bool // between polls, for Settled
+}
+
+// New connects one client to cfg.Servers.Redis.
+func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.Servers.Redis == "" {
+		return nil, fmt.Errorf("redis: no server address")
+	}
+	l := &Locker{
+		addr:  cfg.Servers.Redis,
+		cfg:   cfg,
+		rng:   rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Client))),
+		timer: time.NewTimer(time.Hour),
+	}
+	l.timer.Stop()
+	cl, err := Dial(ctx, l.addr, cfg, &l.counters)
+	if err != nil {
+		return nil, err
+	}
+	l.cl = cl
+	return l, nil
+}
+
+// Acquire polls SET NX PX until it succeeds or ctx is done.
+func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	key := Key(l.cfg.Namespace, name)
+	token := Token(l.rng)
+	for {
+		ok, err := l.cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, Classify(l.addr, err)
+		}
+		if ok {
+			return &lease{l: l, key: key, token: token}, nil
+		}
+		l.counters.Retries.Add(1)
+		if err := Sleep(ctx, l.timer, Backoff(l.rng, l.cfg.Retry, l.cfg.Jitter), &l.asleep); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Settled reports whether the client is asleep between polls.
+func (l *Locker) Settled() bool { return l.asleep.Load() }
+
+// Counters returns this client's counters.
+func (l *Locker) Counters() *impl.Counters { return &l.counters }
+
+// Close closes the connection.
+func (l *Locker) Close() error { return l.cl.Close() }
+
+type lease struct {
+	l     *Locker
+	key   string
+	token string
+}
+
+func (s *lease) Fence() (uint64, bool) { return 0, false }
+
+func (s *lease) Release(ctx context.Context) error {
+	n, err := ReleaseScript.Run(ctx, s.l.cl, []string{s.key}, s.token).Int64()
+	if err != nil {
+		return Classify(s.l.addr, err)
+	}
+	if n == 0 {
+		s.l.counters.Lost.Add(1)
+		return fmt.Errorf("redis %s: key %s: %w", s.l.addr, s.key, impl.ErrLockLost)
+	}
+	return nil
+}
+
+// Backoff returns d scaled by a random factor in [1−jitter, 1+jitter].
+func Backoff(r *rand.Rand, d time.Duration, jitter float64) time.Duration {
+	if jitter <= 0 {
+		return d
+	}
+	f := 1 + jitter*(2*r.Float64()-1)
+	return time.Duration(float64(d) * f)
+}
+
+// Sleep waits d on t, or until ctx is done. It marks asleep while waiting.
+func Sleep(ctx context.Context, t *time.Timer, d time.Duration, asleep *atomic.Bool) error {
+	t.Reset(d)
+	asleep.Store(true)
+	defer asleep.Store(false)
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		t.Stop()
+		return ctx.Err()
+	}
+}

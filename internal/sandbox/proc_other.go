@@ -1,0 +1,11 @@
+//go:build !linux
+
+package sandbox
+
+import "syscall"
+
+// sysProcAttr puts the server in its own process group. Outside Linux there
+// is no parent-death signal: a lockbench killed with SIGKILL leaves servers.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func killGroup(pid int, sig syscall.Signal) { syscall.Kill(-pid, sig) }

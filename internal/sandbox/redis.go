@@ -1,0 +1,59 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// redisCandidates are looked at when redis-server is not on PATH (sbin is
+// often missing from a user's PATH).
+var redisCandidates = []string{"/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server", "/opt/homebrew/bin/redis-server"}
+
+func findRedis() (string, error) {
+	if p, err := exec.LookPath("redis-server"); err == nil {
+		return p, nil
+	}
+	for _, p := range redisCandidates {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", &MissingError{What: "redis-server", Install: "apt-get install -y redis-server"}
+}
+
+func startRedis(ctx context.Context, bin, dir string) (*Server, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	s := &Server{
+		Kind: "redis", Addr: addr, dir: dir, bin: bin,
+		logPath: filepath.Join(dir, "redis.log"),
+		args: []string{
+			"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir,
+			"--daemonize", "no", "--protected-mode", "no",
+			"--maxclients", "10000", "--logfile", "",
+		},
+		ready: func(ctx context.Context, addr string) error {
+			r, err := probe(ctx, addr, "PING\r\n")
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(r, "+PONG") {
+				return fmt.Errorf("PING answered %q", r)
+			}
+			return nil
+		},
+	}
+	return s, s.start(ctx)
+}

@@ -1,0 +1,134 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestStartAndClose(t *testing.T) {
+	if _, err := findRedis(); err != nil {
+		t.Skip(err)
+	}
+	if _, err := zkClasspath(); err != nil {
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	f, err := Start(ctx, Spec{Redis: 2, ZK: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Redis) != 2 || len(f.ZK) != 1 {
+		t.Fatalf("got %d redis, %d zk", len(f.Redis), len(f.ZK))
+	}
+	if f.Redis[0].Addr == f.Redis[1].Addr {
+		t.Fatalf("two servers on one address %s", f.Redis[0].Addr)
+	}
+	for _, s := range append(f.Redis, f.ZK...) {
+		if !strings.HasPrefix(s.Addr, "127.0.0.1:") {
+			t.Errorf("%s not on loopback: %s", s.Kind, s.Addr)
+		}
+	}
+	if r, err := probe(ctx, f.ZK[0].Addr, "mntr"); err != nil || !strings.Contains(r, "zk_sum_node_children_watch_count") {
+		t.Errorf("mntr not allowed: %q %v", r, err)
+	}
+	env := strings.Join(f.Env(), "\n")
+	for _, k := range []string{"LOCKBENCH_REDIS=", "LOCKBENCH_REDLOCK=", "LOCKBENCH_ZK="} {
+		if !strings.Contains(env, k) {
+			t.Errorf("Env lacks %s: %s", k, env)
+		}
+	}
+	var pids []int
+	for _, s := range append(f.Redis, f.ZK...) {
+		pids = append(pids, s.cmd.Process.Pid)
+	}
+	dir := f.dir
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("pid %d still alive after Close (%v)", pid, err)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("temp dir %s left behind", dir)
+	}
+}
+
+func TestRestartKilledRedis(t *testing.T) {
+	if _, err := findRedis(); err != nil {
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	f, err := Start(ctx, Spec{Redis: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	s := f.Redis[0]
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Running() {
+		t.Fatal("running after Kill")
+	}
+	if _, err := probe(ctx, s.Addr, "PING\r\n"); err == nil {
+		t.Fatal("killed server still answers")
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := probe(ctx, s.Addr, "PING\r\n"); err != nil || !strings.HasPrefix(r, "+PONG") {
+		t.Fatalf("after restart: %q %v", r, err)
+	}
+}
+
+func TestMissingBinaryNamesPackage(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	saved := redisCandidates
+	redisCandidates = nil
+	t.Cleanup(func() { redisCandidates = saved })
+	f, err := Start(context.Background(), Spec{Redis: 1})
+	if f != nil {
+		f.Close()
+		t.Fatal("Start returned a fleet without redis-server")
+	}
+	var me *MissingError
+	if !errors.As(err, &me) || !errors.Is(err, ErrMissing) {
+		t.Fatalf("want MissingError, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "apt-get install -y redis-server") {
+		t.Fatalf("error does not name the install command: %v", err)
+	}
+}
+
+func TestEnsembleHasQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ensemble start takes a few seconds")
+	}
+	if _, err := zkClasspath(); err != nil {
+		t.Skip(err)
+	}
+	f, err := Start(context.Background(), Spec{ZK: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	leaders := 0
+	for _, s := range f.ZK {
+		r, err := probe(context.Background(), s.Addr, "srvr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(r, "Mode: leader") {
+			leaders++
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("want one leader, got %d", leaders)
+	}
+}

@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Server is one running server process.
+type Server struct {
+	Kind string // "redis" or "zookeeper"
+	Addr string // host:port clients connect to
+
+	dir     string
+	logPath string
+	args    []string
+	bin     string
+	ready   func(ctx context.Context, addr string) error
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Running reports whether the process is up.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (s *Server) start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("sandbox: start %s: %w", s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
+	s.cmd, s.done = cmd, done
+
+	s.mu.Unlock()
+	err = s.waitReady(ctx)
+	s.mu.Lock()
+	return err
+}
+
+func (s *Server) waitReady(ctx context.Context) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		select {
+		case <-s.done:
+			return fmt.Errorf("sandbox: %s on %s exited at start: %s", s.Kind, s.Addr, logTail(s.logPath, 600))
+		default:
+		}
+		if last = s.ready(ctx, s.Addr); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox: %s on %s did not answer: %w (last: %v) %s", s.Kind, s.Addr, ctx.Err(), last, logTail(s.logPath, 600))
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop terminates the server's process group and waits for it to exit. A
+// stopped server may be started again with Restart.
+func (s *Server) Stop() error { return s.signal(syscall.SIGTERM) }
+
+// Kill stops the server with SIGKILL: no shutdown work at all, as in a crash.
+func (s *Server) Kill() error { return s.signal(syscall.SIGKILL) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	killGroup(cmd.Process.Pid, sig)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(3 * time.Second):
+	}
+	killGroup(cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("sandbox: %s pid %d did not exit", s.Kind, cmd.Process.Pid)
+	}
+}
+
+// Restart starts a stopped server again on the same address, empty (nothing
+// was persisted).
+func (s *Server) Restart(ctx context.Context) error {
+	if s.Running() {
+		return errors.New("sandbox: restart of a running server")
+	}
+	return s.start(ctx)
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
+// are held until all are chosen so that the kernel cannot hand one out twice.
+func freePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// probe sends a command over a fresh TCP connection and returns the reply.
+func probe(ctx context.Context, addr, cmd string) (string, error) {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(cmd)); err != nil {
+		return "", err
+	}
+	var buf []byte
+	tmp := make([]byte, 4096)
+	for {
+		n, err := c.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if err != nil || (cmd == "PING\r\n" && len(buf) > 0 && buf[len(buf)-1] == '\n') {
+			break
+		}
+	}
+	return string(buf), nil
+}

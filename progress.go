@@ -1,0 +1,67 @@
+package lockbench
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// startProgress reports the cell's progress every ProgressEvery until the
+// returned stop is called.
+func (r *cellRun) startProgress(ctx context.Context) (stop func()) {
+	if r.spec.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(r.spec.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.spec.Progress(r.progress())
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+func (r *cellRun) progress() Progress {
+	var p Progress
+	var sum [len(liveHist{}.b)]int64
+	for _, w := range r.workers {
+		p.Acquires += w.acquires.Load()
+		p.Errors += w.errors.Load()
+		for i := range sum {
+			sum[i] += w.live.b[i].Load()
+		}
+	}
+	p.Elapsed = max(time.Since(r.measureFrom), 0)
+	if !r.deadline.IsZero() {
+		p.Total = r.deadline.Sub(r.measureFrom)
+	}
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.AcquiresPerS = float64(p.Acquires) / s
+	}
+	var total int64
+	for _, n := range sum {
+		total += n
+	}
+	if total > 0 {
+		rank := (total*99 + 99) / 100
+		var seen int64
+		for i, n := range sum {
+			seen += n
+			if seen >= rank {
+				p.P99Us = float64(liveValue(i))
+				break
+			}
+		}
+	}
+	return p
+}

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// Summary is the content of summary.json.
+type Summary struct {
+	Version string    `json:"lockbench_version"`
+	Started time.Time `json:"started"`
+	Cells   []Cell    `json:"cells"`
+}
+
+// Latency is a latency distribution in microseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Cell is the result of one implementation × scenario × clients cell.
+type Cell struct {
+	Impl      string  `json:"impl"`
+	Scenario  string  `json:"scenario"`
+	Clients   int     `json:"clients"`
+	Locks     int     `json:"locks"`
+	DurationS float64 `json:"duration_s"`
+	Acquires  int64   `json:"acquires"`
+	Errors    int64   `json:"errors"`
+	// ErrorsByClass counts errors by impl.Class.
+	ErrorsByClass map[string]int64 `json:"errors_by_class"`
+
+	AcquiresPerS            float64 `json:"acquires_per_s"`
+	AcquireLatencyUs        Latency `json:"acquire_latency_us"`
+	ReleaseLatencyUs        Latency `json:"release_latency_us"`
+	RetriesPerAcquire       float64 `json:"retries_per_acquire"`
+	NotificationsPerAcquire float64 `json:"notifications_per_acquire"`
+	RoundTripsPerAcquire    float64 `json:"round_trips_per_acquire"`
+
+	// Counters summed over clients: round_trips, retries, notifications,
+	// lost, wakeups, release_wakeups, … (see impl.Counts).
+	impl.Counts
+
+	// TheoryWakeups is what theory predicts for wake-ups in this cell, when
+	// the implementation and scenario make a prediction (burst).
+	TheoryWakeups *int64 `json:"theory_wakeups,omitempty"`
+	// Server holds counters read from the servers themselves (deltas over
+	// the cell), e.g. watch_triggered, packets_sent, packets_received.
+	Server map[string]int64 `json:"server,omitempty"`
+	// ServerNote says why server counters are missing, when they are.
+	ServerNote string `json:"server_note,omitempty"`
+
+	// SafetyViolations counts overlaps of two holders and fencing-token
+	// regressions seen by the mutual-exclusion checker.
+	SafetyViolations int64       `json:"safety_violations"`
+	Violations       []Violation `json:"violations,omitempty"`
+
+	// Settle reports how the burst hand-off barrier went: "exact" when every
+	// hand-off waited for all waiters to settle, "timeout" when one gave up,
+	// "none" when the implementation cannot say.
+	Settle string `json:"settle,omitempty"`
+}
+
+// Violation is one breach of mutual exclusion or of fencing order.
+type Violation struct {
+	Lock      string  `json:"lock"`
+	Kind      string  `json:"kind"` // "overlap" or "token_regression"
+	Holder    int     `json:"holder"`
+	Intruder  int     `json:"intruder"`
+	AtS       float64 `json:"at_s"`       // seconds after the cell started
+	OverlapUs float64 `json:"overlap_us"` // how long both were inside
+	Token     uint64  `json:"token,omitempty"`
+	PrevToken uint64  `json:"prev_token,omitempty"`
+}
+
+// MaxViolationsKept caps the violations listed per cell; the count is full.
+const MaxViolationsKept = 100
+
+// Key identifies a cell across runs.
+func (c Cell) Key() string {
+	return fmt.Sprintf("impl=%s/scenario=%s/clients=%d", c.Impl, c.Scenario, c.Clients)
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a rename,
+// so a reader never sees half a file and a crash leaves the old one.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON to path, atomically.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// ReadSummary reads a summary.json.
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	return &s, nil
+}

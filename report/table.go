@@ -1,0 +1,119 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Table prints cells as an aligned text table. Herd columns (wake-ups,
+// theory, server-side watch triggers) appear when any cell has them.
+type Table struct {
+	w   io.Writer
+	zk  bool
+	hdr bool
+}
+
+// NewTable returns a table writing to w. With herd set it carries the
+// ZooKeeper herd columns.
+func NewTable(w io.Writer, herd bool) *Table { return &Table{w: w, zk: herd} }
+
+var baseCols = []string{"impl", "scenario", "clients", "acq/s", "p50", "p90", "p99", "p99.9", "max", "errors", "lost", "retries/acq", "notif/acq"}
+var herdCols = []string{"wakeups", "theory", "release_wk", "wasted", "server_watch"}
+
+// Row prints one cell, with the header before the first.
+func (t *Table) Row(c Cell) error {
+	var b strings.Builder
+	if !t.hdr {
+		b.WriteString(line(columns(t.zk)))
+		t.hdr = true
+	}
+	b.WriteString(line(rowFields(c, t.zk)))
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+// WriteTable prints cells as one table, the same as the rows printed live.
+func WriteTable(w io.Writer, cells []Cell) error {
+	herd := false
+	for _, c := range cells {
+		herd = herd || c.Wakeups > 0 || c.TheoryWakeups != nil || c.Server != nil
+	}
+	t := NewTable(w, herd)
+	for _, c := range cells {
+		if err := t.Row(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func columns(herd bool) []string {
+	if herd {
+		return append(append([]string{}, baseCols...), herdCols...)
+	}
+	return baseCols
+}
+
+// line lays fields out in fixed-width columns: the first two (impl,
+// scenario) left-aligned, numbers right-aligned.
+func line(fields []string) string {
+	var b strings.Builder
+	for i, f := range fields {
+		switch i {
+		case 0:
+			fmt.Fprintf(&b, "%-17s", f)
+		case 1:
+			fmt.Fprintf(&b, "%-8s", f)
+		default:
+			fmt.Fprintf(&b, "%*s", colWidth, f)
+		}
+	}
+	return strings.TrimRight(b.String(), " ") + "\n"
+}
+
+const colWidth = 12
+
+func rowFields(c Cell, herd bool) []string {
+	impl := c.Impl
+	if c.SafetyViolations > 0 {
+		impl += " !UNSAFE"
+	}
+	f := []string{
+		impl, c.Scenario, fmt.Sprint(c.Clients), fmt.Sprintf("%.0f", c.AcquiresPerS),
+		Dur(c.AcquireLatencyUs.P50), Dur(c.AcquireLatencyUs.P90), Dur(c.AcquireLatencyUs.P99),
+		Dur(c.AcquireLatencyUs.P999), Dur(c.AcquireLatencyUs.Max),
+		fmt.Sprint(c.Errors), fmt.Sprint(c.Lost),
+		fmt.Sprintf("%.2f", c.RetriesPerAcquire), fmt.Sprintf("%.2f", c.NotificationsPerAcquire),
+	}
+	if herd {
+		theory := "-"
+		if c.TheoryWakeups != nil {
+			theory = fmt.Sprint(*c.TheoryWakeups)
+		}
+		server := "-"
+		if v, ok := c.Server["watch_triggered"]; ok {
+			server = fmt.Sprint(v)
+		} else if c.ServerNote != "" {
+			server = "n/a"
+		}
+		f = append(f, fmt.Sprint(c.Wakeups), theory, fmt.Sprint(c.ReleaseWakeups), fmt.Sprint(c.WastedWakeups), server)
+	}
+	return f
+}
+
+// Dur formats microseconds for a table: 850µs, 12.3ms, 4.1s.
+func Dur(us float64) string {
+	switch {
+	case us <= 0:
+		return "0"
+	case us < 1000:
+		return fmt.Sprintf("%.0fµs", us)
+	case us < 10_000:
+		return fmt.Sprintf("%.2fms", us/1000)
+	case us < 1_000_000:
+		return fmt.Sprintf("%.1fms", us/1000)
+	default:
+		return fmt.Sprintf("%.2fs", us/1e6)
+	}
+}
