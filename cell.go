@@ -91,6 +91,11 @@ func RunCell(ctx context.Context, spec CellSpec) (report.Cell, error) {
 	}
 	r := newCellRun(spec, d, lockers)
 	defer r.closeAll()
+	if p, ok := lockers[0].(impl.Preparer); ok {
+		if err := p.Prepare(ctx, r.names); err != nil {
+			return report.Cell{}, fmt.Errorf("%s: prepare: %w", d.Name, err)
+		}
+	}
 	return r.run(ctx)
 }
 

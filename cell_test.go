@@ -130,12 +130,16 @@ func TestCheckerTokenRegression(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	k := newChecker(now, []string{"a"})
-	v := k.enter(0, 1, 5, true, now)
-	k.exit(v, 1, now)
-	v = k.enter(0, 2, 4, true, now) // lower token granted later
+	for client, tok := range []uint64{0, 5} { // a first token of 0 is fine
+		v := k.enter(0, client, tok, true, now)
+		k.exit(v, client, now)
+	}
+	v := k.enter(0, 2, 4, true, now) // lower token granted later
 	k.exit(v, 2, now)
+	v = k.enter(0, 3, 5, true, now) // the same token twice
+	k.exit(v, 3, now)
 	n, list := k.violations()
-	if n != 1 || list[0].Kind != "token_regression" || list[0].Token != 4 || list[0].PrevToken != 5 {
+	if n != 2 || list[0].Kind != "token_regression" || list[0].Token != 4 || list[0].PrevToken != 5 || list[1].Token != 5 {
 		t.Fatalf("got %d %+v", n, list)
 	}
 }

@@ -28,7 +28,7 @@ type lockState struct {
 	holder   atomic.Int64 // last client to enter
 	since    atomic.Int64 // ns after start of that entry
 	lastExit atomic.Int64 // ns after start of the last exit
-	token    atomic.Uint64
+	token    atomic.Uint64 // highest fencing token seen + 1; 0: none yet
 	_        [24]byte // keep neighbouring locks off one cache line
 }
 
@@ -56,12 +56,12 @@ func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Ti
 	if fenced {
 		for {
 			prev := s.token.Load()
-			if token <= prev {
+			if prev != 0 && token < prev { // token ≤ highest seen
 				k.record(report.Violation{Lock: k.names[lock], Kind: "token_regression", Intruder: client,
-					Holder: int(s.holder.Load()), AtS: float64(n) / 1e9, Token: token, PrevToken: prev})
+					Holder: int(s.holder.Load()), AtS: float64(n) / 1e9, Token: token, PrevToken: prev - 1})
 				break
 			}
-			if s.token.CompareAndSwap(prev, token) {
+			if s.token.CompareAndSwap(prev, token+1) {
 				break
 			}
 		}

@@ -17,6 +17,7 @@ type Counters struct {
 	ArrivalWakeups atomic.Int64 // ... whose re-read showed only new nodes
 	WastedWakeups  atomic.Int64 // wake-ups after which the client still waits
 	ChildrenRead   atomic.Int64 // child names returned by getChildren
+	ZKOps          atomic.Int64 // ZooKeeper requests sent (pings excluded)
 	SessionLost    atomic.Int64 // sessions that expired under a client
 
 	// Redlock.
@@ -35,6 +36,7 @@ type Counts struct {
 	ArrivalWakeups  int64 `json:"arrival_wakeups"`
 	WastedWakeups   int64 `json:"wasted_wakeups"`
 	ChildrenRead    int64 `json:"children_read"`
+	ZKOps           int64 `json:"zk_ops"`
 	SessionLost     int64 `json:"session_lost"`
 	NoQuorum        int64 `json:"no_quorum"`
 	ValidityExpired int64 `json:"validity_expired"`
@@ -52,6 +54,7 @@ func (c *Counters) Snapshot() Counts {
 		ArrivalWakeups:  c.ArrivalWakeups.Load(),
 		WastedWakeups:   c.WastedWakeups.Load(),
 		ChildrenRead:    c.ChildrenRead.Load(),
+		ZKOps:           c.ZKOps.Load(),
 		SessionLost:     c.SessionLost.Load(),
 		NoQuorum:        c.NoQuorum.Load(),
 		ValidityExpired: c.ValidityExpired.Load(),
@@ -70,6 +73,7 @@ func (a Counts) Add(b Counts) Counts {
 		ArrivalWakeups:  a.ArrivalWakeups + b.ArrivalWakeups,
 		WastedWakeups:   a.WastedWakeups + b.WastedWakeups,
 		ChildrenRead:    a.ChildrenRead + b.ChildrenRead,
+		ZKOps:           a.ZKOps + b.ZKOps,
 		SessionLost:     a.SessionLost + b.SessionLost,
 		NoQuorum:        a.NoQuorum + b.NoQuorum,
 		ValidityExpired: a.ValidityExpired + b.ValidityExpired,
@@ -88,6 +92,7 @@ func (a Counts) Sub(b Counts) Counts {
 		ArrivalWakeups:  a.ArrivalWakeups - b.ArrivalWakeups,
 		WastedWakeups:   a.WastedWakeups - b.WastedWakeups,
 		ChildrenRead:    a.ChildrenRead - b.ChildrenRead,
+		ZKOps:           a.ZKOps - b.ZKOps,
 		SessionLost:     a.SessionLost - b.SessionLost,
 		NoQuorum:        a.NoQuorum - b.NoQuorum,
 		ValidityExpired: a.ValidityExpired - b.ValidityExpired,

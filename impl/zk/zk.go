@@ -1,0 +1,321 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+func init() {
+	impl.Register(impl.Driver{
+		Name:        "zk-naive",
+		Description: "ZooKeeper, every waiter watches all children (herd effect)",
+		Needs:       impl.Needs{ZK: true},
+		Herd:        impl.WatchAll,
+		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Naive) },
+		ServerStats: ServerStats,
+	})
+	impl.Register(impl.Driver{
+		Name:        "zk-pred",
+		Description: "ZooKeeper recipe, each waiter watches its predecessor only",
+		Needs:       impl.Needs{ZK: true},
+		Herd:        impl.WatchPredecessor,
+		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Predecessor) },
+		ServerStats: ServerStats,
+	})
+}
+
+// Mode is how a waiter waits.
+type Mode int
+
+const (
+	// Naive watches all children of the lock node.
+	Naive Mode = iota
+	// Predecessor watches the next-lower node only.
+	Predecessor
+)
+
+const root = "/lockbench"
+
+var acl = zk.WorldACL(zk.PermAll)
+
+// Locker is one ZooKeeper client with its own session.
+type Locker struct {
+	conn     *zk.Conn
+	mode     Mode
+	cfg      impl.Config
+	counters impl.Counters
+	parents  map[string]string // lock name → parent path
+
+	armed   atomic.Bool
+	watchCh atomic.Value // <-chan zk.Event the waiter blocks on
+}
+
+type silent struct{}
+
+func (silent) Printf(string, ...any) {}
+
+// New opens a session to cfg.Servers.ZK and returns once it is established,
+// or an error wrapping impl.ErrUnreachable within cfg.DialTimeout.
+func New(ctx context.Context, cfg impl.Config, mode Mode) (*Locker, error) {
+	cfg = cfg.WithDefaults()
+	if len(cfg.Servers.ZK) == 0 {
+		return nil, errors.New("zk: no server address")
+	}
+	l := &Locker{mode: mode, cfg: cfg, parents: map[string]string{}}
+	ready := make(chan struct{}, 1)
+	onEvent := func(ev zk.Event) {
+		switch ev.Type {
+		case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
+			// Only events the server sent; EventNotWatching is made up by
+			// the client library when a session ends.
+			l.counters.Notifications.Add(1)
+		case zk.EventSession:
+			switch ev.State {
+			case zk.StateHasSession:
+				select {
+				case ready <- struct{}{}:
+				default:
+				}
+			case zk.StateExpired:
+				l.counters.SessionLost.Add(1)
+			}
+		}
+	}
+	conn, _, err := zk.Connect(cfg.Servers.ZK, cfg.SessionTimeout,
+		zk.WithLogger(silent{}), zk.WithEventCallback(onEvent))
+	if err != nil {
+		return nil, fmt.Errorf("zk %s: %w", strings.Join(cfg.Servers.ZK, ","), err)
+	}
+	l.conn = conn
+	t := time.NewTimer(cfg.DialTimeout)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return l, nil
+	case <-t.C:
+		err = fmt.Errorf("zk %s: %w: no session within %v", strings.Join(cfg.Servers.ZK, ","), impl.ErrUnreachable, cfg.DialTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	conn.Close()
+	return nil, err
+}
+
+// Counters returns this client's counters.
+func (l *Locker) Counters() *impl.Counters { return &l.counters }
+
+// Close ends the session; its ephemeral nodes go with it.
+func (l *Locker) Close() error { l.conn.Close(); return nil }
+
+// Settled reports whether Acquire is blocked on a watch with no event
+// delivered but unread.
+func (l *Locker) Settled() bool {
+	if !l.armed.Load() {
+		return false
+	}
+	ch, _ := l.watchCh.Load().(<-chan zk.Event)
+	return ch != nil && len(ch) == 0
+}
+
+// Prepare creates the parent nodes of the named locks.
+func (l *Locker) Prepare(_ context.Context, names []string) error {
+	for _, n := range names {
+		if err := l.ensureParent(l.parent(n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Locker) parent(name string) string {
+	p, ok := l.parents[name]
+	if !ok {
+		p = root + "/" + l.cfg.Namespace + "/" + name
+		l.parents[name] = p
+	}
+	return p
+}
+
+// ensureParent creates each level of p that is missing. Lock nodes are
+// containers, so the server removes them once they are empty.
+func (l *Locker) ensureParent(p string) error {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	cur := ""
+	for i, part := range parts {
+		cur += "/" + part
+		l.op()
+		var err error
+		if i == 0 {
+			_, err = l.conn.Create(cur, nil, 0, acl)
+		} else {
+			_, err = l.conn.CreateContainer(cur, nil, zk.FlagContainer, acl)
+		}
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return l.wrap("create "+cur, err)
+		}
+	}
+	return nil
+}
+
+func (l *Locker) op() {
+	l.counters.ZKOps.Add(1)
+	l.counters.RoundTrips.Add(1)
+}
+
+func (l *Locker) wrap(what string, err error) error {
+	switch {
+	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrSessionMoved):
+		return fmt.Errorf("zk %s: %w: %w", what, impl.ErrSessionLost, err)
+	case errors.Is(err, zk.ErrNoServer):
+		return fmt.Errorf("zk %s: %w: %w", what, impl.ErrUnreachable, err)
+	}
+	return fmt.Errorf("zk %s: %w", what, err)
+}
+
+// Acquire queues an ephemeral sequential node and waits until it is the
+// lowest. On cancellation it deletes its node, so no dead entry stays in
+// the queue.
+func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	parent := l.parent(name)
+	l.op()
+	path, err := l.conn.Create(parent+"/n-", nil, zk.FlagEphemeralSequential, acl)
+	if errors.Is(err, zk.ErrNoNode) { // the container was reaped: make it again
+		if err = l.ensureParent(parent); err == nil {
+			l.op()
+			path, err = l.conn.Create(parent+"/n-", nil, zk.FlagEphemeralSequential, acl)
+		}
+	}
+	if err != nil {
+		return nil, l.wrap("create", err)
+	}
+	me := path[len(parent)+1:]
+	seq, _ := strconv.ParseUint(me[len("n-"):], 10, 64)
+
+	var prev []string // children seen before the last wake-up (naive)
+	woken := false
+	for {
+		var children []string
+		var ch <-chan zk.Event
+		l.op()
+		if l.mode == Naive {
+			children, _, ch, err = l.conn.ChildrenW(parent)
+		} else {
+			children, _, err = l.conn.Children(parent)
+		}
+		if err != nil {
+			return nil, l.abandon(path, l.wrap("children", err))
+		}
+		l.counters.ChildrenRead.Add(int64(len(children)))
+		slices.Sort(children) // same prefix, zero-padded: lexical is sequence order
+		pos, found := slices.BinarySearch(children, me)
+		if !found {
+			return nil, l.abandon(path, fmt.Errorf("zk: own node %s vanished: %w", path, impl.ErrSessionLost))
+		}
+		if woken {
+			if l.mode == Naive {
+				if goneSince(prev, children) {
+					l.counters.ReleaseWakeups.Add(1)
+				} else {
+					l.counters.ArrivalWakeups.Add(1)
+				}
+			}
+			if pos != 0 {
+				l.counters.WastedWakeups.Add(1)
+			}
+		}
+		if pos == 0 {
+			return &lease{l: l, path: path, seq: seq}, nil
+		}
+		if l.mode == Predecessor {
+			pred := parent + "/" + children[pos-1]
+			l.op()
+			var ok bool
+			ok, _, ch, err = l.conn.ExistsW(pred)
+			if err != nil {
+				return nil, l.abandon(path, l.wrap("exists", err))
+			}
+			if !ok { // gone between the two reads: look again, no wake-up
+				woken = false
+				continue
+			}
+		}
+		prev = children
+		l.counters.Retries.Add(1)
+		ev, err := l.wait(ctx, ch)
+		if err != nil {
+			return nil, l.abandon(path, err)
+		}
+		if ev.Type == zk.EventNotWatching {
+			return nil, l.abandon(path, l.wrap("watch", fmt.Errorf("%w: %v", impl.ErrSessionLost, ev.Err)))
+		}
+		l.counters.Wakeups.Add(1)
+		if l.mode == Predecessor && ev.Type == zk.EventNodeDeleted {
+			l.counters.ReleaseWakeups.Add(1)
+		}
+		woken = true
+	}
+}
+
+func (l *Locker) wait(ctx context.Context, ch <-chan zk.Event) (zk.Event, error) {
+	l.watchCh.Store(ch)
+	l.armed.Store(true)
+	defer l.armed.Store(false)
+	select {
+	case ev := <-ch:
+		return ev, nil
+	case <-ctx.Done():
+		return zk.Event{}, ctx.Err()
+	}
+}
+
+// abandon deletes our queued node after a failed or cancelled wait.
+func (l *Locker) abandon(path string, cause error) error {
+	l.op()
+	if err := l.conn.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return errors.Join(cause, l.wrap("delete "+path, err))
+	}
+	return cause
+}
+
+// goneSince reports whether a node in before is missing from after; both
+// are sorted.
+func goneSince(before, after []string) bool {
+	for _, n := range before {
+		if _, ok := slices.BinarySearch(after, n); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+type lease struct {
+	l    *Locker
+	path string
+	seq  uint64
+}
+
+// Fence returns the node's sequence number, which grows in grant order.
+func (s *lease) Fence() (uint64, bool) { return s.seq, true }
+
+func (s *lease) Release(context.Context) error {
+	s.l.op()
+	err := s.l.conn.Delete(s.path, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		s.l.counters.Lost.Add(1)
+		return fmt.Errorf("zk %s: %w", s.path, impl.ErrLockLost)
+	}
+	if err != nil {
+		return s.l.wrap("delete", err)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package zk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/zk"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+var servers impl.Servers
+
+func TestMain(m *testing.M) {
+	f, err := sandbox.Start(context.Background(), sandbox.Spec{ZK: 1})
+	if errors.Is(err, sandbox.ErrMissing) {
+		fmt.Println("skipping ZooKeeper tests:", err)
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	servers.ZK = f.ZKAddrs()
+	code := m.Run()
+	f.Close()
+	os.Exit(code)
+}
+
+func burst(t *testing.T, implName string, n int) lockbench.CellSpec {
+	s, _ := scenarios.Lookup("burst")
+	return lockbench.CellSpec{
+		Impl: implName, Scenario: s, Clients: n, Hold: time.Millisecond,
+		Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("%s-%d", t.Name(), n)},
+	}
+}
+
+// The herd in its exact form, and the server agreeing with the clients.
+// Cells run one at a time: the server-side counters are only comparable
+// when lockbench is the server's only client.
+func TestBurstHerdMatchesTheoryAndServer(t *testing.T) {
+	for _, n := range []int{2, 8, 32, 128} {
+		for _, name := range []string{"zk-naive", "zk-pred"} {
+			cell, err := lockbench.RunCell(context.Background(), burst(t, name, n))
+			if err != nil {
+				t.Fatalf("%s n=%d: %v", name, n, err)
+			}
+			N := int64(n)
+			if cell.Acquires != N || cell.Errors != 0 || cell.SafetyViolations != 0 {
+				t.Errorf("%s n=%d: acquires %d errors %d violations %d", name, n, cell.Acquires, cell.Errors, cell.SafetyViolations)
+			}
+			if cell.Settle != "exact" {
+				t.Errorf("%s n=%d: settle %q", name, n, cell.Settle)
+			}
+			switch name {
+			case "zk-pred":
+				if cell.Wakeups != N-1 || cell.WastedWakeups != 0 {
+					t.Errorf("zk-pred n=%d: wakeups %d wasted %d, want %d and 0", n, cell.Wakeups, cell.WastedWakeups, N-1)
+				}
+			case "zk-naive":
+				if cell.ReleaseWakeups != N*(N-1)/2 {
+					t.Errorf("zk-naive n=%d: release wakeups %d, want %d", n, cell.ReleaseWakeups, N*(N-1)/2)
+				}
+				if cell.WastedWakeups != cell.Wakeups-(N-1) {
+					t.Errorf("zk-naive n=%d: wasted %d of %d wakeups; only n−1 can win", n, cell.WastedWakeups, cell.Wakeups)
+				}
+			}
+			if cell.TheoryWakeups == nil {
+				t.Fatalf("%s: no theory", name)
+			}
+			if got, ok := cell.Server["watch_triggered"]; !ok || got != cell.Notifications {
+				t.Errorf("%s n=%d: clients counted %d notifications, server triggered %d (%s)", name, n, cell.Notifications, got, cell.ServerNote)
+			}
+			if cell.Notifications < cell.Wakeups {
+				t.Errorf("%s n=%d: %d wake-ups from %d notifications", name, n, cell.Wakeups, cell.Notifications)
+			}
+		}
+	}
+}
+
+func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
+	hot, _ := scenarios.Lookup("hot")
+	const n = 8
+	per := map[string]float64{}
+	for _, name := range []string{"zk-naive", "zk-pred"} {
+		cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+			Impl: name, Scenario: hot, Clients: n, Acquires: 400,
+			Config: impl.Config{Servers: servers, Namespace: t.Name() + name},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cell.SafetyViolations != 0 || cell.Acquires != 400 {
+			t.Fatalf("%s: %d violations, %d acquires", name, cell.SafetyViolations, cell.Acquires)
+		}
+		per[name] = cell.NotificationsPerAcquire
+	}
+	if per["zk-naive"] < n-1 {
+		t.Errorf("zk-naive: %.2f notifications per acquire at %d clients, want ≥ %d", per["zk-naive"], n, n-1)
+	}
+	if per["zk-pred"] < 0.5 || per["zk-pred"] > 1.5 {
+		t.Errorf("zk-pred: %.2f notifications per acquire, want ≈ 1", per["zk-pred"])
+	}
+}
+
+func TestCancelledWaiterLeavesNoNode(t *testing.T) {
+	ctx := context.Background()
+	cfg := impl.Config{Servers: servers, Namespace: "cancel"}
+	for _, mode := range []zk.Mode{zk.Naive, zk.Predecessor} {
+		a, err := zk.New(ctx, cfg, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := zk.New(ctx, cfg, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Prepare(ctx, []string{"l"}); err != nil {
+			t.Fatal(err)
+		}
+		held, err := a.Acquire(ctx, "l")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		_, err = b.Acquire(wctx, "l")
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("waiter returned %v, want deadline exceeded", err)
+		}
+		conn, _, err := gozk.Connect(servers.ZK, 5*time.Second, gozk.WithLogger(nolog{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kids, _, err := conn.Children("/lockbench/cancel/l")
+		conn.Close()
+		if err != nil || len(kids) != 1 {
+			t.Errorf("mode %d: queue after cancel = %v (%v), want only the holder", mode, kids, err)
+		}
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		b.Close()
+	}
+}
+
+func TestUnreachableIsPromptAndClassified(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, err = zk.New(context.Background(), impl.Config{Servers: impl.Servers{ZK: []string{addr}}, DialTimeout: time.Second}, zk.Predecessor)
+	if !errors.Is(err, impl.ErrUnreachable) || impl.Class(err) != impl.ClassUnreachable {
+		t.Fatalf("want unreachable, got %v", err)
+	}
+}
+
+func TestMntrRefusedIsSaid(t *testing.T) {
+	// A listener that answers like a server whose whitelist lacks mntr.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 4)
+		c.Read(buf)
+		c.Write([]byte("mntr is not executed because it is not in the whitelist.\n"))
+		c.Close()
+	}()
+	_, err = zk.ServerStats(context.Background(), impl.Servers{ZK: []string{l.Addr().String()}})
+	if !errors.Is(err, impl.ErrStatsRefused) {
+		t.Fatalf("want ErrStatsRefused, got %v", err)
+	}
+}
+
+type nolog struct{}
+
+func (nolog) Printf(string, ...any) {}
