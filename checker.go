@@ -25,11 +25,11 @@ type checker struct {
 
 type lockState struct {
 	inside   atomic.Int32
-	holder   atomic.Int64 // last client to enter
-	since    atomic.Int64 // ns after start of that entry
-	lastExit atomic.Int64 // ns after start of the last exit
+	holder   atomic.Int64  // last client to enter
+	since    atomic.Int64  // ns after start of that entry
+	lastExit atomic.Int64  // ns after start of the last exit
 	token    atomic.Uint64 // highest fencing token seen + 1; 0: none yet
-	_        [24]byte // keep neighbouring locks off one cache line
+	_        [24]byte      // keep neighbouring locks off one cache line
 }
 
 func newChecker(start time.Time, names []string) *checker {
