@@ -56,6 +56,7 @@ const (
 
 // Progress is a cell's state while it runs.
 type Progress struct {
+	Warmup         bool          // still warming up: nothing is recorded yet
 	Elapsed, Total time.Duration // measured time so far and planned (0 if unknown)
 	Acquires       int64
 	Errors         int64
@@ -235,6 +236,10 @@ func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
 		serverBefore, serverErr = r.driver.ServerStats(ctx, spec.Config.Servers)
 	}
 
+	if spec.Scenario.Kind == scenarios.Burst {
+		spec.Warmup = 0 // one acquisition each: nothing to warm up
+		r.spec.Warmup = 0
+	}
 	r.start = time.Now()
 	r.measureFrom = r.start.Add(spec.Warmup)
 	r.check = newChecker(r.start, r.names)

@@ -42,6 +42,7 @@ func (r *cellRun) progress() Progress {
 		}
 	}
 	p.Elapsed = max(time.Since(r.measureFrom), 0)
+	p.Warmup = time.Now().Before(r.measureFrom)
 	if !r.deadline.IsZero() {
 		p.Total = r.deadline.Sub(r.measureFrom)
 	}

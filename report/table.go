@@ -19,7 +19,7 @@ type Table struct {
 func NewTable(w io.Writer, herd bool) *Table { return &Table{w: w, zk: herd} }
 
 var baseCols = []string{"impl", "scenario", "clients", "acq/s", "p50", "p90", "p99", "p99.9", "max", "errors", "lost", "retries/acq", "notif/acq"}
-var herdCols = []string{"wakeups", "theory", "release_wk", "wasted", "server_watch"}
+var herdCols = []string{"wakeups", "theory", "release_wk", "wasted", "srv_watches"}
 
 // Row prints one cell, with the header before the first.
 func (t *Table) Row(c Cell) error {
@@ -66,7 +66,7 @@ func line(fields []string) string {
 		case 1:
 			fmt.Fprintf(&b, "%-8s", f)
 		default:
-			fmt.Fprintf(&b, "%*s", colWidth, f)
+			fmt.Fprintf(&b, " %*s", max(colWidth-1, len(f)), f)
 		}
 	}
 	return strings.TrimRight(b.String(), " ") + "\n"

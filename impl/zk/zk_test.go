@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 func burst(t *testing.T, implName string, n int) lockbench.CellSpec {
 	s, _ := scenarios.Lookup("burst")
 	return lockbench.CellSpec{
-		Impl: implName, Scenario: s, Clients: n, Hold: time.Millisecond,
+		Impl: implName, Scenario: s, Clients: n, Hold: time.Millisecond, Warmup: time.Second,
 		Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("%s-%d", t.Name(), n)},
 	}
 }
@@ -57,6 +57,9 @@ func TestBurstHerdMatchesTheoryAndServer(t *testing.T) {
 			N := int64(n)
 			if cell.Acquires != N || cell.Errors != 0 || cell.SafetyViolations != 0 {
 				t.Errorf("%s n=%d: acquires %d errors %d violations %d", name, n, cell.Acquires, cell.Errors, cell.SafetyViolations)
+			}
+			if cell.AcquiresPerS <= 0 || cell.DurationS <= 0 {
+				t.Errorf("%s n=%d: %.1f acq/s over %.3fs (warm-up must not apply to a burst)", name, n, cell.AcquiresPerS, cell.DurationS)
 			}
 			if cell.Settle != "exact" {
 				t.Errorf("%s n=%d: settle %q", name, n, cell.Settle)

@@ -1,0 +1,10 @@
+// Command lockbench benchmarks distributed locks; see `lockbench help`.
+package main
+
+import (
+	"os"
+
+	"github.com/lockbench/lockbench/internal/cli"
+)
+
+func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,9 @@
+// Package all registers every implementation. Import it for its side
+// effect: cmd/lockbench and the root benchmarks do.
+package all
+
+import (
+	_ "github.com/lockbench/lockbench/impl/inproc"
+	_ "github.com/lockbench/lockbench/impl/redis"
+	_ "github.com/lockbench/lockbench/impl/zk"
+)

@@ -1,0 +1,53 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/redis"
+)
+
+// CheckMasters returns an error unless addrs is an odd number of masters,
+// at least 3: with an even number a majority tolerates no more failures
+// than with one master fewer.
+func CheckMasters(addrs []string) error {
+	if n := len(addrs); n < 3 || n%2 == 0 {
+		return fmt.Errorf("redlock: need an odd number of masters, at least 3; got %d", n)
+	}
+	return nil
+}
+
+// DialMasters connects one client per master with redis.Dial, all at once,
+// counting every command into c. If any master cannot be reached it closes
+// the others and returns the per-master failures as *impl.NodeError values
+// joined together; unreachable ones wrap impl.ErrUnreachable.
+func DialMasters(ctx context.Context, addrs []string, cfg impl.Config, c *impl.Counters) ([]*goredis.Client, error) {
+	cls := make([]*goredis.Client, len(addrs))
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() {
+			cl, err := redis.Dial(ctx, addr, cfg, c)
+			if err != nil {
+				errs[i] = &impl.NodeError{Node: i, Addr: addr, Err: err}
+				return
+			}
+			cls[i] = cl
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, cl := range cls {
+			if cl != nil {
+				cl.Close()
+			}
+		}
+		return nil, fmt.Errorf("redlock: connect: %w", err)
+	}
+	return cls, nil
+}

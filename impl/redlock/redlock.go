@@ -1,0 +1,283 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/redis"
+)
+
+func init() {
+	impl.Register(impl.Driver{
+		Name:        "redlock",
+		Description: "Redlock over independent Redis masters: SET NX PX on each, majority and validity, polling with jitter",
+		Needs:       impl.Needs{Redlock: 5},
+		Herd:        impl.Polling,
+		New:         New,
+	})
+}
+
+// Keys of impl.Config.Options read by New.
+const (
+	// OptMode is "parallel" (ask all masters at once, the default) or
+	// "sequential" (ask them in turn).
+	OptMode = "redlock-mode"
+	// OptTimeout bounds each master's reply, as a time.ParseDuration
+	// string. Default DefaultTimeout.
+	OptTimeout = "redlock-timeout"
+)
+
+// Values of OptMode.
+const (
+	ModeParallel   = "parallel"
+	ModeSequential = "sequential"
+)
+
+// DefaultTimeout bounds one master's reply when OptTimeout is unset. It is
+// far below the TTL so that a dead master costs little of the validity.
+const DefaultTimeout = 50 * time.Millisecond
+
+// driftFixed is added to TTL/100 as the clock-drift allowance.
+const driftFixed = 2 * time.Millisecond
+
+// Locker is one Redlock client: one connection to each master.
+type Locker struct {
+	cfg        impl.Config
+	addrs      []string
+	cls        []*goredis.Client
+	quorum     int
+	timeout    time.Duration
+	sequential bool
+	drift      time.Duration
+
+	counters impl.Counters
+	stats    *Stats
+	rng      *rand.Rand
+	timer    *time.Timer
+	asleep   atomic.Bool // between polls, for Settled
+	res      []result    // per master, reused by every round
+}
+
+// result is one master's answer in a round.
+type result struct {
+	ok  bool // SET NX said OK, or the release script deleted the key
+	err error
+}
+
+// New connects one client to every master in cfg.Servers.Redlock.
+func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+	cfg = cfg.WithDefaults()
+	addrs := cfg.Servers.Redlock
+	if err := CheckMasters(addrs); err != nil {
+		return nil, err
+	}
+	l := &Locker{
+		cfg:     cfg,
+		addrs:   addrs,
+		quorum:  len(addrs)/2 + 1,
+		timeout: DefaultTimeout,
+		drift:   cfg.TTL/100 + driftFixed,
+		stats:   NewStats(len(addrs)),
+		rng:     rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Client))),
+		timer:   time.NewTimer(time.Hour),
+		res:     make([]result, len(addrs)),
+	}
+	l.timer.Stop()
+	if s := cfg.Options[OptTimeout]; s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("redlock: %s=%q: want a positive duration", OptTimeout, s)
+		}
+		l.timeout = d
+	}
+	switch m := cfg.Options[OptMode]; m {
+	case "", ModeParallel:
+	case ModeSequential:
+		l.sequential = true
+	default:
+		return nil, fmt.Errorf("redlock: %s=%q: want %q or %q", OptMode, m, ModeParallel, ModeSequential)
+	}
+	cls, err := DialMasters(ctx, addrs, cfg, &l.counters)
+	if err != nil {
+		return nil, err
+	}
+	l.cls = cls
+	return l, nil
+}
+
+// Acquire runs Redlock attempts until one is granted, until fewer than a
+// majority of masters answer (an error wrapping impl.ErrNoQuorum), or
+// until ctx is done.
+func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	key := redis.Key(l.cfg.Namespace, name)
+	token := redis.Token(l.rng)
+	set := func(ctx context.Context, cl *goredis.Client) (bool, error) {
+		return cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
+	}
+	for {
+		start := time.Now()
+		l.round(ctx, !l.sequential, set)
+		validity := l.cfg.TTL - time.Since(start) - l.drift
+		granted, reachable := 0, 0
+		for _, r := range l.res {
+			if r.err == nil {
+				reachable++
+				if r.ok {
+					granted++
+				}
+			}
+		}
+		if granted >= l.quorum && validity > 0 {
+			l.stats.MastersGranted[granted].Add(1)
+			l.stats.recordValidity(validity)
+			return &lease{l: l, key: key, token: token}, nil
+		}
+		if ctx.Err() != nil {
+			// The masters' errors are ours, not theirs: count nothing.
+			l.releaseAll(ctx, key, token)
+			return nil, ctx.Err()
+		}
+		l.stats.MastersGranted[granted].Add(1)
+		if granted < l.quorum {
+			l.counters.NoQuorum.Add(1)
+		} else {
+			l.counters.ValidityExpired.Add(1)
+		}
+		l.counters.Retries.Add(1)
+		var fail error
+		if reachable < l.quorum {
+			fail = l.noQuorum(key, reachable) // before releaseAll reuses l.res
+		}
+		l.releaseAll(ctx, key, token)
+		if fail != nil {
+			return nil, fail
+		}
+		if err := redis.Sleep(ctx, l.timer, redis.Backoff(l.rng, l.cfg.Retry, l.cfg.Jitter), &l.asleep); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// round runs op on every master, each under its own timeout, at once or in
+// turn, and leaves the answers in l.res.
+func (l *Locker) round(ctx context.Context, parallel bool, op func(context.Context, *goredis.Client) (bool, error)) {
+	one := func(i int) {
+		ctx, cancel := context.WithTimeout(ctx, l.timeout)
+		ok, err := op(ctx, l.cls[i])
+		cancel()
+		l.res[i] = result{ok: ok, err: err}
+	}
+	if !parallel {
+		for i := range l.cls {
+			one(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range l.cls {
+		wg.Go(func() { one(i) })
+	}
+	wg.Wait()
+}
+
+// release is the compare-and-delete on one master.
+func release(key, token string) func(context.Context, *goredis.Client) (bool, error) {
+	return func(ctx context.Context, cl *goredis.Client) (bool, error) {
+		n, err := redis.ReleaseScript.Run(ctx, cl, []string{key}, token).Int64()
+		return n == 1, err
+	}
+}
+
+// releaseAll undoes a failed attempt on every master, including those that
+// timed out (their SET may have landed). It runs even when ctx is done, so
+// that a cancelled Acquire leaves nothing behind; the per-master timeout
+// bounds it.
+func (l *Locker) releaseAll(ctx context.Context, key, token string) {
+	l.round(context.WithoutCancel(ctx), true, release(key, token))
+}
+
+// noQuorum describes an attempt in which too few masters answered.
+func (l *Locker) noQuorum(key string, reachable int) error {
+	return fmt.Errorf("redlock: %s: %d of %d masters reachable, %d needed: %w: %w",
+		key, reachable, len(l.cls), l.quorum, impl.ErrNoQuorum, l.nodeErrors())
+}
+
+// nodeErrors joins the errors in l.res as *impl.NodeError values. A master
+// that refused the connection is marked impl.ErrUnreachable.
+func (l *Locker) nodeErrors() error {
+	var errs []error
+	for i, r := range l.res {
+		if r.err == nil {
+			continue
+		}
+		err := r.err
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			err = fmt.Errorf("%w: %w", impl.ErrUnreachable, err)
+		}
+		errs = append(errs, &impl.NodeError{Node: i, Addr: l.addrs[i], Err: err})
+	}
+	return errors.Join(errs...)
+}
+
+// Settled reports whether the client is asleep between polls.
+func (l *Locker) Settled() bool { return l.asleep.Load() }
+
+// Counters returns this client's counters.
+func (l *Locker) Counters() *impl.Counters { return &l.counters }
+
+// RedlockStats returns this client's distributions; see Stats for when
+// they may be read.
+func (l *Locker) RedlockStats() *Stats { return l.stats }
+
+// Close closes the connections to every master.
+func (l *Locker) Close() error {
+	var errs []error
+	for _, cl := range l.cls {
+		errs = append(errs, cl.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type lease struct {
+	l     *Locker
+	key   string
+	token string
+}
+
+func (s *lease) Fence() (uint64, bool) { return 0, false }
+
+// Release deletes the key on every master at once. The lock counts as
+// lost when fewer than a majority still held our token.
+func (s *lease) Release(ctx context.Context) error {
+	l := s.l
+	l.round(ctx, true, release(s.key, s.token))
+	deleted := 0
+	for _, r := range l.res {
+		if r.ok {
+			deleted++
+		}
+	}
+	if deleted >= l.quorum {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.counters.Lost.Add(1)
+	err := fmt.Errorf("redlock: %s: deleted on %d of %d masters, %d needed: %w",
+		s.key, deleted, len(l.cls), l.quorum, impl.ErrLockLost)
+	if nerr := l.nodeErrors(); nerr != nil {
+		err = fmt.Errorf("%w\n%w", err, nerr)
+	}
+	return err
+}

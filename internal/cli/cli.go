@@ -1,0 +1,195 @@
+// Package cli is lockbench's command line: a table of subcommands, each
+// parsing its flags into options and calling a function that returns an
+// error. Main alone turns errors into exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	_ "github.com/lockbench/lockbench/impl/all"
+	"github.com/lockbench/lockbench/internal/sandbox"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1 // a runtime failure: unreachable server, missing binary
+	ExitUsage       = 2
+	ExitUnsafe      = 3 // a cell saw a mutual-exclusion violation
+	ExitInterrupted = 130
+)
+
+// errUsage marks errors that are the caller's input.
+var errUsage = lockbench.ErrUsage
+
+// errUnsafe is returned by run when a cell saw a safety violation.
+var errUnsafe = errors.New("mutual exclusion was violated")
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run implementations × scenarios × client counts and write results", runCmd},
+		{"list", "list implementations and scenarios", listCmd},
+		{"sandbox", "start the servers lockbench would start, print their addresses, wait for Ctrl-C", sandboxCmd},
+		{"version", "print lockbench's version", versionCmd},
+	}
+}
+
+// Main runs lockbench with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return exitCode(c.run(ctx, args[1:], stdout, stderr), ctx, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "lockbench: unknown command %q (try `lockbench help`)\n", args[0])
+	return ExitUsage
+}
+
+func exitCode(err error, ctx context.Context, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, pflag.ErrHelp):
+		return ExitOK
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "lockbench:", oneLine(strings.TrimPrefix(err.Error(), errUsage.Error()+": ")))
+		return ExitUsage
+	case errors.Is(err, errUnsafe):
+		fmt.Fprintln(stderr, "lockbench:", oneLine(err.Error()))
+		return ExitUnsafe
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "lockbench: interrupted:", oneLine(err.Error()))
+		return ExitInterrupted
+	default:
+		fmt.Fprintln(stderr, "lockbench:", oneLine(err.Error()))
+		return ExitFailure
+	}
+}
+
+// oneLine keeps the first line of a message: multi-line errors (a joined
+// error, a server's log tail) would bury the point.
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "lockbench — benchmark and load generator for distributed locks")
+	fmt.Fprintln(w, "\nUsage: lockbench <command> [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun `lockbench <command> --help` for its flags.")
+}
+
+func newFlags(name, synopsis string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: lockbench %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses flags; a bad flag is a usage error in one line.
+func parse(fs *pflag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	defer fs.SetOutput(out)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.SetOutput(out)
+			fs.Usage()
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}
+
+func versionCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", "version", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "lockbench", lockbench.Version)
+	return nil
+}
+
+func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("list", "list", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "Implementations:")
+	for _, n := range impl.Names() {
+		if strings.HasPrefix(n, "test-") {
+			continue
+		}
+		d, _ := impl.Lookup(n)
+		fmt.Fprintf(stdout, "  %-10s %s\n", n, d.Description)
+	}
+	fmt.Fprintln(stdout, "\nScenarios:")
+	for _, s := range scenarioList() {
+		fmt.Fprintf(stdout, "  %-10s %s\n", s.Name, s.Description)
+	}
+	return nil
+}
+
+func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sandbox", "sandbox [--redis N] [--zk N]", stderr)
+	nRedis := fs.Int("redis", 5, "number of redis-server processes (the first serves `redis`, all five `redlock`)")
+	nZK := fs.Int("zk", 1, "ZooKeeper servers: 1 standalone, 3 an ensemble, 0 none")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *nRedis < 0 || *nZK < 0 || *nZK == 2 {
+		return fmt.Errorf("%w: --redis must be ≥ 0 and --zk 0, 1 or ≥ 3", errUsage)
+	}
+	f, err := sandbox.Start(ctx, sandbox.Spec{Redis: *nRedis, ZK: *nZK})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, s := range f.Redis {
+		fmt.Fprintf(stdout, "# redis      %s\n", s.Addr)
+	}
+	for _, s := range f.ZK {
+		fmt.Fprintf(stdout, "# zookeeper  %s\n", s.Addr)
+	}
+	for _, l := range f.Env() {
+		fmt.Fprintln(stdout, l)
+	}
+	fmt.Fprintln(stdout, "# up until Ctrl-C")
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,280 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+const runSynopsis = `run [flags]
+
+Runs every implementation × scenario × client count as one cell after
+another, over the servers given or, by default, over a sandbox of real
+servers it starts on loopback and stops at exit. Prints a table row per cell
+and writes DIR/meta.json and DIR/summary.json (rewritten after every cell).
+
+Examples:
+  lockbench run --impl redis --clients 1,8 --duration 3s
+  lockbench run --impl zk-naive,zk-pred --scenario burst --clients 8,32,128 --hold 5ms
+  lockbench run --impl redis --locks 16 --clients 16 --acquires 100000   # uncontended
+  lockbench run --impl zk-pred --zk 10.0.0.5:2181 --clients 64 --duration 30s
+
+Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation
+(after all results are written), 130 interrupted (completed cells are kept).`
+
+type runOpts struct {
+	impls, scens, clients                 string
+	locks                                 int
+	duration, warmup, hold, think         time.Duration
+	acquires                              int64
+	ttl, retry, sessionTimeout, dial, max time.Duration
+	jitter                                float64
+	redis, redlock, zk                    string
+	zkEnsemble, connectPar                int
+	out                                   string
+	seed                                  uint64
+	quiet                                 bool
+}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o runOpts
+	fs := newFlags("run", runSynopsis, stderr)
+	fs.StringVar(&o.impls, "impl", "redis", "implementations, comma-separated (see `lockbench list`)")
+	fs.StringVar(&o.scens, "scenario", "hot", "scenarios, comma-separated")
+	fs.StringVar(&o.clients, "clients", "1,4,16", "client counts, comma-separated; each client has its own connection")
+	fs.IntVar(&o.locks, "locks", 1, "number of lock names; client i uses lock i mod N (N ≥ clients: no contention)")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per cell")
+	fs.Int64Var(&o.acquires, "acquires", 0, "measure this many acquisitions per cell instead of a duration")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured warm-up per cell")
+	fs.DurationVar(&o.hold, "hold", 0, "time each holder keeps the lock")
+	fs.DurationVar(&o.think, "think", 0, "pause between release and the next acquire")
+	fs.DurationVar(&o.ttl, "ttl", impl.DefaultTTL, "lock TTL (Redis PX)")
+	fs.DurationVar(&o.retry, "retry", impl.DefaultRetry, "pause between polling attempts")
+	fs.Float64Var(&o.jitter, "jitter", impl.DefaultJitter, "random fraction of --retry added or removed")
+	fs.StringVar(&o.redis, "redis", os.Getenv("LOCKBENCH_REDIS"), "Redis address for `redis` (default: sandbox; env LOCKBENCH_REDIS)")
+	fs.StringVar(&o.redlock, "redlock", os.Getenv("LOCKBENCH_REDLOCK"), "Redlock masters, comma-separated (default: sandbox of 5; env LOCKBENCH_REDLOCK)")
+	fs.StringVar(&o.zk, "zk", os.Getenv("LOCKBENCH_ZK"), "ZooKeeper servers, comma-separated (default: sandbox; env LOCKBENCH_ZK)")
+	fs.IntVar(&o.zkEnsemble, "zk-ensemble", 1, "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)")
+	fs.DurationVar(&o.sessionTimeout, "zk-session-timeout", impl.DefaultSessionTimeout, "ZooKeeper session timeout")
+	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
+	fs.IntVar(&o.connectPar, "connect-parallel", lockbench.DefaultConnectParallel, "clients connecting at once before a cell")
+	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
+	fs.StringVar(&o.out, "out", "", "results directory (default results/<timestamp>)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice (tokens, jitter)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	plan, err := o.plan(fs.Changed("duration"))
+	if err != nil {
+		return err
+	}
+	if plan.Out == "" {
+		plan.Out = filepath.Join("results", time.Now().Format("20060102-150405"))
+	}
+
+	table := report.NewTable(stdout, herdColumns(plan.Impls))
+	prog := newProgressLine(stderr, o.quiet)
+	plan.OnServers = func(s impl.Servers, sandboxed []string) {
+		if len(sandboxed) > 0 {
+			fmt.Fprintf(stdout, "lockbench %s — sandbox: %s\n", lockbench.Version, describeServers(s, sandboxed))
+		}
+	}
+	plan.OnProgress = prog.update
+	plan.OnResult = func(c report.Cell) {
+		prog.clear()
+		table.Row(c)
+	}
+	sum, err := lockbench.Run(ctx, plan)
+	prog.clear()
+	if sum != nil && len(sum.Cells) > 0 {
+		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(plan.Out, "summary.json"))
+		for _, c := range sum.Cells {
+			if c.Server == nil && c.ServerNote != "" {
+				fmt.Fprintf(stdout, "note: %s: no server counters: %s\n", c.Key(), oneLine(c.ServerNote))
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	var unsafe []string
+	for _, c := range sum.Cells {
+		if c.SafetyViolations > 0 {
+			unsafe = append(unsafe, fmt.Sprintf("%s (%d)", c.Key(), c.SafetyViolations))
+		}
+	}
+	if len(unsafe) > 0 {
+		return fmt.Errorf("%w in %s", errUnsafe, strings.Join(unsafe, ", "))
+	}
+	return nil
+}
+
+func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
+	var p lockbench.Plan
+	p.Impls = splitList(o.impls)
+	p.Scenarios = splitList(o.scens)
+	for _, f := range splitList(o.clients) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return p, fmt.Errorf("%w: --clients: %q is not a positive whole number", errUsage, f)
+		}
+		p.Clients = append(p.Clients, n)
+	}
+	if len(p.Impls) == 0 || len(p.Scenarios) == 0 || len(p.Clients) == 0 {
+		return p, fmt.Errorf("%w: --impl, --scenario and --clients need at least one value", errUsage)
+	}
+	switch {
+	case o.acquires < 0:
+		return p, fmt.Errorf("%w: --acquires must be positive, got %d", errUsage, o.acquires)
+	case o.acquires > 0 && durationSet:
+		return p, fmt.Errorf("%w: give --duration or --acquires, not both", errUsage)
+	case o.acquires == 0 && o.duration <= 0:
+		return p, fmt.Errorf("%w: --duration must be positive, got %v", errUsage, o.duration)
+	case o.locks < 1:
+		return p, fmt.Errorf("%w: --locks must be ≥ 1, got %d", errUsage, o.locks)
+	case o.warmup < 0 || o.hold < 0 || o.think < 0:
+		return p, fmt.Errorf("%w: --warmup, --hold and --think must not be negative", errUsage)
+	case o.ttl <= 0 || o.retry <= 0 || o.sessionTimeout <= 0 || o.dial <= 0 || o.max <= 0:
+		return p, fmt.Errorf("%w: --ttl, --retry, --zk-session-timeout, --connect-timeout and --max-cell-time must be positive", errUsage)
+	case o.jitter < 0 || o.jitter > 1:
+		return p, fmt.Errorf("%w: --jitter must be within 0 and 1, got %g", errUsage, o.jitter)
+	case o.zkEnsemble != 1 && o.zkEnsemble < 3:
+		return p, fmt.Errorf("%w: --zk-ensemble must be 1 or ≥ 3, got %d", errUsage, o.zkEnsemble)
+	case o.connectPar < 1:
+		return p, fmt.Errorf("%w: --connect-parallel must be ≥ 1", errUsage)
+	}
+	for _, a := range append(append(splitList(o.redis), splitList(o.redlock)...), splitList(o.zk)...) {
+		if !strings.Contains(a, ":") {
+			return p, fmt.Errorf("%w: server address %q lacks a port (host:port)", errUsage, a)
+		}
+	}
+	if rl := splitList(o.redlock); len(rl) > 0 && (len(rl) < 3 || len(rl)%2 == 0) {
+		return p, fmt.Errorf("%w: --redlock needs an odd number ≥ 3 of masters, got %d", errUsage, len(rl))
+	}
+	p.Cell = lockbench.CellSpec{
+		Locks: o.locks, Warmup: o.warmup, Hold: o.hold, Think: o.think, MaxTime: o.max,
+		ConnectParallel: o.connectPar,
+		Config: impl.Config{
+			Servers: impl.Servers{Redis: o.redis, Redlock: splitList(o.redlock), ZK: splitList(o.zk)},
+			TTL:     o.ttl, Retry: o.retry, Jitter: o.jitter, SessionTimeout: o.sessionTimeout,
+			DialTimeout: o.dial, Seed: o.seed,
+		},
+	}
+	if o.jitter == 0 {
+		p.Cell.Config.Jitter = -1 // explicit zero: WithDefaults would restore 0.5
+	}
+	if o.acquires > 0 {
+		p.Cell.Acquires = o.acquires
+	} else {
+		p.Cell.Duration = o.duration
+	}
+	p.ZKEnsemble = o.zkEnsemble
+	p.Out = o.out
+	return p, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func scenarioList() []scenarios.Scenario { return scenarios.All() }
+
+func herdColumns(impls []string) bool {
+	for _, n := range impls {
+		if d, ok := impl.Lookup(n); ok && d.Herd != impl.Polling {
+			return true
+		}
+	}
+	return false
+}
+
+func describeServers(s impl.Servers, sandboxed []string) string {
+	var parts []string
+	for _, k := range sandboxed {
+		switch k {
+		case "redis":
+			parts = append(parts, "redis "+s.Redis)
+		case "redlock":
+			parts = append(parts, fmt.Sprintf("redlock %d masters", len(s.Redlock)))
+		case "zk":
+			parts = append(parts, "zookeeper "+strings.Join(s.ZK, ","))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// progressLine shows one status line on stderr: redrawn each second on a
+// terminal, a plain line every 10 s otherwise.
+type progressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	quiet bool
+	last  time.Time
+	shown bool
+}
+
+func newProgressLine(w io.Writer, quiet bool) *progressLine {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progressLine{w: w, tty: tty, quiet: quiet}
+}
+
+func (p *progressLine) update(i, total int, spec lockbench.CellSpec, pr lockbench.Progress) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.tty && time.Since(p.last) < 10*time.Second {
+		return
+	}
+	p.last = time.Now()
+	of := ""
+	if pr.Total > 0 {
+		of = "/" + pr.Total.Round(time.Second).String()
+	}
+	msg := fmt.Sprintf("[%d/%d] %s %s clients=%d  %s%s  %.0f acq/s  p99≈%s  errors %d",
+		i+1, total, spec.Impl, spec.Scenario.Name, spec.Clients, pr.Elapsed.Round(time.Second), of,
+		pr.AcquiresPerS, report.Dur(pr.P99Us), pr.Errors)
+	if pr.Warmup {
+		msg = fmt.Sprintf("[%d/%d] %s %s clients=%d  warming up", i+1, total, spec.Impl, spec.Scenario.Name, spec.Clients)
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", msg)
+		p.shown = true
+	} else {
+		fmt.Fprintln(p.w, msg)
+	}
+}
+
+func (p *progressLine) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}
