@@ -13,6 +13,9 @@ import (
 )
 
 func init() {
+	// go-redis logs dial failures on its own; lockbench reports every
+	// error once, classified, so the library's log would only repeat it.
+	goredis.SetLogger(silent{})
 	impl.Register(impl.Driver{
 		Name:        "redis",
 		Description: "single Redis: SET NX PX, polling with jitter, Lua compare-and-delete",
@@ -126,3 +129,7 @@ func Sleep(ctx context.Context, t *time.Timer, d time.Duration, asleep *atomic.B
 		return ctx.Err()
 	}
 }
+
+type silent struct{}
+
+func (silent) Printf(context.Context, string, ...any) {}

@@ -21,7 +21,7 @@ import (
 )
 
 // fleet is five redis-server masters shared by every test. Tests that stop
-// masters restart them in t.Cleanup, so tests run one at a time.
+// masters restart them in t.Cleanup, so the tests do not run in parallel.
 var (
 	fleet   *sandbox.Fleet
 	skipMsg string
@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	fleet = f
 	code := m.Run()
 	if f != nil {
 		f.Close()
@@ -43,17 +44,307 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func needFleet(t *testing.T) *sandbox.Fleet {
+func needFleet(t *testing.T) {
 	t.Helper()
 	if skipMsg != "" {
 		t.Skip(skipMsg)
 	}
-	return fleet
 }
 
-func init() {
-	// TestMain assigns through this so needFleet sees the fleet.
-	startHook = func(f *sandbox.Fleet) { fleet = f }
+func config(t *testing.T, mode string) impl.Config {
+	return impl.Config{
+		Servers:   impl.Servers{Redlock: fleet.RedisAddrs()},
+		Namespace: t.Name(),
+		Seed:      1,
+		Options:   map[string]string{redlock.OptMode: mode},
+	}
 }
 
-var startHook func(*sandbox.Fleet)
+func hot(t *testing.T) scenarios.Scenario {
+	s, ok := scenarios.Lookup("hot")
+	if !ok {
+		t.Fatal("no scenario hot")
+	}
+	return s
+}
+
+// clients numbers the Lockers tests make, so that each draws its own tokens:
+// two clients with one token could delete each other's keys.
+var clients atomic.Int64
+
+func newLocker(t *testing.T, cfg impl.Config) *redlock.Locker {
+	t.Helper()
+	cfg.Client = int(clients.Add(1))
+	l, err := redlock.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l.(*redlock.Locker)
+}
+
+// stopMasters stops the masters at idx now and restarts them when the test
+// ends, whatever happened in between.
+func stopMasters(t *testing.T, idx ...int) {
+	t.Helper()
+	t.Cleanup(func() { restartMasters(t, idx...) })
+	for _, i := range idx {
+		if err := fleet.Redis[i].Stop(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func restartMasters(t *testing.T, idx ...int) {
+	t.Helper()
+	for _, i := range idx {
+		if s := fleet.Redis[i]; !s.Running() {
+			if err := s.Restart(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// stopOnStart returns a Progress func that stops the masters at idx on its
+// first call, that is once the cell runs. They cannot be stopped earlier:
+// New refuses to connect to a dead master.
+func stopOnStart(t *testing.T, idx ...int) func(lockbench.Progress) {
+	var once sync.Once
+	return func(lockbench.Progress) { once.Do(func() { stopMasters(t, idx...) }) }
+}
+
+func checkSafe(t *testing.T, c report.Cell) {
+	t.Helper()
+	if c.SafetyViolations != 0 {
+		t.Errorf("%d safety violations: %+v", c.SafetyViolations, c.Violations)
+	}
+}
+
+func TestAcquires(t *testing.T) {
+	needFleet(t)
+	for _, mode := range []string{redlock.ModeParallel, redlock.ModeSequential} {
+		t.Run(mode, func(t *testing.T) {
+			c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+				Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 500 * time.Millisecond,
+				Config: config(t, mode),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSafe(t, c)
+			if c.Acquires == 0 || c.Errors != 0 || c.Lost != 0 {
+				t.Errorf("acquires %d, errors %v, lost %d", c.Acquires, c.ErrorsByClass, c.Lost)
+			}
+			// All masters up and the TTL far off: every failed attempt
+			// lacked a majority, none ran out of validity.
+			if c.ValidityExpired != 0 || c.NoQuorum != c.Retries {
+				t.Errorf("retries %d, no quorum %d, validity expired %d", c.Retries, c.NoQuorum, c.ValidityExpired)
+			}
+		})
+	}
+}
+
+func TestStatsOnGrant(t *testing.T) {
+	needFleet(t)
+	cfg := config(t, "")
+	l := newLocker(t, cfg)
+	ctx := context.Background()
+	for range 3 {
+		lease, err := l.Acquire(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := lease.Fence(); ok {
+			t.Error("redlock has no fencing token")
+		}
+		if err := lease.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := l.RedlockStats()
+	if len(s.MastersGranted) != 6 || s.MastersGranted[5].Load() != 3 {
+		t.Errorf("masters granted %v, want 3 attempts with all 5", s.MastersGranted)
+	}
+	ttl := impl.DefaultTTL.Microseconds()
+	if v := s.ValidityLeft; v.TotalCount() != 3 || v.Max() >= ttl || v.Min() < ttl*9/10 {
+		t.Errorf("validity left: %d values in [%d, %d] µs", v.TotalCount(), v.Min(), v.Max())
+	}
+}
+
+func TestCancelLeavesNothing(t *testing.T) {
+	needFleet(t)
+	cfg := config(t, "")
+	a, b := newLocker(t, cfg), newLocker(t, cfg)
+	ctx := context.Background()
+	held, err := a.Acquire(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := b.Acquire(cctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("blocked acquire: %v, want deadline exceeded", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("cancelled acquire took %v", d)
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing of b's is left: a fresh client gets every master.
+	c := newLocker(t, cfg)
+	if _, err := c.Acquire(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.RedlockStats().MastersGranted[5].Load(); n != 1 {
+		t.Errorf("after cancel, first attempt was not granted by all 5 masters: %v", c.RedlockStats().MastersGranted)
+	}
+}
+
+func TestTwoMastersDown(t *testing.T) {
+	needFleet(t)
+	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: "redlock", Scenario: hot(t), Clients: 4,
+		Warmup: 500 * time.Millisecond, Duration: 700 * time.Millisecond,
+		Progress: stopOnStart(t, 3, 4), ProgressEvery: 20 * time.Millisecond,
+		Config: config(t, ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fleet.Redis[3].Running() || fleet.Redis[4].Running() {
+		t.Fatal("masters 3 and 4 were not stopped")
+	}
+	checkSafe(t, c)
+	if c.Acquires == 0 || c.ErrorsByClass[impl.ClassNoQuorum] != 0 {
+		t.Errorf("with 3 of 5 masters: acquires %d, errors %v", c.Acquires, c.ErrorsByClass)
+	}
+}
+
+func TestThreeMastersDownFailsFast(t *testing.T) {
+	needFleet(t)
+	cfg := config(t, "")
+	direct := newLocker(t, cfg) // connected while every master is up
+	stopped := []int{0, 2, 4}
+	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: "redlock", Scenario: hot(t), Clients: 4,
+		Warmup: 500 * time.Millisecond, Duration: 500 * time.Millisecond,
+		Progress: stopOnStart(t, stopped...), ProgressEvery: 20 * time.Millisecond,
+		Config: cfg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, c)
+	if c.Acquires != 0 || c.ErrorsByClass[impl.ClassNoQuorum] == 0 {
+		t.Errorf("with 2 of 5 masters: acquires %d, errors %v", c.Acquires, c.ErrorsByClass)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = direct.Acquire(ctx, "y")
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("acquire took %v to fail, want fail-fast", d)
+	}
+	if !errors.Is(err, impl.ErrNoQuorum) || impl.Class(err) != impl.ClassNoQuorum {
+		t.Fatalf("acquire: %v (class %s), want no quorum", err, impl.Class(err))
+	}
+	var ne *impl.NodeError
+	if !errors.As(err, &ne) || !slices.ContainsFunc(stopped, func(i int) bool { return fleet.Redis[i].Addr == ne.Addr }) {
+		t.Errorf("no *impl.NodeError naming a stopped master in %v", err)
+	}
+
+	// The same client recovers once the masters are back.
+	restartMasters(t, stopped...)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		lease, err := direct.Acquire(ctx, "y")
+		if err == nil {
+			if err := lease.Release(ctx); err != nil {
+				t.Error(err)
+			}
+			break
+		}
+		if !errors.Is(err, impl.ErrNoQuorum) || time.Now().After(deadline) {
+			t.Fatalf("after restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestMastersStopMidRun(t *testing.T) {
+	needFleet(t)
+	var seen atomic.Int64
+	type result struct {
+		c   report.Cell
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+			Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 2 * time.Second,
+			Progress:      func(p lockbench.Progress) { seen.Store(p.Acquires) },
+			ProgressEvery: 20 * time.Millisecond,
+			Config:        config(t, ""),
+		})
+		done <- result{c, err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	stopMasters(t, 1, 3)
+	time.Sleep(100 * time.Millisecond) // let the progress count pass the stop
+	before := seen.Load()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	checkSafe(t, r.c)
+	if r.c.Acquires <= before || before == 0 {
+		t.Errorf("acquires %d by the stop, %d at the end", before, r.c.Acquires)
+	}
+	if r.c.ErrorsByClass[impl.ClassNoQuorum] != 0 {
+		t.Errorf("errors %v with a majority up", r.c.ErrorsByClass)
+	}
+}
+
+func TestConnectUnreachable(t *testing.T) {
+	needFleet(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	cfg := config(t, "")
+	cfg.Servers.Redlock = []string{fleet.Redis[0].Addr, dead, fleet.Redis[1].Addr}
+	cfg.DialTimeout = time.Second
+	_, err = redlock.New(context.Background(), cfg)
+	var ne *impl.NodeError
+	if !errors.Is(err, impl.ErrUnreachable) || !errors.As(err, &ne) || ne.Addr != dead || ne.Node != 1 {
+		t.Errorf("connect with %s dead: %v", dead, err)
+	}
+}
+
+func TestConfigRefused(t *testing.T) {
+	addrs := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4"}
+	for _, tc := range []struct {
+		name    string
+		masters int
+		opts    map[string]string
+	}{
+		{"one master", 1, nil},
+		{"even masters", 4, nil},
+		{"bad mode", 3, map[string]string{redlock.OptMode: "random"}},
+		{"bad timeout", 3, map[string]string{redlock.OptTimeout: "soon"}},
+		{"zero timeout", 3, map[string]string{redlock.OptTimeout: "0s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := impl.Config{Servers: impl.Servers{Redlock: addrs[:tc.masters]}, Options: tc.opts}
+			if _, err := redlock.New(context.Background(), cfg); err == nil || errors.Is(err, impl.ErrUnreachable) {
+				t.Errorf("New: %v, want a configuration error before connecting", err)
+			}
+		})
+	}
+}
