@@ -44,6 +44,10 @@ type CellSpec struct {
 	Progress func(Progress)
 	// ProgressEvery is the progress interval. Default 1s.
 	ProgressEvery time.Duration
+	// OnClock, if set, is called with true when the clients start (all are
+	// connected) and with false when the last one stops: benchmarks use it
+	// to keep connection set-up out of their timer.
+	OnClock func(running bool)
 }
 
 // Defaults for CellSpec.
@@ -293,9 +297,15 @@ func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
 			}
 		})
 	}
+	if spec.OnClock != nil {
+		spec.OnClock(true)
+	}
 	close(gate)
 	wg.Wait()
 	end := time.Now()
+	if spec.OnClock != nil {
+		spec.OnClock(false)
+	}
 	stopProgress()
 	if warmDone != nil {
 		<-warmDone

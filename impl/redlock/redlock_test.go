@@ -246,6 +246,7 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err = direct.Acquire(ctx, "y")
+	t.Logf("failed after %v: %v", time.Since(start), err)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("acquire took %v to fail, want fail-fast", d)
 	}
