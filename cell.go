@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -318,6 +319,7 @@ func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
 	for i, w := range r.workers {
 		counts[i] = w.l.Counters()
 	}
+	dists, vecs := distributions(r.workers)
 	r.closeAll()
 	var serverAfter map[string]int64
 	if r.driver.ServerStats != nil && serverErr == nil {
@@ -327,6 +329,7 @@ func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
 	}
 
 	cell := r.collect(end, counts, base)
+	cell.Distributions, cell.Vectors = dists, vecs
 	if r.driver.ServerStats != nil {
 		if serverErr != nil {
 			cell.ServerNote = serverErr.Error()
@@ -399,4 +402,49 @@ func latency(h *hdrhistogram.Histogram) report.Latency {
 		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
 		Max: float64(h.Max()), Mean: h.Mean(),
 	}
+}
+
+// distributions merges the implementations' own distributions over clients.
+func distributions(ws []*worker) (map[string]report.Spread, map[string][]int64) {
+	hists := map[string]*hdrhistogram.Histogram{}
+	vecs := map[string][]int64{}
+	for _, w := range ws {
+		d, ok := w.l.(impl.Distributions)
+		if !ok {
+			continue
+		}
+		for k, h := range d.Histograms() {
+			if hists[k] == nil {
+				hists[k] = newHist()
+			}
+			hists[k].Merge(h)
+		}
+		for k, v := range d.Vectors() {
+			for len(vecs[k]) < len(v) {
+				vecs[k] = append(vecs[k], 0)
+			}
+			for i, n := range v {
+				vecs[k][i] += n
+			}
+		}
+	}
+	if len(hists) == 0 && len(vecs) == 0 {
+		return nil, nil
+	}
+	spreads := map[string]report.Spread{}
+	for k, h := range hists {
+		unit := 1.0 // µs
+		switch {
+		case strings.HasSuffix(k, "_ms"):
+			unit = 1e3
+		case strings.HasSuffix(k, "_s"):
+			unit = 1e6
+		}
+		spreads[k] = report.Spread{
+			Count: h.TotalCount(), Min: float64(h.Min()) / unit, P1: float64(h.ValueAtQuantile(1)) / unit,
+			P50: float64(h.ValueAtQuantile(50)) / unit, P99: float64(h.ValueAtQuantile(99)) / unit,
+			Max: float64(h.Max()) / unit,
+		}
+	}
+	return spreads, vecs
 }

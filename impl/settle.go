@@ -1,6 +1,10 @@
 package impl
 
-import "context"
+import (
+	"context"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
 
 // Settler is implemented by Lockers that can tell whether a blocked Acquire
 // is waiting with nothing in flight: queued on the server, its watch set (or
@@ -21,4 +25,18 @@ type Settler interface {
 // measurement.
 type Preparer interface {
 	Prepare(ctx context.Context, names []string) error
+}
+
+// Distributions is implemented by Lockers that keep distributions of their
+// own beyond Counters, such as Redlock's masters granted per attempt. The
+// harness reads them only after every client has stopped, and merges them
+// over clients; they include warm-up.
+type Distributions interface {
+	// Histograms returns named histograms of microseconds, in the
+	// harness's geometry (1 µs – 1 h, 3 significant digits). A name ends in
+	// its reporting unit, e.g. "validity_ms".
+	Histograms() map[string]*hdrhistogram.Histogram
+	// Vectors returns named count vectors, e.g. "masters_granted"[k]:
+	// attempts in which exactly k masters said yes.
+	Vectors() map[string][]int64
 }

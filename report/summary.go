@@ -27,6 +27,17 @@ type Latency struct {
 	Mean float64 `json:"mean"`
 }
 
+// Spread summarises a distribution; P1 is there because for some (validity
+// left) the low tail is the one that matters.
+type Spread struct {
+	Count int64   `json:"count"`
+	Min   float64 `json:"min"`
+	P1    float64 `json:"p1"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
 // Cell is the result of one implementation × scenario × clients cell.
 type Cell struct {
 	Impl      string  `json:"impl"`
@@ -58,6 +69,13 @@ type Cell struct {
 	Server map[string]int64 `json:"server,omitempty"`
 	// ServerNote says why server counters are missing, when they are.
 	ServerNote string `json:"server_note,omitempty"`
+
+	// Distributions are an implementation's own histograms, in the unit
+	// their name ends in (validity_ms: validity left at each Redlock grant).
+	Distributions map[string]Spread `json:"distributions,omitempty"`
+	// Vectors are an implementation's own count vectors (masters_granted[k]:
+	// Redlock attempts in which exactly k masters said yes).
+	Vectors map[string][]int64 `json:"vectors,omitempty"`
 
 	// SafetyViolations counts overlaps of two holders and fencing-token
 	// regressions seen by the mutual-exclusion checker.

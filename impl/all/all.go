@@ -5,5 +5,7 @@ package all
 import (
 	_ "github.com/lockbench/lockbench/impl/inproc"
 	_ "github.com/lockbench/lockbench/impl/redis"
+	_ "github.com/lockbench/lockbench/impl/redlock"
+	_ "github.com/lockbench/lockbench/impl/redsync"
 	_ "github.com/lockbench/lockbench/impl/zk"
 )

@@ -26,6 +26,24 @@ var ReleaseScript = goredis.NewScript(releaseSrc)
 // sends into c.RoundTrips, and checks the server answers and has the release
 // script loaded. Connection set-up happens here, never inside a measurement.
 func Dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (*goredis.Client, error) {
+	cl := NewClient(addr, cfg, c)
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	if err := cl.Ping(ctx).Err(); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("redis %s: %w: %w", addr, impl.ErrUnreachable, err)
+	}
+	if err := ReleaseScript.Load(ctx, cl).Err(); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("redis %s: load release script: %w", addr, err)
+	}
+	return cl, nil
+}
+
+// NewClient makes the client Dial makes without connecting: it dials on
+// first use and again after a failure, so a server that is down now is
+// used once it is back.
+func NewClient(addr string, cfg impl.Config, c *impl.Counters) *goredis.Client {
 	cl := goredis.NewClient(&goredis.Options{
 		Addr:                  addr,
 		Protocol:              2,
@@ -40,17 +58,7 @@ func Dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (
 		},
 	})
 	cl.AddHook(countHook{c})
-	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	defer cancel()
-	if err := cl.Ping(ctx).Err(); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("redis %s: %w: %w", addr, impl.ErrUnreachable, err)
-	}
-	if err := ReleaseScript.Load(ctx, cl).Err(); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("redis %s: load release script: %w", addr, err)
-	}
-	return cl, nil
+	return cl
 }
 
 // Classify wraps err so that a connection that cannot be made counts as

@@ -23,9 +23,12 @@ func CheckMasters(addrs []string) error {
 }
 
 // DialMasters connects one client per master with redis.Dial, all at once,
-// counting every command into c. If any master cannot be reached it closes
-// the others and returns the per-master failures as *impl.NodeError values
-// joined together; unreachable ones wrap impl.ErrUnreachable.
+// counting every command into c. Redlock exists to survive a minority of
+// dead masters, so a master that cannot be reached now still gets a client
+// (redis.NewClient) that dials again on every attempt and is used once the
+// master is back. Only when fewer than a majority answer does it fail: it
+// closes every client and returns the per-master failures as
+// *impl.NodeError values joined together, wrapping impl.ErrUnreachable.
 func DialMasters(ctx context.Context, addrs []string, cfg impl.Config, c *impl.Counters) ([]*goredis.Client, error) {
 	cls := make([]*goredis.Client, len(addrs))
 	errs := make([]error, len(addrs))
@@ -35,19 +38,23 @@ func DialMasters(ctx context.Context, addrs []string, cfg impl.Config, c *impl.C
 			cl, err := redis.Dial(ctx, addr, cfg, c)
 			if err != nil {
 				errs[i] = &impl.NodeError{Node: i, Addr: addr, Err: err}
-				return
+				cl = redis.NewClient(addr, cfg, c)
 			}
 			cls[i] = cl
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, cl := range cls {
-			if cl != nil {
-				cl.Close()
-			}
+	down := 0
+	for _, err := range errs {
+		if err != nil {
+			down++
 		}
-		return nil, fmt.Errorf("redlock: connect: %w", err)
+	}
+	if len(addrs)-down < len(addrs)/2+1 {
+		for _, cl := range cls {
+			cl.Close()
+		}
+		return nil, fmt.Errorf("redlock: connect: %d of %d masters reachable: %w", len(addrs)-down, len(addrs), errors.Join(errs...))
 	}
 	return cls, nil
 }

@@ -167,25 +167,31 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	}
 }
 
-// round runs op on every master, each under its own timeout, at once or in
-// turn, and leaves the answers in l.res.
+// round runs op on every master and leaves the answers in l.res. In turn,
+// each master gets its own timeout; at once, they share one deadline (the
+// same bound, one timer instead of M) and the calling goroutine asks the
+// first master itself.
 func (l *Locker) round(ctx context.Context, parallel bool, op func(context.Context, *goredis.Client) (bool, error)) {
-	one := func(i int) {
-		ctx, cancel := context.WithTimeout(ctx, l.timeout)
-		ok, err := op(ctx, l.cls[i])
-		cancel()
-		l.res[i] = result{ok: ok, err: err}
-	}
 	if !parallel {
-		for i := range l.cls {
-			one(i)
+		for i, cl := range l.cls {
+			ctx, cancel := context.WithTimeout(ctx, l.timeout)
+			ok, err := op(ctx, cl)
+			cancel()
+			l.res[i] = result{ok: ok, err: err}
 		}
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	var wg sync.WaitGroup
-	for i := range l.cls {
-		wg.Go(func() { one(i) })
+	for i := 1; i < len(l.cls); i++ {
+		wg.Go(func() {
+			ok, err := op(ctx, l.cls[i])
+			l.res[i] = result{ok: ok, err: err}
+		})
 	}
+	ok, err := op(ctx, l.cls[0])
+	l.res[0] = result{ok: ok, err: err}
 	wg.Wait()
 }
 

@@ -70,3 +70,18 @@ func (s *Stats) recordValidity(d time.Duration) {
 	}
 	s.ValidityLeft.RecordValue(us)
 }
+
+// Histograms reports the validity left at each grant (impl.Distributions).
+func (l *Locker) Histograms() map[string]*hdrhistogram.Histogram {
+	return map[string]*hdrhistogram.Histogram{"validity_ms": l.stats.ValidityLeft}
+}
+
+// Vectors reports attempts by number of masters that said yes
+// (impl.Distributions).
+func (l *Locker) Vectors() map[string][]int64 {
+	v := make([]int64, len(l.stats.MastersGranted))
+	for i := range v {
+		v[i] = l.stats.MastersGranted[i].Load()
+	}
+	return map[string][]int64{"masters_granted": v}
+}

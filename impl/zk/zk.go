@@ -56,8 +56,11 @@ type Locker struct {
 	counters impl.Counters
 	parents  map[string]string // lock name → parent path
 
-	armed   atomic.Bool
-	watchCh atomic.Value // <-chan zk.Event the waiter blocks on
+	armed atomic.Bool
+	// seen is Counters.Notifications as it was just before the read that
+	// set the current watch. Any notification since — even one the waiter
+	// has taken off its channel but not acted on yet — unsettles it.
+	seen atomic.Int64
 }
 
 type silent struct{}
@@ -117,14 +120,13 @@ func (l *Locker) Counters() *impl.Counters { return &l.counters }
 // Close ends the session; its ephemeral nodes go with it.
 func (l *Locker) Close() error { l.conn.Close(); return nil }
 
-// Settled reports whether Acquire is blocked on a watch with no event
-// delivered but unread.
+// Settled reports whether Acquire is blocked on a watch and no notification
+// has reached the connection since the read that set it. The count is kept
+// by the connection's event callback, which runs before the event reaches
+// the waiter, so there is no moment at which an event is in the waiter's
+// hands and the client still looks settled.
 func (l *Locker) Settled() bool {
-	if !l.armed.Load() {
-		return false
-	}
-	ch, _ := l.watchCh.Load().(<-chan zk.Event)
-	return ch != nil && len(ch) == 0
+	return l.armed.Load() && l.counters.Notifications.Load() == l.seen.Load()
 }
 
 // Prepare creates the parent nodes of the named locks.
@@ -206,6 +208,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	for {
 		var children []string
 		var ch <-chan zk.Event
+		l.seen.Store(l.counters.Notifications.Load())
 		l.op()
 		if l.mode == Naive {
 			children, _, ch, err = l.conn.ChildrenW(parent)
@@ -267,7 +270,6 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 }
 
 func (l *Locker) wait(ctx context.Context, ch <-chan zk.Event) (zk.Event, error) {
-	l.watchCh.Store(ch)
 	l.armed.Store(true)
 	defer l.armed.Store(false)
 	select {

@@ -43,6 +43,8 @@ type runOpts struct {
 	ttl, retry, sessionTimeout, dial, max time.Duration
 	jitter                                float64
 	redis, redlock, zk                    string
+	redlockMode                           string
+	redlockTimeout                        time.Duration
 	zkEnsemble, connectPar                int
 	out                                   string
 	seed                                  uint64
@@ -66,6 +68,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&o.jitter, "jitter", impl.DefaultJitter, "random fraction of --retry added or removed")
 	fs.StringVar(&o.redis, "redis", os.Getenv("LOCKBENCH_REDIS"), "Redis address for `redis` (default: sandbox; env LOCKBENCH_REDIS)")
 	fs.StringVar(&o.redlock, "redlock", os.Getenv("LOCKBENCH_REDLOCK"), "Redlock masters, comma-separated (default: sandbox of 5; env LOCKBENCH_REDLOCK)")
+	fs.StringVar(&o.redlockMode, "redlock-mode", "parallel", "Redlock: ask the masters in parallel, or sequential (in turn, as first described)")
+	fs.DurationVar(&o.redlockTimeout, "redlock-timeout", 50*time.Millisecond, "Redlock: bound on each master's reply, far below --ttl")
 	fs.StringVar(&o.zk, "zk", os.Getenv("LOCKBENCH_ZK"), "ZooKeeper servers, comma-separated (default: sandbox; env LOCKBENCH_ZK)")
 	fs.IntVar(&o.zkEnsemble, "zk-ensemble", 1, "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)")
 	fs.DurationVar(&o.sessionTimeout, "zk-session-timeout", impl.DefaultSessionTimeout, "ZooKeeper session timeout")
@@ -154,6 +158,10 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 		return p, fmt.Errorf("%w: --jitter must be within 0 and 1, got %g", errUsage, o.jitter)
 	case o.zkEnsemble != 1 && o.zkEnsemble < 3:
 		return p, fmt.Errorf("%w: --zk-ensemble must be 1 or ≥ 3, got %d", errUsage, o.zkEnsemble)
+	case o.redlockMode != "parallel" && o.redlockMode != "sequential":
+		return p, fmt.Errorf("%w: --redlock-mode must be parallel or sequential, got %q", errUsage, o.redlockMode)
+	case o.redlockTimeout <= 0 || o.redlockTimeout >= o.ttl:
+		return p, fmt.Errorf("%w: --redlock-timeout must be positive and below --ttl", errUsage)
 	case o.connectPar < 1:
 		return p, fmt.Errorf("%w: --connect-parallel must be ≥ 1", errUsage)
 	}
@@ -172,6 +180,10 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 			Servers: impl.Servers{Redis: o.redis, Redlock: splitList(o.redlock), ZK: splitList(o.zk)},
 			TTL:     o.ttl, Retry: o.retry, Jitter: o.jitter, SessionTimeout: o.sessionTimeout,
 			DialTimeout: o.dial, Seed: o.seed,
+			Options: map[string]string{
+				"redlock-mode":    o.redlockMode,
+				"redlock-timeout": o.redlockTimeout.String(),
+			},
 		},
 	}
 	if o.jitter == 0 {
