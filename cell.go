@@ -84,22 +84,37 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMa
 // RunCell connects the clients, runs the cell and returns its result. Client
 // connections are made, with bounded parallelism, before the clock starts.
 func RunCell(ctx context.Context, spec CellSpec) (report.Cell, error) {
+	res, err := RunCellDetail(ctx, spec)
+	return res.Cell, err
+}
+
+// Result is a cell's summary with its timeline.
+type Result struct {
+	report.Cell
+	// Start is when measuring began; Intervals are the seconds after it.
+	Start     time.Time
+	Intervals []Interval
+}
+
+// RunCellDetail is RunCell that also returns the cell's per-second
+// histograms, from which `run` writes the cell's interval log.
+func RunCellDetail(ctx context.Context, spec CellSpec) (Result, error) {
 	d, ok := impl.Lookup(spec.Impl)
 	if !ok {
-		return report.Cell{}, fmt.Errorf("%w: unknown implementation %q", ErrUsage, spec.Impl)
+		return Result{}, fmt.Errorf("%w: unknown implementation %q", ErrUsage, spec.Impl)
 	}
 	if err := spec.validate(); err != nil {
-		return report.Cell{}, err
+		return Result{}, err
 	}
 	lockers, err := connect(ctx, d, spec)
 	if err != nil {
-		return report.Cell{}, err
+		return Result{}, err
 	}
 	r := newCellRun(spec, d, lockers)
 	defer r.closeAll()
 	if p, ok := lockers[0].(impl.Preparer); ok {
 		if err := p.Prepare(ctx, r.names); err != nil {
-			return report.Cell{}, fmt.Errorf("%s: prepare: %w", d.Name, err)
+			return Result{}, fmt.Errorf("%s: prepare: %w", d.Name, err)
 		}
 	}
 	return r.run(ctx)
@@ -233,7 +248,7 @@ func (r *cellRun) closeAll() {
 	}
 }
 
-func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
+func (r *cellRun) run(ctx context.Context) (Result, error) {
 	spec := r.spec
 	var serverBefore map[string]int64
 	var serverErr error
@@ -248,6 +263,10 @@ func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
 	r.start = time.Now()
 	r.measureFrom = r.start.Add(spec.Warmup)
 	r.check = newChecker(r.start, r.names)
+	iv := newIntervals(r.measureFrom, len(r.workers))
+	for _, w := range r.workers {
+		w.iv = iv
+	}
 	var cctx context.Context
 	var cancel context.CancelFunc
 	switch {
@@ -320,6 +339,7 @@ func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
 		counts[i] = w.l.Counters()
 	}
 	dists, vecs := distributions(r.workers)
+	ivs := iv.finish(r.workers)
 	r.closeAll()
 	var serverAfter map[string]int64
 	if r.driver.ServerStats != nil && serverErr == nil {
@@ -340,10 +360,11 @@ func (r *cellRun) run(ctx context.Context) (report.Cell, error) {
 			}
 		}
 	}
+	res := Result{Cell: cell, Start: r.measureFrom, Intervals: ivs}
 	if interrupted {
-		return cell, fmt.Errorf("cell %s: %w", cell.Key(), ctx.Err())
+		return res, fmt.Errorf("cell %s: %w", cell.Key(), ctx.Err())
 	}
-	return cell, nil
+	return res, nil
 }
 
 func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts) report.Cell {

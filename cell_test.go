@@ -3,12 +3,17 @@ package lockbench
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/inproc"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -63,20 +68,61 @@ func TestUncontendedLocksNeverWait(t *testing.T) {
 
 func TestDurationCellStops(t *testing.T) {
 	t.Parallel()
-	cell, err := RunCell(context.Background(), CellSpec{
-		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 3, Duration: 200 * time.Millisecond,
+	res, err := RunCellDetail(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 3, Duration: 1500 * time.Millisecond,
 		Warmup: 50 * time.Millisecond, Hold: time.Millisecond, Config: impl.Config{Namespace: t.Name()},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cell := res.Cell
 	// Measured time is the duration, not duration+warmup; allow the last
 	// hold to spill over.
-	if cell.DurationS < 0.2 || cell.DurationS > 0.2+0.001 {
-		t.Errorf("duration_s = %.4f, want 0.2", cell.DurationS)
+	if cell.DurationS < 1.5 || cell.DurationS > 1.5+0.001 {
+		t.Errorf("duration_s = %.4f, want 1.5", cell.DurationS)
 	}
 	if cell.Acquires == 0 {
 		t.Error("no acquires")
+	}
+	// The timeline holds every measured acquisition, second by second.
+	if len(res.Intervals) != 2 {
+		t.Fatalf("%d intervals in 1.5 s, want 2", len(res.Intervals))
+	}
+	var sum, rel int64
+	for i, iv := range res.Intervals {
+		if want := res.Start.Add(time.Duration(i) * IntervalLength); !iv.Start.Equal(want) {
+			t.Errorf("interval %d starts at %v, want %v", i, iv.Start, want)
+		}
+		sum += iv.Acquire.TotalCount()
+		rel += iv.Release.TotalCount()
+	}
+	if sum != cell.Acquires || rel < cell.Acquires-3 || rel > cell.Acquires {
+		t.Errorf("intervals hold %d acquires and %d releases, cell %d", sum, rel, cell.Acquires)
+	}
+
+	dir := t.TempDir()
+	if err := WriteIntervalLog(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, report.CellFile(cell)+".hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := hdrhistogram.NewHistogramLogReader(f)
+	tags := map[string]int64{}
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		tags[h.Tag()] += h.TotalCount()
+	}
+	if tags[report.TagAcquire] != cell.Acquires || tags[report.TagRelease] != rel {
+		t.Errorf("hlog read back %v, want acquire=%d release=%d", tags, cell.Acquires, rel)
 	}
 }
 
@@ -192,10 +238,11 @@ func TestConnectFailureClosesTheRest(t *testing.T) {
 func TestRecordingPathAllocatesNothing(t *testing.T) {
 	l, _ := inproc.New(context.Background(), impl.Config{Namespace: t.Name()})
 	w := newWorker(0, l)
+	w.iv = newIntervals(time.Now(), 1)
 	k := newChecker(time.Now(), []string{"a"})
 	allocs := testing.AllocsPerRun(1000, func() {
 		t0 := time.Now()
-		w.recordAcquire(time.Since(t0) + 3*time.Millisecond)
+		w.recordAcquire(t0, time.Since(t0)+3*time.Millisecond)
 		v := k.enter(0, 0, 1, false, t0)
 		k.exit(v, 0, time.Now())
 		record(w.rel, 2*time.Hour) // beyond range: clamped, no error value

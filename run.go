@@ -83,7 +83,7 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 		if err := os.MkdirAll(plan.Out, 0o755); err != nil {
 			return sum, fmt.Errorf("lockbench: %w", err)
 		}
-		if err := report.WriteJSON(filepath.Join(plan.Out, "meta.json"), plan.meta(sum.Started, servers, sandboxed)); err != nil {
+		if err := report.WriteJSON(filepath.Join(plan.Out, report.MetaFile), plan.meta(sum.Started, servers, sandboxed)); err != nil {
 			return sum, err
 		}
 	}
@@ -106,13 +106,17 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 					plan.OnCell(idx, total, spec)
 				}
 				i++
-				cell, err := RunCell(ctx, spec)
+				res, err := RunCellDetail(ctx, spec)
 				if err != nil {
 					return sum, err
 				}
+				cell := res.Cell
 				sum.Cells = append(sum.Cells, cell)
 				if plan.Out != "" {
-					if err := report.WriteJSON(filepath.Join(plan.Out, "summary.json"), sum); err != nil {
+					if err := WriteIntervalLog(plan.Out, res); err != nil {
+						return sum, err
+					}
+					if err := report.WriteJSON(filepath.Join(plan.Out, report.SummaryFile), sum); err != nil {
 						return sum, err
 					}
 				}

@@ -28,6 +28,11 @@ type worker struct {
 	errClass map[string]int64 // written by the worker only, read after it ends
 	done     atomic.Bool      // burst: granted, or gave up
 	live     liveHist
+
+	iv           *intervals
+	ivAcq, ivRel *hdrhistogram.Histogram // this second's, see intervals
+	ivIdx        int
+	ivEnd        time.Time
 }
 
 func newWorker(id int, l impl.Locker) *worker {
@@ -49,7 +54,9 @@ func record(h *hdrhistogram.Histogram, d time.Duration) {
 	h.RecordValue(us)
 }
 
-func (w *worker) recordAcquire(d time.Duration) {
+func (w *worker) recordAcquire(now time.Time, d time.Duration) {
+	w.tick(w.iv, now)
+	record(w.ivAcq, d)
 	record(w.acq, d)
 	w.acquires.Add(1)
 	w.live.add(d.Microseconds())
@@ -82,7 +89,10 @@ func (w *worker) release(lease impl.Lease, measured bool) {
 	t := time.Now()
 	err := lease.Release(context.Background())
 	if measured {
-		record(w.rel, time.Since(t))
+		now := time.Now()
+		w.tick(w.iv, now)
+		record(w.ivRel, now.Sub(t))
+		record(w.rel, now.Sub(t))
 	}
 	if err != nil && !errors.Is(err, impl.ErrLockLost) {
 		w.fail(err)
@@ -115,7 +125,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 			continue
 		}
 		if measured {
-			w.recordAcquire(got.Sub(start))
+			w.recordAcquire(got, got.Sub(start))
 		}
 		tok, fenced := lease.Fence()
 		v := r.check.enter(lock, w.id, tok, fenced, got)
@@ -142,7 +152,7 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 		}
 		return
 	}
-	w.recordAcquire(got.Sub(start))
+	w.recordAcquire(got, got.Sub(start))
 	w.done.Store(true)
 	if r.grants.Add(1) == 1 {
 		r.settle(ctx)
