@@ -27,6 +27,7 @@ const (
 	ExitFailure     = 1 // a runtime failure: unreachable server, missing binary
 	ExitUsage       = 2
 	ExitUnsafe      = 3 // a cell saw a mutual-exclusion violation
+	ExitRegressed   = 4 // benchcheck: a metric regressed past its limit
 	ExitInterrupted = 130
 )
 
@@ -46,6 +47,7 @@ func commands() []command {
 		{"run", "run implementations × scenarios × client counts and write results", runCmd},
 		{"list", "list implementations and scenarios", listCmd},
 		{"sandbox", "start the servers lockbench would start, print their addresses, wait for Ctrl-C", sandboxCmd},
+		{"benchcheck", "compare two `go test -bench` outputs; exit 4 on a regression past a limit", benchcheckCmd},
 		{"version", "print lockbench's version", versionCmd},
 	}
 }
@@ -79,6 +81,9 @@ func exitCode(err error, ctx context.Context, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		fmt.Fprintln(stderr, "lockbench:", oneLine(strings.TrimPrefix(err.Error(), errUsage.Error()+": ")))
 		return ExitUsage
+	case errors.Is(err, errRegressed):
+		fmt.Fprintln(stderr, "lockbench:", oneLine(err.Error()))
+		return ExitRegressed
 	case errors.Is(err, errUnsafe):
 		fmt.Fprintln(stderr, "lockbench:", oneLine(err.Error()))
 		return ExitUnsafe
@@ -102,7 +107,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "lockbench — benchmark and load generator for distributed locks")
 	fmt.Fprintln(w, "\nUsage: lockbench <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun `lockbench <command> --help` for its flags.")
 }

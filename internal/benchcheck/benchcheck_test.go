@@ -1,0 +1,106 @@
+package benchcheck
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+const oldTxt = `goos: linux
+pkg: github.com/lockbench/lockbench
+BenchmarkLock/impl=zk-pred/scenario=hot/clients=4-2   200  500000 ns/op  2000 acquires/s  3000000 p99-ns  1.00 notifications/op
+BenchmarkLock/impl=zk-pred/scenario=hot/clients=4-2   200  500000 ns/op  2000 acquires/s  3100000 p99-ns  1.00 notifications/op
+BenchmarkLock/impl=zk-pred/scenario=hot/clients=4-2   200  500000 ns/op  2000 acquires/s  9000000 p99-ns  1.00 notifications/op
+BenchmarkLock/impl=redis/scenario=hot/clients=4-2     200  50000 ns/op  20000 acquires/s  300000 p99-ns  0 notifications/op
+`
+
+func TestCompareFlagsOnlyRealRegressions(t *testing.T) {
+	newTxt := `BenchmarkLock/impl=zk-pred/scenario=hot/clients=4-2   200  500000 ns/op  1500 acquires/s  3200000 p99-ns  3.00 notifications/op
+BenchmarkLock/impl=redis/scenario=hot/clients=4-2     200  50000 ns/op  20000 acquires/s  600000 p99-ns  0 notifications/op
+BenchmarkLock/impl=redlock/scenario=hot/clients=4-2   200  50000 ns/op  20000 acquires/s  600000 p99-ns  0 notifications/op
+`
+	old, err := Read(strings.NewReader(oldTxt), "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := Read(strings.NewReader(newTxt), "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := append(DefaultLimits, Limit{Unit: "acquires/s", Max: 0.10, Lower: true})
+	rows := Compare(old, cur, limits)
+	got := map[string]bool{}
+	for _, r := range rows {
+		got[r.Bench[strings.Index(r.Bench, "impl="):]+" "+r.Unit] = r.Regressed
+	}
+	want := map[string]bool{
+		// median p99 3.1 ms → 3.2 ms: +3%, fine; the 9 ms outlier is outvoted
+		"impl=zk-pred/scenario=hot/clients=4 p99-ns":           false,
+		"impl=zk-pred/scenario=hot/clients=4 notifications/op": true,  // 1 → 3
+		"impl=zk-pred/scenario=hot/clients=4 acquires/s":       true,  // −25%
+		"impl=redis/scenario=hot/clients=4 p99-ns":             true,  // doubled
+		"impl=redis/scenario=hot/clients=4 notifications/op":   false, // 0 → 0
+		"impl=redis/scenario=hot/clients=4 acquires/s":         false,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: regressed=%v, want %v", k, got[k], v)
+		}
+	}
+	var buf bytes.Buffer
+	if n := Write(&buf, rows); n != 3 {
+		t.Errorf("Write counted %d regressions, want 3:\n%s", n, buf.String())
+	}
+	if !strings.Contains(buf.String(), "new (no baseline)") {
+		t.Errorf("a benchmark only in the new run is not listed:\n%s", buf.String())
+	}
+}
+
+func TestZeroToSomeIsInfinite(t *testing.T) {
+	old := map[string]map[string][]float64{"B": {"notifications/op": {0, 0}}}
+	cur := map[string]map[string][]float64{"B": {"notifications/op": {0.5}}}
+	rows := Compare(old, cur, DefaultLimits)
+	if len(rows) != 1 || !math.IsInf(rows[0].Change, 1) || !rows[0].Regressed {
+		t.Fatalf("%+v", rows)
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	for in, want := range map[string]Limit{
+		"p99-ns=25%":           {Unit: "p99-ns", Max: 0.25},
+		"notifications/op=0.1": {Unit: "notifications/op", Max: 0.1},
+		"acquires/s=-10%":      {Unit: "acquires/s", Max: 0.10, Lower: true},
+		"p50-ns=+5%":           {Unit: "p50-ns", Max: 0.05},
+	} {
+		got, err := ParseLimit(in)
+		if err != nil || got.Unit != want.Unit || got.Lower != want.Lower || math.Abs(got.Max-want.Max) > 1e-12 {
+			t.Errorf("%s: %+v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"p99-ns", "=5%", "p99-ns=abc", "p99-ns=-x%"} {
+		if _, err := ParseLimit(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestReadRejectsGarbage(t *testing.T) {
+	if _, err := Read(strings.NewReader("no benchmarks here\n"), "x"); err == nil {
+		t.Fatal("empty input accepted")
+	}
+}
+
+func TestSignificanceGuardsAgainstNoise(t *testing.T) {
+	old := map[string]map[string][]float64{"B": {"p99-ns": {100, 140, 90, 150, 110, 130}}}
+	// Median up 30%, but the runs overlap: not significant.
+	noisy := map[string]map[string][]float64{"B": {"p99-ns": {95, 160, 150, 120, 170, 155}}}
+	// Every run slower: significant.
+	slower := map[string]map[string][]float64{"B": {"p99-ns": {200, 210, 190, 220, 205, 215}}}
+	if r := Compare(old, noisy, DefaultLimits)[0]; !r.Tested || r.Regressed {
+		t.Errorf("overlapping runs flagged: %+v", r)
+	}
+	if r := Compare(old, slower, DefaultLimits)[0]; !r.Tested || !r.Regressed || r.P >= 0.05 {
+		t.Errorf("clear slowdown missed: %+v", r)
+	}
+}
