@@ -38,6 +38,9 @@ type CellSpec struct {
 	MaxTime time.Duration
 	// ConnectParallel bounds concurrent connects. Default 16.
 	ConnectParallel int
+	// Repeat is how many times a fault scenario repeats its script.
+	// Default 1.
+	Repeat int
 	// Config is handed to every client (servers, TTL, retry, seed, …).
 	Config impl.Config
 	// Progress, if set, is called about once a second while the cell runs,
@@ -106,6 +109,9 @@ func RunCellDetail(ctx context.Context, spec CellSpec) (Result, error) {
 	if err := spec.validate(); err != nil {
 		return Result{}, err
 	}
+	if spec.Scenario.Kind == scenarios.Fault {
+		return runFault(ctx, spec)
+	}
 	lockers, err := connect(ctx, d, spec)
 	if err != nil {
 		return Result{}, err
@@ -137,6 +143,9 @@ func (s *CellSpec) validate() error {
 		if (s.Duration > 0) == (s.Acquires > 0) {
 			return fmt.Errorf("%w: give exactly one of duration and acquires", ErrUsage)
 		}
+	}
+	if s.Repeat <= 0 {
+		s.Repeat = 1
 	}
 	if s.MaxTime <= 0 {
 		s.MaxTime = DefaultMaxCellTime

@@ -82,10 +82,33 @@ type Cell struct {
 	SafetyViolations int64       `json:"safety_violations"`
 	Violations       []Violation `json:"violations,omitempty"`
 
+	// Verdict is one sentence on what the cell showed, for fault scenarios.
+	Verdict string `json:"verdict,omitempty"`
+	// Faults holds what a fault scenario measured.
+	Faults *Faults `json:"faults,omitempty"`
+
 	// Settle reports how the burst hand-off barrier went: "exact" when every
 	// hand-off waited for all waiters to settle, "timeout" when one gave up,
 	// "none" when the implementation cannot say.
 	Settle string `json:"settle,omitempty"`
+}
+
+// Faults is what a fault scenario (crash, pause, failover, restart,
+// latency, partition) measured over its repeats.
+type Faults struct {
+	Repeats int `json:"repeats"`
+	// ConfiguredMs is the bound recovery is compared with: the TTL for the
+	// Redis locks, the session timeout for ZooKeeper.
+	ConfiguredMs float64 `json:"configured_ms,omitempty"`
+	// RecoveryMs is the time from the fault until the next client held the
+	// lock, over repeats.
+	RecoveryMs *Spread `json:"recovery_ms,omitempty"`
+	// Stale writes by a holder that no longer held the lock (pause): with
+	// fencing the resource rejects them, without it accepts them.
+	StaleWritesAccepted int64 `json:"stale_writes_accepted"`
+	StaleWritesRejected int64 `json:"stale_writes_rejected"`
+	// Details are per-scenario figures, e.g. "masters_cut": 3.
+	Details map[string]float64 `json:"details,omitempty"`
 }
 
 // Violation is one breach of mutual exclusion or of fencing order.

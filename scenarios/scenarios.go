@@ -12,6 +12,10 @@ const (
 	ClosedLoop Kind = iota
 	// Burst: all clients arrive at once and each acquires exactly once.
 	Burst
+	// Fault: a scripted failure (crash, pause, failover, …) run by the
+	// runner registered for the scenario (package faults), repeated
+	// --repeat times.
+	Fault
 )
 
 // Scenario is one load shape.
@@ -26,6 +30,18 @@ var all = []Scenario{
 		Description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"},
 	{Name: "burst", Kind: Burst,
 		Description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"},
+	{Name: "crash", Kind: Fault,
+		Description: "the holder dies without releasing (connection cut, no close); time until the next waiter acquires vs TTL / session timeout"},
+	{Name: "pause", Kind: Fault,
+		Description: "the holder stalls past its TTL, another acquires, the stale holder writes: violations, and a fenced resource refusing the stale write"},
+	{Name: "failover", Kind: Fault,
+		Description: "the holder's server is lost after the grant (Redis: replica promoted without the key): does a second client get the lock too?"},
+	{Name: "restart", Kind: Fault,
+		Description: "a Redlock master restarts empty right after a grant; with --redlock-restart-delay ≥ TTL it stays out until the TTL passed"},
+	{Name: "latency", Kind: Fault,
+		Description: "every server behind a loopback proxy adding --net-delay ± --net-jitter: lock latency and errors under RTT"},
+	{Name: "partition", Kind: Fault,
+		Description: "servers cut off behind proxies: Redlock with one and three masters cut, ZooKeeper with the client's server cut"},
 }
 
 // All returns every scenario, sorted by name.

@@ -46,6 +46,8 @@ type runOpts struct {
 	redlockMode                           string
 	redlockTimeout                        time.Duration
 	zkEnsemble, connectPar                int
+	repeat                                int
+	netDelay, netJitter, restartDelay     time.Duration
 	out                                   string
 	seed                                  uint64
 	quiet                                 bool
@@ -73,6 +75,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&o.zk, "zk", os.Getenv("LOCKBENCH_ZK"), "ZooKeeper servers, comma-separated (default: sandbox; env LOCKBENCH_ZK)")
 	fs.IntVar(&o.zkEnsemble, "zk-ensemble", 1, "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)")
 	fs.DurationVar(&o.sessionTimeout, "zk-session-timeout", impl.DefaultSessionTimeout, "ZooKeeper session timeout")
+	fs.IntVar(&o.repeat, "repeat", 1, "fault scenarios: times each cell repeats its script")
+	fs.DurationVar(&o.netDelay, "net-delay", time.Millisecond, "latency/partition: delay the proxies add each way")
+	fs.DurationVar(&o.netJitter, "net-jitter", 0, "latency/partition: random ± added to --net-delay")
+	fs.DurationVar(&o.restartDelay, "redlock-restart-delay", 0, "restart: how long a restarted Redlock master stays out (the remedy: ≥ --ttl)")
 	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
 	fs.IntVar(&o.connectPar, "connect-parallel", lockbench.DefaultConnectParallel, "clients connecting at once before a cell")
 	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
@@ -162,6 +168,10 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 		return p, fmt.Errorf("%w: --redlock-mode must be parallel or sequential, got %q", errUsage, o.redlockMode)
 	case o.redlockTimeout <= 0 || o.redlockTimeout >= o.ttl:
 		return p, fmt.Errorf("%w: --redlock-timeout must be positive and below --ttl", errUsage)
+	case o.repeat < 1:
+		return p, fmt.Errorf("%w: --repeat must be ≥ 1, got %d", errUsage, o.repeat)
+	case o.netDelay < 0 || o.netJitter < 0 || o.restartDelay < 0:
+		return p, fmt.Errorf("%w: --net-delay, --net-jitter and --redlock-restart-delay must not be negative", errUsage)
 	case o.connectPar < 1:
 		return p, fmt.Errorf("%w: --connect-parallel must be ≥ 1", errUsage)
 	}
@@ -174,15 +184,18 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 		return p, fmt.Errorf("%w: --redlock needs an odd number ≥ 3 of masters, got %d", errUsage, len(rl))
 	}
 	p.Cell = lockbench.CellSpec{
-		Locks: o.locks, Warmup: o.warmup, Hold: o.hold, Think: o.think, MaxTime: o.max,
+		Locks: o.locks, Warmup: o.warmup, Hold: o.hold, Think: o.think, MaxTime: o.max, Repeat: o.repeat,
 		ConnectParallel: o.connectPar,
 		Config: impl.Config{
 			Servers: impl.Servers{Redis: o.redis, Redlock: splitList(o.redlock), ZK: splitList(o.zk)},
 			TTL:     o.ttl, Retry: o.retry, Jitter: o.jitter, SessionTimeout: o.sessionTimeout,
 			DialTimeout: o.dial, Seed: o.seed,
 			Options: map[string]string{
-				"redlock-mode":    o.redlockMode,
-				"redlock-timeout": o.redlockTimeout.String(),
+				"redlock-mode":          o.redlockMode,
+				"redlock-timeout":       o.redlockTimeout.String(),
+				"net-delay":             o.netDelay.String(),
+				"net-jitter":            o.netJitter.String(),
+				"redlock-restart-delay": o.restartDelay.String(),
 			},
 		},
 	}
