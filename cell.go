@@ -32,8 +32,21 @@ type CellSpec struct {
 	Acquires int64
 	// Warmup runs before measuring; nothing in it is recorded.
 	Warmup time.Duration
-	Hold   time.Duration // time each holder keeps the lock
+	Hold   time.Duration // time each holder keeps the lock (see HoldDist)
 	Think  time.Duration // pause between release and the next acquire
+	// HoldDist and ThinkDist, when set, draw each hold and think time
+	// (exp:5ms, uniform:1ms-10ms); otherwise Hold and Think are fixed.
+	HoldDist, ThinkDist scenarios.Dist
+	// Keys picks the lock of each acquisition in the keys scenario (and in
+	// rate with Locks > 1). Default uniform.
+	Keys scenarios.Keys
+	// Rate is the open loop's arrivals per second (scenario rate).
+	Rate float64
+	// Arrival is ArrivalConstant (default) or ArrivalPoisson.
+	Arrival string
+	// MaxInflight bounds acquisitions in flight in the open loop; arrivals
+	// beyond it are dropped. Default Clients.
+	MaxInflight int
 	// MaxTime bounds the whole cell, connecting excepted. Default 10m.
 	MaxTime time.Duration
 	// ConnectParallel bounds concurrent connects. Default 16.
@@ -53,6 +66,12 @@ type CellSpec struct {
 	// to keep connection set-up out of their timer.
 	OnClock func(running bool)
 }
+
+// Arrival processes of the open loop.
+const (
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+)
 
 // Defaults for CellSpec.
 const (
@@ -139,10 +158,31 @@ func (s *CellSpec) validate() error {
 	if s.Scenario.Name == "" {
 		s.Scenario, _ = scenarios.Lookup("hot")
 	}
-	if s.Scenario.Kind == scenarios.ClosedLoop {
+	if s.Scenario.Kind == scenarios.ClosedLoop || s.Scenario.Kind == scenarios.OpenLoop {
 		if (s.Duration > 0) == (s.Acquires > 0) {
 			return fmt.Errorf("%w: give exactly one of duration and acquires", ErrUsage)
 		}
+	}
+	if s.Scenario.Kind == scenarios.OpenLoop {
+		if s.Rate <= 0 {
+			return fmt.Errorf("%w: scenario %s needs a rate > 0 (--rate)", ErrUsage, s.Scenario.Name)
+		}
+		if s.MaxInflight <= 0 {
+			s.MaxInflight = s.Clients
+		}
+	}
+	switch s.Arrival {
+	case "":
+		s.Arrival = ArrivalConstant
+	case ArrivalConstant, ArrivalPoisson:
+	default:
+		return fmt.Errorf("%w: arrival must be %s or %s, got %q", ErrUsage, ArrivalConstant, ArrivalPoisson, s.Arrival)
+	}
+	if s.HoldDist.IsZero() {
+		s.HoldDist = scenarios.Fixed(s.Hold)
+	}
+	if s.ThinkDist.IsZero() {
+		s.ThinkDist = scenarios.Fixed(s.Think)
 	}
 	if s.Repeat <= 0 {
 		s.Repeat = 1
@@ -223,6 +263,13 @@ type cellRun struct {
 	// burst
 	grants      atomic.Int64
 	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
+
+	// open loop
+	arrivals chan int64 // intended arrival, ns after start
+	inflight atomic.Int64
+	offered  atomic.Int64
+	dropped  atomic.Int64
+	lag      *hdrhistogram.Histogram // the generator's own: how late it fired
 }
 
 func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker) *cellRun {
@@ -233,7 +280,15 @@ func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker) *cellRun {
 	}
 	r.workers = make([]*worker, len(lockers))
 	for i, l := range lockers {
-		r.workers[i] = newWorker(i, l)
+		w := newWorker(i, l, spec.Config.Seed)
+		if spec.Scenario.Keys || spec.Scenario.Kind == scenarios.OpenLoop {
+			w.picker = spec.Keys.NewPicker(spec.Locks, w.rng)
+		}
+		r.workers[i] = w
+	}
+	if spec.Scenario.Kind == scenarios.OpenLoop {
+		r.arrivals = make(chan int64, spec.MaxInflight)
+		r.lag = newHist()
 	}
 	return r
 }
@@ -279,7 +334,7 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	var cctx context.Context
 	var cancel context.CancelFunc
 	switch {
-	case spec.Scenario.Kind == scenarios.ClosedLoop && spec.Duration > 0:
+	case spec.Scenario.Kind != scenarios.Burst && spec.Duration > 0:
 		r.deadline = r.measureFrom.Add(spec.Duration)
 		cctx, cancel = context.WithDeadline(ctx, r.deadline)
 	default:
@@ -296,16 +351,13 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		}
 	}
 	var warmDone chan struct{}
-	if spec.Warmup > 0 && spec.Scenario.Kind == scenarios.ClosedLoop {
+	if spec.Warmup > 0 && spec.Scenario.Kind != scenarios.Burst {
 		warmDone = make(chan struct{})
 		go func() {
 			defer close(warmDone)
 			select {
 			case <-time.After(spec.Warmup):
 				snapBase()
-				if r.driver.ServerStats != nil {
-					serverBefore, serverErr = r.driver.ServerStats(ctx, spec.Config.Servers)
-				}
 			case <-cctx.Done():
 			}
 		}()
@@ -314,14 +366,18 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	}
 
 	stopProgress := r.startProgress(cctx)
+	health := startHealth()
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
 	for _, w := range r.workers {
 		wg.Go(func() {
 			<-gate
-			if spec.Scenario.Kind == scenarios.Burst {
+			switch spec.Scenario.Kind {
+			case scenarios.Burst:
 				r.burst(cctx, w)
-			} else {
+			case scenarios.OpenLoop:
+				r.openLoop(cctx, w)
+			default:
 				r.closedLoop(cctx, w)
 			}
 		})
@@ -330,8 +386,13 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		spec.OnClock(true)
 	}
 	close(gate)
+	if spec.Scenario.Kind == scenarios.OpenLoop {
+		r.generate(cctx)
+		cancel() // arrivals are over: in-flight acquisitions end with the cell
+	}
 	wg.Wait()
 	end := time.Now()
+	gen := health.stop()
 	if spec.OnClock != nil {
 		spec.OnClock(false)
 	}
@@ -348,7 +409,7 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		counts[i] = w.l.Counters()
 	}
 	dists, vecs := distributions(r.workers)
-	ivs := iv.finish(r.workers)
+	ivs, totals := iv.finish()
 	r.closeAll()
 	var serverAfter map[string]int64
 	if r.driver.ServerStats != nil && serverErr == nil {
@@ -357,16 +418,26 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		scancel()
 	}
 
-	cell := r.collect(end, counts, base)
+	cell := r.collect(end, counts, base, totals)
 	cell.Distributions, cell.Vectors = dists, vecs
+	cell.Generator = gen.report(r, cell)
 	if r.driver.ServerStats != nil {
 		if serverErr != nil {
 			cell.ServerNote = serverErr.Error()
 		} else {
+			// The servers' deltas span the whole cell, warm-up included,
+			// from before the first client acted to after the last session
+			// closed; client_notifications is the clients' count over the
+			// same span, so the two compare like with like.
 			cell.Server = map[string]int64{}
 			for k, v := range serverAfter {
 				cell.Server[k] = v - serverBefore[k]
 			}
+			var all int64
+			for _, c := range counts {
+				all += c.Notifications.Load()
+			}
+			cell.Server["client_notifications"] = all
 		}
 	}
 	res := Result{Cell: cell, Start: r.measureFrom, Intervals: ivs}
@@ -376,16 +447,16 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts) report.Cell {
+func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts, totals [nTags]*hdrhistogram.Histogram) report.Cell {
 	spec := r.spec
-	acq, rel := newHist(), newHist()
+	acq, rel := totals[tagAcquire], totals[tagRelease]
 	var c impl.Counts
 	errs := map[string]int64{}
 	var acquires, nerr int64
+	perClient := make([]int64, len(r.workers))
 	for i, w := range r.workers {
-		acq.Merge(w.acq)
-		rel.Merge(w.rel)
-		acquires += w.acquires.Load()
+		perClient[i] = w.acquires.Load()
+		acquires += perClient[i]
 		nerr += w.errors.Load()
 		for k, v := range w.errClass {
 			errs[k] += v
@@ -403,7 +474,20 @@ func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.
 		Impl: spec.Impl, Scenario: spec.Scenario.Name, Clients: spec.Clients, Locks: spec.Locks,
 		DurationS: measured.Seconds(), Acquires: acquires, Errors: nerr, ErrorsByClass: errs,
 		AcquireLatencyUs: latency(acq), ReleaseLatencyUs: latency(rel),
-		Counts: c,
+		Counts:   c,
+		Fairness: fairness(perClient, acq),
+	}
+	if h := totals[tagHandoff]; h.TotalCount() > 0 {
+		l := latency(h)
+		cell.HandoffGapUs = &l
+	}
+	if spec.Scenario.Kind == scenarios.OpenLoop {
+		svc, lag := latency(totals[tagService]), latency(r.lag)
+		cell.Open = &report.OpenLoop{
+			Rate: spec.Rate, Arrival: spec.Arrival, MaxInflight: spec.MaxInflight,
+			Offered: r.offered.Load(), Dropped: r.dropped.Load(),
+			ServiceLatencyUs: svc, ScheduleLagUs: lag,
+		}
 	}
 	if measured > 0 {
 		cell.AcquiresPerS = float64(acquires) / measured.Seconds()
@@ -421,6 +505,32 @@ func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.
 	}
 	cell.SafetyViolations, cell.Violations = r.check.violations()
 	return cell
+}
+
+// fairness summarises how acquisitions were shared among clients.
+func fairness(per []int64, acq *hdrhistogram.Histogram) *report.Fairness {
+	if len(per) == 0 {
+		return nil
+	}
+	f := &report.Fairness{PerClient: per, MaxWaitUs: float64(acq.Max())}
+	var sum, sq float64
+	lo, hi := per[0], per[0]
+	for _, n := range per {
+		x := float64(n)
+		sum += x
+		sq += x * x
+		lo, hi = min(lo, n), max(hi, n)
+		if n == 0 {
+			f.Starved++
+		}
+	}
+	if sum > 0 {
+		// Jain's index: 1 when all got the same, 1/n when one got all.
+		f.Jain = sum * sum / (float64(len(per)) * sq)
+		f.MaxShare = float64(hi) / sum
+		f.MinShare = float64(lo) / sum
+	}
+	return f
 }
 
 func latency(h *hdrhistogram.Histogram) report.Latency {

@@ -29,7 +29,11 @@ type lockState struct {
 	since    atomic.Int64  // ns after start of that entry
 	lastExit atomic.Int64  // ns after start of the last exit
 	token    atomic.Uint64 // highest fencing token seen + 1; 0: none yet
-	_        [24]byte      // keep neighbouring locks off one cache line
+	// released is when the last Release returned; granted when the last
+	// acquire returned (ns after start): the two ends of a hand-off.
+	released atomic.Int64
+	granted  atomic.Int64
+	_        [8]byte // keep neighbouring locks off one cache line
 }
 
 func newChecker(start time.Time, names []string) *checker {
@@ -97,4 +101,26 @@ func (k *checker) violations() (int64, []report.Violation) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.count.Load(), append([]report.Violation(nil), k.kept...)
+}
+
+// released notes that a Release on lock returned at now.
+func (k *checker) released(lock int, now time.Time) {
+	k.locks[lock].released.Store(now.Sub(k.start).Nanoseconds())
+}
+
+// handoff returns the gap from the previous holder's release returning to
+// this acquire returning, when this client was already waiting as that
+// release completed. It declines (ok false) when the client came to a free
+// lock, or when the previous release has not been noted yet (the next
+// holder's acquire can return before the releaser hears back).
+func (k *checker) handoff(lock int, start, got time.Time) (gap time.Duration, ok bool) {
+	s := &k.locks[lock]
+	g := got.Sub(k.start).Nanoseconds()
+	prevGrant := s.granted.Swap(g)
+	rel := s.released.Load()
+	st := start.Sub(k.start).Nanoseconds()
+	if rel == 0 || rel <= prevGrant || st >= rel || g < rel {
+		return 0, false
+	}
+	return time.Duration(g - rel), true
 }

@@ -35,7 +35,8 @@ func WriteIntervalLog(dir string, res Result) error {
 		for _, h := range []struct {
 			tag string
 			h   *hdrhistogram.Histogram
-		}{{report.TagAcquire, iv.Acquire}, {report.TagRelease, iv.Release}} {
+		}{{report.TagAcquire, iv.Acquire}, {report.TagRelease, iv.Release},
+			{report.TagHandoff, iv.Handoff}, {report.TagService, iv.Service}} {
 			if h.h.TotalCount() == 0 {
 				continue
 			}

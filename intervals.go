@@ -11,30 +11,44 @@ import (
 // IntervalLength is the length of the intervals of a cell's timeline.
 const IntervalLength = time.Second
 
+// What a worker records, one histogram each per interval.
+const (
+	tagAcquire = iota // acquire latency (open loop: from the intended arrival)
+	tagRelease        // release latency
+	tagHandoff        // release completed → next holder's acquire returned
+	tagService        // open loop: acquire latency from the actual start
+	nTags
+)
+
 // Interval is one second of a cell: the latencies recorded by every client
-// in it, merged.
+// in it, merged. A histogram with nothing recorded is empty, never nil.
 type Interval struct {
-	Start            time.Time
-	Acquire, Release *hdrhistogram.Histogram
+	Start                              time.Time
+	Acquire, Release, Handoff, Service *hdrhistogram.Histogram
+}
+
+func (iv Interval) byTag() [nTags]*hdrhistogram.Histogram {
+	return [nTags]*hdrhistogram.Histogram{iv.Acquire, iv.Release, iv.Handoff, iv.Service}
 }
 
 // intervals gathers per-second histograms from workers. Each worker records
-// into its own interval histograms and, once a second, hands the filled pair
-// over a channel to one collector goroutine that merges it and recycles the
-// histograms through a pool. Recording itself stays lock-free and
-// allocation-free; the hand-over happens once per worker per second.
+// into its own histograms for the current second and, when the second is
+// over (or it stops), hands them over a channel to one collector goroutine
+// that merges them and recycles them through a pool. Recording itself stays
+// lock-free and allocation-free; the hand-over happens once per worker per
+// second, and the pool keeps the number of live histograms small even with
+// a thousand clients.
 type intervals struct {
 	start time.Time
 	ch    chan ivPart
 	pool  sync.Pool
 	done  chan struct{}
-	acq   map[int]*hdrhistogram.Histogram
-	rel   map[int]*hdrhistogram.Histogram
+	by    map[int]*[nTags]*hdrhistogram.Histogram
 }
 
 type ivPart struct {
-	idx      int
-	acq, rel *hdrhistogram.Histogram
+	idx int
+	h   [nTags]*hdrhistogram.Histogram
 }
 
 func newIntervals(start time.Time, workers int) *intervals {
@@ -42,8 +56,7 @@ func newIntervals(start time.Time, workers int) *intervals {
 		start: start,
 		ch:    make(chan ivPart, 4*workers),
 		done:  make(chan struct{}),
-		acq:   map[int]*hdrhistogram.Histogram{},
-		rel:   map[int]*hdrhistogram.Histogram{},
+		by:    map[int]*[nTags]*hdrhistogram.Histogram{},
 	}
 	iv.pool.New = func() any { return newHist() }
 	go iv.collect()
@@ -54,78 +67,87 @@ func (iv *intervals) collect() {
 	defer close(iv.done)
 	for p := range iv.ch {
 		iv.merge(p)
-		p.acq.Reset()
-		p.rel.Reset()
-		iv.pool.Put(p.acq)
-		iv.pool.Put(p.rel)
+		for _, h := range p.h {
+			if h != nil {
+				h.Reset()
+				iv.pool.Put(h)
+			}
+		}
 	}
 }
 
 func (iv *intervals) merge(p ivPart) {
-	for _, m := range []struct {
-		into map[int]*hdrhistogram.Histogram
-		h    *hdrhistogram.Histogram
-	}{{iv.acq, p.acq}, {iv.rel, p.rel}} {
-		if m.h.TotalCount() == 0 {
+	into := iv.by[p.idx]
+	if into == nil {
+		into = new([nTags]*hdrhistogram.Histogram)
+		iv.by[p.idx] = into
+	}
+	for t, h := range p.h {
+		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
-		if m.into[p.idx] == nil {
-			m.into[p.idx] = newHist()
+		if into[t] == nil {
+			into[t] = newHist()
 		}
-		m.into[p.idx].Merge(m.h)
+		into[t].Merge(h)
 	}
 }
 
-func (iv *intervals) get() *hdrhistogram.Histogram { return iv.pool.Get().(*hdrhistogram.Histogram) }
-
-// finish stops the collector, merges what workers still hold, and returns
-// the intervals in time order. Workers must have stopped.
-func (iv *intervals) finish(ws []*worker) []Interval {
+// finish stops the collector and returns the intervals in time order and
+// the cell's totals per tag. Every worker must have flushed.
+func (iv *intervals) finish() ([]Interval, [nTags]*hdrhistogram.Histogram) {
 	close(iv.ch)
 	<-iv.done
-	for _, w := range ws {
-		if w.ivAcq != nil {
-			iv.merge(ivPart{idx: w.ivIdx, acq: w.ivAcq, rel: w.ivRel})
-		}
-	}
-	idx := map[int]bool{}
-	for i := range iv.acq {
-		idx[i] = true
-	}
-	for i := range iv.rel {
-		idx[i] = true
-	}
-	keys := make([]int, 0, len(idx))
-	for i := range idx {
+	keys := make([]int, 0, len(iv.by))
+	for i := range iv.by {
 		keys = append(keys, i)
 	}
 	slices.Sort(keys)
+	var total [nTags]*hdrhistogram.Histogram
+	for t := range total {
+		total[t] = newHist()
+	}
 	out := make([]Interval, 0, len(keys))
 	for _, i := range keys {
-		a, r := iv.acq[i], iv.rel[i]
-		if a == nil {
-			a = newHist()
+		hs := iv.by[i]
+		for t := range hs {
+			if hs[t] == nil {
+				hs[t] = newHist()
+			}
+			total[t].Merge(hs[t])
 		}
-		if r == nil {
-			r = newHist()
-		}
-		out = append(out, Interval{Start: iv.start.Add(time.Duration(i) * IntervalLength), Acquire: a, Release: r})
+		out = append(out, Interval{Start: iv.start.Add(time.Duration(i) * IntervalLength),
+			Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService]})
 	}
-	return out
+	return out, total
 }
 
-// tick moves the worker to the interval holding now, handing the previous
-// one to the collector if anything was recorded in it.
-func (w *worker) tick(iv *intervals, now time.Time) {
-	if w.ivAcq != nil && now.Before(w.ivEnd) {
-		return
+// rec records d under tag in the interval holding now.
+func (w *worker) rec(tag int, now time.Time, d time.Duration) {
+	if !now.Before(w.ivEnd) {
+		w.flush()
+		w.ivIdx = int(now.Sub(w.iv.start) / IntervalLength)
+		w.ivEnd = w.iv.start.Add(time.Duration(w.ivIdx+1) * IntervalLength)
 	}
-	if w.ivAcq == nil {
-		w.ivAcq, w.ivRel = iv.get(), iv.get()
-	} else if w.ivAcq.TotalCount() > 0 || w.ivRel.TotalCount() > 0 {
-		iv.ch <- ivPart{idx: w.ivIdx, acq: w.ivAcq, rel: w.ivRel}
-		w.ivAcq, w.ivRel = iv.get(), iv.get()
+	h := w.ivH[tag]
+	if h == nil {
+		h = w.iv.pool.Get().(*hdrhistogram.Histogram)
+		w.ivH[tag] = h
 	}
-	w.ivIdx = int(now.Sub(iv.start) / IntervalLength)
-	w.ivEnd = iv.start.Add(time.Duration(w.ivIdx+1) * IntervalLength)
+	record(h, d)
+}
+
+// flush hands the worker's current interval to the collector.
+func (w *worker) flush() {
+	p := ivPart{idx: w.ivIdx}
+	any := false
+	for t, h := range w.ivH {
+		if h != nil {
+			p.h[t], any = h, true
+			w.ivH[t] = nil
+		}
+	}
+	if any {
+		w.iv.ch <- p
+	}
 }

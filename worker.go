@@ -4,24 +4,27 @@ import (
 	"context"
 	"errors"
 	"math/bits"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/scenarios"
 )
 
-// worker is one simulated client: its own Locker, its own histograms. Only
-// its goroutine records into the histograms; they are merged when the cell
-// ends, because hdrhistogram-go is not safe for concurrent use.
+// worker is one simulated client: its own Locker, its own histograms and
+// random stream. Only its goroutine records; what it records is merged when
+// the second is over (see intervals), because hdrhistogram-go is not safe
+// for concurrent use.
 type worker struct {
 	id      int
 	l       impl.Locker
 	settler impl.Settler // nil when the implementation cannot say
-	acq     *hdrhistogram.Histogram
-	rel     *hdrhistogram.Histogram
 	timer   *time.Timer
+	rng     *rand.Rand
+	picker  *scenarios.Picker // keys scenario
 
 	acquires atomic.Int64
 	errors   atomic.Int64
@@ -29,14 +32,15 @@ type worker struct {
 	done     atomic.Bool      // burst: granted, or gave up
 	live     liveHist
 
-	iv           *intervals
-	ivAcq, ivRel *hdrhistogram.Histogram // this second's, see intervals
-	ivIdx        int
-	ivEnd        time.Time
+	iv    *intervals
+	ivH   [nTags]*hdrhistogram.Histogram // this second's, see intervals
+	ivIdx int
+	ivEnd time.Time
 }
 
-func newWorker(id int, l impl.Locker) *worker {
-	w := &worker{id: id, l: l, acq: newHist(), rel: newHist(), timer: time.NewTimer(time.Hour)}
+func newWorker(id int, l impl.Locker, seed uint64) *worker {
+	w := &worker{id: id, l: l, timer: time.NewTimer(time.Hour),
+		rng: rand.New(rand.NewPCG(seed, uint64(id)^0x9e3779b97f4a7c15))}
 	w.timer.Stop()
 	w.settler, _ = l.(impl.Settler)
 	return w
@@ -55,9 +59,7 @@ func record(h *hdrhistogram.Histogram, d time.Duration) {
 }
 
 func (w *worker) recordAcquire(now time.Time, d time.Duration) {
-	w.tick(w.iv, now)
-	record(w.ivAcq, d)
-	record(w.acq, d)
+	w.rec(tagAcquire, now, d)
 	w.acquires.Add(1)
 	w.live.add(d.Microseconds())
 }
@@ -83,27 +85,53 @@ func (w *worker) pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// release gives the lease back. A lost lease is counted by the
-// implementation (Counters.Lost), not as an error.
-func (w *worker) release(lease impl.Lease, measured bool) {
+// over reports whether the cell has ended. A client library may time out
+// on the cell's deadline a moment before the context says so; an error then
+// is the end of the cell, not a failure of the lock.
+func (r *cellRun) over(ctx context.Context, now time.Time) bool {
+	return ctx.Err() != nil || (!r.deadline.IsZero() && !now.Before(r.deadline))
+}
+
+// holdAndRelease keeps the lock for a hold time, under the checker's eye,
+// then releases it. A lost lease is counted by the implementation
+// (Counters.Lost), not as an error.
+func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease impl.Lease, got time.Time, measured bool) {
+	tok, fenced := lease.Fence()
+	v := r.check.enter(lock, w.id, tok, fenced, got)
+	w.pause(ctx, r.spec.HoldDist.Sample(w.rng))
+	if r.spec.Scenario.Kind == scenarios.Burst {
+		r.settle(ctx)
+	}
 	t := time.Now()
+	r.check.exit(v, w.id, t)
 	err := lease.Release(context.Background())
+	now := time.Now()
+	r.check.released(lock, now)
 	if measured {
-		now := time.Now()
-		w.tick(w.iv, now)
-		record(w.ivRel, now.Sub(t))
-		record(w.rel, now.Sub(t))
+		w.rec(tagRelease, now, now.Sub(t))
 	}
 	if err != nil && !errors.Is(err, impl.ErrLockLost) {
 		w.fail(err)
 	}
 }
 
+// granted records an acquisition: its latency, and the hand-off gap when
+// this client was waiting as the previous holder released.
+func (r *cellRun) granted(w *worker, lock int, start, got time.Time, latency time.Duration) {
+	w.recordAcquire(got, latency)
+	if gap, ok := r.check.handoff(lock, start, got); ok {
+		w.rec(tagHandoff, got, gap)
+	}
+}
+
 // closedLoop is acquire → hold → release → think until the cell ends.
 func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
+	defer w.flush()
 	lock := w.id % len(r.names)
-	name := r.names[lock]
 	for ctx.Err() == nil {
+		if w.picker != nil {
+			lock = w.picker.Pick()
+		}
 		start := time.Now()
 		measured := !start.Before(r.measureFrom)
 		if !r.deadline.IsZero() && !start.Before(r.deadline) {
@@ -112,10 +140,10 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 		if measured && r.limited && r.remaining.Add(-1) < 0 {
 			return
 		}
-		lease, err := w.l.Acquire(ctx, name)
+		lease, err := w.l.Acquire(ctx, r.names[lock])
 		got := time.Now()
 		if err != nil {
-			if ctx.Err() != nil {
+			if r.over(ctx, got) {
 				return
 			}
 			if measured {
@@ -125,14 +153,101 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 			continue
 		}
 		if measured {
-			w.recordAcquire(got, got.Sub(start))
+			r.granted(w, lock, start, got, got.Sub(start))
 		}
-		tok, fenced := lease.Fence()
-		v := r.check.enter(lock, w.id, tok, fenced, got)
-		w.pause(ctx, r.spec.Hold)
-		r.check.exit(v, w.id, time.Now())
-		w.release(lease, measured)
-		w.pause(ctx, r.spec.Think)
+		r.holdAndRelease(ctx, w, lock, lease, got, measured)
+		w.pause(ctx, r.spec.ThinkDist.Sample(w.rng))
+	}
+}
+
+// openLoop serves arrivals the generator dispatches. Latency counts from
+// the arrival's intended time, so a stalled lock shows in the tail instead
+// of slowing the arrivals down (no coordinated omission); the service time
+// from the actual start is recorded beside it.
+func (r *cellRun) openLoop(ctx context.Context, w *worker) {
+	defer w.flush()
+	lock := w.id % len(r.names)
+	for {
+		var due time.Time
+		select {
+		case <-ctx.Done():
+			return
+		case ns := <-r.arrivals:
+			due = r.start.Add(time.Duration(ns))
+		}
+		if w.picker != nil {
+			lock = w.picker.Pick()
+		}
+		start := time.Now()
+		measured := !due.Before(r.measureFrom)
+		lease, err := w.l.Acquire(ctx, r.names[lock])
+		got := time.Now()
+		if err != nil {
+			r.inflight.Add(-1)
+			if r.over(ctx, got) {
+				return
+			}
+			if measured {
+				w.fail(err)
+			}
+			continue
+		}
+		if measured {
+			r.granted(w, lock, start, got, got.Sub(due))
+			w.rec(tagService, got, got.Sub(start))
+		}
+		r.holdAndRelease(ctx, w, lock, lease, got, measured)
+		r.inflight.Add(-1)
+	}
+}
+
+// generate fires arrivals at --rate, evenly spaced or as a Poisson process,
+// until the cell ends. An arrival that finds --max-inflight acquisitions
+// already in flight is dropped and counted, never re-timed. When the
+// generator itself is late it fires what is due at once and records how
+// late it was (schedule lag).
+func (r *cellRun) generate(ctx context.Context) {
+	rng := rand.New(rand.NewPCG(r.spec.Config.Seed, 0xa11ce))
+	mean := time.Duration(float64(time.Second) / r.spec.Rate)
+	poisson := r.spec.Arrival == ArrivalPoisson
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	next := r.start
+	for n := int64(0); ; n++ {
+		if !r.deadline.IsZero() && !next.Before(r.deadline) {
+			return
+		}
+		measured := !next.Before(r.measureFrom)
+		if measured && r.limited && r.remaining.Add(-1) < 0 {
+			return
+		}
+		if d := time.Until(next); d > 0 {
+			t.Reset(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		if measured {
+			record(r.lag, time.Since(next))
+			r.offered.Add(1)
+		}
+		if r.inflight.Load() >= int64(r.spec.MaxInflight) {
+			if measured {
+				r.dropped.Add(1)
+			}
+		} else {
+			r.inflight.Add(1)
+			r.arrivals <- int64(next.Sub(r.start))
+		}
+		if poisson {
+			next = next.Add(time.Duration(rng.ExpFloat64() * float64(mean)))
+		} else {
+			next = r.start.Add(time.Duration(float64(n+1) * float64(mean)))
+		}
 	}
 }
 
@@ -141,6 +256,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 // remaining waiters have settled again, so every release meets a full,
 // armed queue — the herd in its exact form.
 func (r *cellRun) burst(ctx context.Context, w *worker) {
+	defer w.flush()
 	lock := w.id % len(r.names)
 	start := time.Now()
 	lease, err := w.l.Acquire(ctx, r.names[lock])
@@ -152,17 +268,12 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 		}
 		return
 	}
-	w.recordAcquire(got, got.Sub(start))
+	r.granted(w, lock, start, got, got.Sub(start))
 	w.done.Store(true)
 	if r.grants.Add(1) == 1 {
 		r.settle(ctx)
 	}
-	tok, fenced := lease.Fence()
-	v := r.check.enter(lock, w.id, tok, fenced, got)
-	w.pause(ctx, r.spec.Hold)
-	r.settle(ctx)
-	r.check.exit(v, w.id, time.Now())
-	w.release(lease, true)
+	r.holdAndRelease(ctx, w, lock, lease, got, true)
 }
 
 // settle waits until every client still waiting reports Settled, polling.

@@ -70,6 +70,16 @@ type Cell struct {
 	// ServerNote says why server counters are missing, when they are.
 	ServerNote string `json:"server_note,omitempty"`
 
+	// Fairness is how the acquisitions were shared among clients.
+	Fairness *Fairness `json:"fairness,omitempty"`
+	// HandoffGapUs is the time from a release returning to the next
+	// holder's acquire returning, for holders that were waiting.
+	HandoffGapUs *Latency `json:"handoff_gap_us,omitempty"`
+	// Open is what the open loop (scenario rate) measured.
+	Open *OpenLoop `json:"open_loop,omitempty"`
+	// Generator is lockbench's own health during the cell.
+	Generator *Generator `json:"generator,omitempty"`
+
 	// Distributions are an implementation's own histograms, in the unit
 	// their name ends in (validity_ms: validity left at each Redlock grant).
 	Distributions map[string]Spread `json:"distributions,omitempty"`
@@ -91,6 +101,40 @@ type Cell struct {
 	// hand-off waited for all waiters to settle, "timeout" when one gave up,
 	// "none" when the implementation cannot say.
 	Settle string `json:"settle,omitempty"`
+}
+
+// Fairness describes the share of acquisitions per client.
+type Fairness struct {
+	Jain      float64 `json:"jain"` // (Σx)²/(n·Σx²): 1 fair, 1/n one client took all
+	MaxShare  float64 `json:"max_share"`
+	MinShare  float64 `json:"min_share"`
+	Starved   int     `json:"starved"` // clients with no acquisition
+	MaxWaitUs float64 `json:"max_wait_us"`
+	PerClient []int64 `json:"per_client"`
+}
+
+// OpenLoop is the open loop's own accounting. AcquireLatencyUs of its cell
+// counts from each arrival's intended time; ServiceLatencyUs from the moment
+// a client actually started.
+type OpenLoop struct {
+	Rate             float64 `json:"rate"`
+	Arrival          string  `json:"arrival"`
+	MaxInflight      int     `json:"max_inflight"`
+	Offered          int64   `json:"offered"`
+	Dropped          int64   `json:"dropped"`
+	ServiceLatencyUs Latency `json:"service_latency_us"`
+	ScheduleLagUs    Latency `json:"schedule_lag_us"`
+}
+
+// Generator is the load generator's health: when it says the generator was
+// the bottleneck, the cell measured lockbench, not the lock.
+type Generator struct {
+	GCPauseMs  float64 `json:"gc_pause_ms"`
+	GCCount    int64   `json:"gc_count"`
+	Goroutines int     `json:"goroutines"`
+	CPUS       float64 `json:"cpu_s"`     // user+system CPU lockbench used
+	CPUShare   float64 `json:"cpu_share"` // of all cores over the cell
+	Warning    string  `json:"warning,omitempty"`
 }
 
 // Faults is what a fault scenario (crash, pause, failover, restart,

@@ -18,7 +18,7 @@ type Table struct {
 // ZooKeeper herd columns.
 func NewTable(w io.Writer, herd bool) *Table { return &Table{w: w, zk: herd} }
 
-var baseCols = []string{"impl", "scenario", "clients", "acq/s", "p50", "p90", "p99", "p99.9", "max", "errors", "lost", "retries/acq", "notif/acq"}
+var baseCols = []string{"impl", "scenario", "clients", "acq/s", "p50", "p90", "p99", "p99.9", "max", "errors", "lost", "retries/acq", "notif/acq", "fair", "handoff"}
 var herdCols = []string{"wakeups", "theory", "release_wk", "wasted", "srv_watches"}
 
 // Row prints one cell, with the header before the first.
@@ -29,6 +29,9 @@ func (t *Table) Row(c Cell) error {
 		t.hdr = true
 	}
 	b.WriteString(line(rowFields(c, t.zk)))
+	for _, n := range notes(c) {
+		b.WriteString("    " + n + "\n")
+	}
 	_, err := io.WriteString(t.w, b.String())
 	return err
 }
@@ -85,6 +88,13 @@ func rowFields(c Cell, herd bool) []string {
 		Dur(c.AcquireLatencyUs.P999), Dur(c.AcquireLatencyUs.Max),
 		fmt.Sprint(c.Errors), fmt.Sprint(c.Lost),
 		fmt.Sprintf("%.2f", c.RetriesPerAcquire), fmt.Sprintf("%.2f", c.NotificationsPerAcquire),
+		"-", "-",
+	}
+	if c.Fairness != nil && c.Clients > 1 {
+		f[13] = fmt.Sprintf("%.2f", c.Fairness.Jain)
+	}
+	if c.HandoffGapUs != nil {
+		f[14] = Dur(c.HandoffGapUs.P50)
 	}
 	if herd {
 		theory := "-"
@@ -94,6 +104,9 @@ func rowFields(c Cell, herd bool) []string {
 		server := "-"
 		if v, ok := c.Server["watch_triggered"]; ok {
 			server = fmt.Sprint(v)
+			if cn, ok := c.Server["client_notifications"]; ok && cn != v {
+				server += fmt.Sprintf("≠%d", cn)
+			}
 		} else if c.ServerNote != "" {
 			server = "n/a"
 		}
@@ -116,4 +129,27 @@ func Dur(us float64) string {
 	default:
 		return fmt.Sprintf("%.2fs", us/1e6)
 	}
+}
+
+// notes are the indented lines under a row: the open loop's accounting,
+// safety violations, and warnings about lockbench itself.
+func notes(c Cell) []string {
+	var out []string
+	if o := c.Open; o != nil {
+		out = append(out, fmt.Sprintf("open loop: %d offered at %.0f/s (%s), %d dropped; latency above counts from the intended arrival; service p50 %s p99 %s; schedule lag p99 %s",
+			o.Offered, o.Rate, o.Arrival, o.Dropped, Dur(o.ServiceLatencyUs.P50), Dur(o.ServiceLatencyUs.P99), Dur(o.ScheduleLagUs.P99)))
+	}
+	if c.SafetyViolations > 0 {
+		out = append(out, fmt.Sprintf("UNSAFE: %d mutual-exclusion violations (see safety_violations in summary.json)", c.SafetyViolations))
+	}
+	if c.Settle == "timeout" {
+		out = append(out, "burst: a hand-off gave up waiting for the queue to settle; wake-up counts may fall short of theory")
+	}
+	if c.Verdict != "" {
+		out = append(out, c.Verdict)
+	}
+	if g := c.Generator; g != nil && g.Warning != "" {
+		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")
+	}
+	return out
 }

@@ -12,6 +12,9 @@ const (
 	ClosedLoop Kind = iota
 	// Burst: all clients arrive at once and each acquires exactly once.
 	Burst
+	// OpenLoop: arrivals at a rate, each served by a free client; latency
+	// counts from the intended arrival time.
+	OpenLoop
 	// Fault: a scripted failure (crash, pause, failover, …) run by the
 	// runner registered for the scenario (package faults), repeated
 	// --repeat times.
@@ -23,11 +26,18 @@ type Scenario struct {
 	Name        string
 	Description string
 	Kind        Kind
+	// Keys: the lock of each acquisition is drawn from --locks names by
+	// the key distribution (--dist), instead of fixed per client.
+	Keys bool
 }
 
 var all = []Scenario{
 	{Name: "hot", Kind: ClosedLoop,
 		Description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"},
+	{Name: "keys", Kind: ClosedLoop, Keys: true,
+		Description: "closed loop over --locks names, each acquisition's name drawn by --dist uniform|zipf:S|hot:F/P"},
+	{Name: "rate", Kind: OpenLoop,
+		Description: "open loop: --rate arrivals/s (--arrival constant|poisson), latency from the intended time; beyond --max-inflight dropped"},
 	{Name: "burst", Kind: Burst,
 		Description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"},
 	{Name: "crash", Kind: Fault,

@@ -30,6 +30,8 @@ Examples:
   lockbench run --impl redis --clients 1,8 --duration 3s
   lockbench run --impl zk-naive,zk-pred --scenario burst --clients 8,32,128 --hold 5ms
   lockbench run --impl redis --locks 16 --clients 16 --acquires 100000   # uncontended
+  lockbench run --impl redis,zk-pred --scenario keys --locks 100 --dist zipf:1.2 --clients 32
+  lockbench run --impl zk-pred --scenario rate --rate 2000 --arrival poisson --clients 64 --hold exp:1ms
   lockbench run --impl zk-pred --zk 10.0.0.5:2181 --clients 64 --duration 30s
 
 Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation
@@ -38,7 +40,10 @@ Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation
 type runOpts struct {
 	impls, scens, clients                 string
 	locks                                 int
-	duration, warmup, hold, think         time.Duration
+	duration, warmup                      time.Duration
+	hold, think, dist, arrival            string
+	rate                                  float64
+	maxInflight                           int
 	acquires                              int64
 	ttl, retry, sessionTimeout, dial, max time.Duration
 	jitter                                float64
@@ -63,8 +68,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per cell")
 	fs.Int64Var(&o.acquires, "acquires", 0, "measure this many acquisitions per cell instead of a duration")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured warm-up per cell")
-	fs.DurationVar(&o.hold, "hold", 0, "time each holder keeps the lock")
-	fs.DurationVar(&o.think, "think", 0, "pause between release and the next acquire")
+	fs.StringVar(&o.hold, "hold", "0s", "time each holder keeps the lock: 5ms, exp:5ms (exponential, mean) or uniform:1ms-10ms")
+	fs.StringVar(&o.think, "think", "0s", "pause between release and the next acquire (same forms as --hold)")
+	fs.StringVar(&o.dist, "dist", "uniform", "keys: how acquisitions pick among --locks names: uniform, zipf:S (S > 1) or hot:F/P")
+	fs.Float64Var(&o.rate, "rate", 0, "rate: arrivals per second (open loop)")
+	fs.StringVar(&o.arrival, "arrival", "constant", "rate: constant (evenly spaced) or poisson arrivals")
+	fs.IntVar(&o.maxInflight, "max-inflight", 0, "rate: acquisitions in flight at most; later arrivals are dropped (default: --clients)")
 	fs.DurationVar(&o.ttl, "ttl", impl.DefaultTTL, "lock TTL (Redis PX)")
 	fs.DurationVar(&o.retry, "retry", impl.DefaultRetry, "pause between polling attempts")
 	fs.Float64Var(&o.jitter, "jitter", impl.DefaultJitter, "random fraction of --retry added or removed")
@@ -156,8 +165,12 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 		return p, fmt.Errorf("%w: --duration must be positive, got %v", errUsage, o.duration)
 	case o.locks < 1:
 		return p, fmt.Errorf("%w: --locks must be ≥ 1, got %d", errUsage, o.locks)
-	case o.warmup < 0 || o.hold < 0 || o.think < 0:
-		return p, fmt.Errorf("%w: --warmup, --hold and --think must not be negative", errUsage)
+	case o.warmup < 0:
+		return p, fmt.Errorf("%w: --warmup must not be negative", errUsage)
+	case o.rate < 0 || o.maxInflight < 0:
+		return p, fmt.Errorf("%w: --rate and --max-inflight must not be negative", errUsage)
+	case o.arrival != lockbench.ArrivalConstant && o.arrival != lockbench.ArrivalPoisson:
+		return p, fmt.Errorf("%w: --arrival must be constant or poisson, got %q", errUsage, o.arrival)
 	case o.ttl <= 0 || o.retry <= 0 || o.sessionTimeout <= 0 || o.dial <= 0 || o.max <= 0:
 		return p, fmt.Errorf("%w: --ttl, --retry, --zk-session-timeout, --connect-timeout and --max-cell-time must be positive", errUsage)
 	case o.jitter < 0 || o.jitter > 1:
@@ -183,8 +196,27 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 	if rl := splitList(o.redlock); len(rl) > 0 && (len(rl) < 3 || len(rl)%2 == 0) {
 		return p, fmt.Errorf("%w: --redlock needs an odd number ≥ 3 of masters, got %d", errUsage, len(rl))
 	}
+	hold, err := scenarios.ParseDist(o.hold)
+	if err != nil {
+		return p, fmt.Errorf("%w: --hold: %v", errUsage, err)
+	}
+	think, err := scenarios.ParseDist(o.think)
+	if err != nil {
+		return p, fmt.Errorf("%w: --think: %v", errUsage, err)
+	}
+	keys, err := scenarios.ParseKeys(o.dist)
+	if err != nil {
+		return p, fmt.Errorf("%w: --dist: %v", errUsage, err)
+	}
+	for _, sc := range p.Scenarios {
+		if s, ok := scenarios.Lookup(sc); ok && s.Kind == scenarios.OpenLoop && o.rate <= 0 {
+			return p, fmt.Errorf("%w: scenario %s needs --rate", errUsage, sc)
+		}
+	}
 	p.Cell = lockbench.CellSpec{
-		Locks: o.locks, Warmup: o.warmup, Hold: o.hold, Think: o.think, MaxTime: o.max, Repeat: o.repeat,
+		Locks: o.locks, Warmup: o.warmup, MaxTime: o.max, Repeat: o.repeat,
+		Hold: hold.Mean(), Think: think.Mean(), HoldDist: hold, ThinkDist: think, Keys: keys,
+		Rate: o.rate, Arrival: o.arrival, MaxInflight: o.maxInflight,
 		ConnectParallel: o.connectPar,
 		Config: impl.Config{
 			Servers: impl.Servers{Redis: o.redis, Redlock: splitList(o.redlock), ZK: splitList(o.zk)},

@@ -1,0 +1,97 @@
+package lockbench
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+)
+
+// health watches lockbench itself while a cell runs: CPU time, garbage
+// collection and goroutines.
+type health struct {
+	start   time.Time
+	cpu0    time.Duration
+	gc0     debug.GCStats
+	maxG    atomic.Int64
+	stopc   chan struct{}
+	done    chan struct{}
+	wall    time.Duration
+	cpu     time.Duration
+	gcPause time.Duration
+	gcCount int64
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startHealth() *health {
+	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{})}
+	debug.ReadGCStats(&h.gc0)
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if g := int64(runtime.NumGoroutine()); g > h.maxG.Load() {
+				h.maxG.Store(g)
+			}
+			select {
+			case <-h.stopc:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *health) stop() *health {
+	close(h.stopc)
+	<-h.done
+	h.wall = time.Since(h.start)
+	h.cpu = cpuTime() - h.cpu0
+	var gc debug.GCStats
+	debug.ReadGCStats(&gc)
+	h.gcPause = gc.PauseTotal - h.gc0.PauseTotal
+	h.gcCount = gc.NumGC - h.gc0.NumGC
+	return h
+}
+
+// report turns what was watched into the cell's Generator, with a warning
+// when lockbench, not the lock, may have been the bottleneck.
+func (h *health) report(r *cellRun, c report.Cell) *report.Generator {
+	g := &report.Generator{
+		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
+		CPUS: h.cpu.Seconds(),
+	}
+	if h.wall > 0 {
+		g.CPUShare = h.cpu.Seconds() / (h.wall.Seconds() * float64(runtime.NumCPU()))
+	}
+	var warn []string
+	if g.CPUShare > 0.8 {
+		warn = append(warn, fmt.Sprintf("lockbench used %.0f%% of all CPUs", 100*g.CPUShare))
+	}
+	if h.wall > 0 && h.gcPause > h.wall/100 {
+		warn = append(warn, fmt.Sprintf("GC paused lockbench %.1f%% of the time", 100*float64(h.gcPause)/float64(h.wall)))
+	}
+	// Lateness matters when it is a sizeable part of what was measured.
+	if c.Open != nil {
+		if lag := c.Open.ScheduleLagUs.P99; lag > 1000 && lag > c.AcquireLatencyUs.P99/10 {
+			warn = append(warn, fmt.Sprintf("arrivals fired up to %s late (p99), against a lock p99 of %s",
+				report.Dur(lag), report.Dur(c.AcquireLatencyUs.P99)))
+		}
+	}
+	g.Warning = strings.Join(warn, "; ")
+	return g
+}

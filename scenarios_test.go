@@ -1,0 +1,134 @@
+package lockbench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+func TestKeysScenarioSpreadsOverNames(t *testing.T) {
+	t.Parallel()
+	keys, err := scenarios.ParseKeys("hot:0.25/0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell, err := RunCell(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "keys"), Clients: 4, Locks: 8, Keys: keys,
+		Acquires: 2000, Config: impl.Config{Namespace: t.Name(), Seed: 7},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cell.Acquires != 2000 || cell.SafetyViolations != 0 {
+		t.Fatalf("acquires %d, violations %d", cell.Acquires, cell.SafetyViolations)
+	}
+}
+
+func TestFairnessAndHandoff(t *testing.T) {
+	t.Parallel()
+	hold, _ := scenarios.ParseDist("uniform:100us-300us")
+	cell, err := RunCell(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Acquires: 400, HoldDist: hold,
+		Config: impl.Config{Namespace: t.Name()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := cell.Fairness
+	var sum int64
+	for _, n := range f.PerClient {
+		sum += n
+	}
+	if len(f.PerClient) != 4 || sum != cell.Acquires {
+		t.Errorf("per-client %v does not add up to %d", f.PerClient, cell.Acquires)
+	}
+	if f.Jain <= 0.25 || f.Jain > 1 || f.MaxShare < f.MinShare || f.MaxShare > 1 {
+		t.Errorf("implausible fairness %+v", f)
+	}
+	// Four clients on one lock: most grants go to a waiting client.
+	if cell.HandoffGapUs == nil || cell.HandoffGapUs.P50 <= 0 {
+		t.Fatalf("no hand-off gaps on a contended lock: %+v", cell.HandoffGapUs)
+	}
+
+	// A duration, not a shared budget of acquisitions: on an in-process
+	// lock one client could spend a budget before the others start.
+	own, err := RunCell(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Locks: 4, Duration: 300 * time.Millisecond,
+		Hold: 100 * time.Microsecond, Config: impl.Config{Namespace: t.Name() + "own"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.HandoffGapUs != nil {
+		t.Errorf("hand-offs without contention: %+v", own.HandoffGapUs)
+	}
+	if own.Fairness.Starved != 0 {
+		t.Errorf("a client starved on its own lock: %+v", own.Fairness)
+	}
+}
+
+func TestFairnessIndex(t *testing.T) {
+	t.Parallel()
+	h := newHist()
+	if f := fairness([]int64{5, 5, 5, 5}, h); f.Jain != 1 || f.Starved != 0 {
+		t.Errorf("equal shares: %+v", f)
+	}
+	if f := fairness([]int64{20, 0, 0, 0}, h); f.Jain != 0.25 || f.Starved != 3 || f.MaxShare != 1 {
+		t.Errorf("one took all: %+v", f)
+	}
+}
+
+// A lock that serves 100/s offered 200/s: latency from the intended
+// arrival grows with the queue, the service time does not.
+func TestOpenLoopShowsQueueingServiceTimeDoesNot(t *testing.T) {
+	t.Parallel()
+	const hold = 10 * time.Millisecond
+	cell, err := RunCell(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Rate: 200, MaxInflight: 1000,
+		Duration: time.Second, Hold: hold, Config: impl.Config{Namespace: t.Name()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cell.Open
+	if o == nil || o.Offered < 150 || o.Dropped != 0 {
+		t.Fatalf("open loop %+v", o)
+	}
+	served := float64(cell.Acquires) / float64(o.Offered)
+	if served > 0.75 {
+		t.Errorf("a lock with capacity for half the arrivals served %.0f%% of them", 100*served)
+	}
+	holdUs := float64(hold / time.Microsecond)
+	if cell.AcquireLatencyUs.P99 < 10*holdUs {
+		t.Errorf("corrected p99 %.0fµs: the queue of ~%d arrivals does not show", cell.AcquireLatencyUs.P99, o.Offered/2)
+	}
+	if o.ServiceLatencyUs.P99 > holdUs {
+		t.Errorf("service p99 %.0fµs exceeds one hold on an uncontended lock", o.ServiceLatencyUs.P99)
+	}
+
+	// With no room to queue, surplus arrivals are dropped, not delayed.
+	tight, err := RunCell(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Rate: 200, Arrival: ArrivalPoisson,
+		Duration: time.Second, Hold: hold, Config: impl.Config{Namespace: t.Name() + "tight", Seed: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tight.Open.Dropped == 0 || tight.Open.MaxInflight != 1 {
+		t.Errorf("max-inflight 1 at twice the capacity dropped nothing: %+v", tight.Open)
+	}
+	if tight.AcquireLatencyUs.P99 > 3*holdUs {
+		t.Errorf("with drops, corrected p99 %.0fµs should stay near one hold", tight.AcquireLatencyUs.P99)
+	}
+}
+
+func TestRateNeedsARate(t *testing.T) {
+	t.Parallel()
+	_, err := RunCell(context.Background(), CellSpec{Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Duration: time.Second})
+	if err == nil {
+		t.Fatal("rate without --rate accepted")
+	}
+}
