@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func benchServers(b *testing.B, needs impl.Needs) impl.Servers {
+func benchServers(b testing.TB, needs impl.Needs) impl.Servers {
 	b.Helper()
 	fleetOnce.Do(func() {
 		servers = impl.Servers{

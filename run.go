@@ -40,26 +40,34 @@ type Plan struct {
 
 // Meta is the content of meta.json: what was run, where and with what.
 type Meta struct {
-	Version    string            `json:"lockbench_version"`
-	GoVersion  string            `json:"go_version"`
-	Started    time.Time         `json:"started"`
-	Host       map[string]string `json:"host"`
-	Seed       uint64            `json:"seed"`
-	Impls      []string          `json:"impls"`
-	Scenarios  []string          `json:"scenarios"`
-	Clients    []int             `json:"clients"`
-	Locks      int               `json:"locks"`
-	DurationS  float64           `json:"duration_s,omitempty"`
-	Acquires   int64             `json:"acquires,omitempty"`
-	WarmupS    float64           `json:"warmup_s"`
-	HoldS      float64           `json:"hold_s"`
-	ThinkS     float64           `json:"think_s"`
-	TTLS       float64           `json:"ttl_s"`
-	RetryS     float64           `json:"retry_s"`
-	Options    map[string]string `json:"options,omitempty"`
-	Servers    impl.Servers      `json:"servers"`
-	Sandboxed  []string          `json:"sandboxed,omitempty"`
-	ZKEnsemble int               `json:"zk_ensemble,omitempty"`
+	Version        string            `json:"lockbench_version"`
+	GoVersion      string            `json:"go_version"`
+	Started        time.Time         `json:"started"`
+	Host           map[string]string `json:"host"`
+	Seed           uint64            `json:"seed"`
+	Impls          []string          `json:"impls"`
+	Scenarios      []string          `json:"scenarios"`
+	Clients        []int             `json:"clients"`
+	Locks          int               `json:"locks"`
+	DurationS      float64           `json:"duration_s,omitempty"`
+	Acquires       int64             `json:"acquires,omitempty"`
+	WarmupS        float64           `json:"warmup_s"`
+	HoldS          float64           `json:"hold_s"`
+	ThinkS         float64           `json:"think_s"`
+	Hold           string            `json:"hold"`  // the distribution, e.g. exp:5ms
+	Think          string            `json:"think"` // the distribution
+	Keys           string            `json:"keys,omitempty"`
+	Rate           float64           `json:"rate,omitempty"`
+	Arrival        string            `json:"arrival,omitempty"`
+	MaxInflight    int               `json:"max_inflight,omitempty"`
+	Repeat         int               `json:"repeat,omitempty"`
+	ServerVersions map[string]string `json:"server_versions"`
+	TTLS           float64           `json:"ttl_s"`
+	RetryS         float64           `json:"retry_s"`
+	Options        map[string]string `json:"options,omitempty"`
+	Servers        impl.Servers      `json:"servers"`
+	Sandboxed      []string          `json:"sandboxed,omitempty"`
+	ZKEnsemble     int               `json:"zk_ensemble,omitempty"`
 }
 
 // Run runs the plan. Servers not given in Plan.Cell.Config.Servers are
@@ -83,7 +91,9 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 		if err := os.MkdirAll(plan.Out, 0o755); err != nil {
 			return sum, fmt.Errorf("lockbench: %w", err)
 		}
-		if err := report.WriteJSON(filepath.Join(plan.Out, report.MetaFile), plan.meta(sum.Started, servers, sandboxed)); err != nil {
+		meta := plan.meta(sum.Started, servers, sandboxed)
+		meta.ServerVersions = serverVersions(ctx, servers)
+		if err := report.WriteJSON(filepath.Join(plan.Out, report.MetaFile), meta); err != nil {
 			return sum, err
 		}
 	}
@@ -208,11 +218,17 @@ func provision(ctx context.Context, p Plan) (impl.Servers, []string, func(), err
 
 func (p Plan) meta(started time.Time, s impl.Servers, sandboxed []string) Meta {
 	c := p.Cell.Config.WithDefaults()
-	host, _ := os.Hostname()
+	hold, think := p.Cell.HoldDist, p.Cell.ThinkDist
+	if hold.IsZero() {
+		hold = scenarios.Fixed(p.Cell.Hold)
+	}
+	if think.IsZero() {
+		think = scenarios.Fixed(p.Cell.Think)
+	}
 	return Meta{
-		Version: Version, GoVersion: runtime.Version(), Started: started,
-		Host: map[string]string{"hostname": host, "os": runtime.GOOS, "arch": runtime.GOARCH,
-			"cpus": fmt.Sprint(runtime.NumCPU())},
+		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(),
+		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
+		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,
 		Seed: c.Seed, Impls: p.Impls, Scenarios: p.Scenarios, Clients: slices.Clone(p.Clients),
 		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
 		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,8 +180,10 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 		return p, fmt.Errorf("%w: --zk-ensemble must be 1 or ≥ 3, got %d", errUsage, o.zkEnsemble)
 	case o.redlockMode != "parallel" && o.redlockMode != "sequential":
 		return p, fmt.Errorf("%w: --redlock-mode must be parallel or sequential, got %q", errUsage, o.redlockMode)
-	case o.redlockTimeout <= 0 || o.redlockTimeout >= o.ttl:
-		return p, fmt.Errorf("%w: --redlock-timeout must be positive and below --ttl", errUsage)
+	case o.redlockTimeout <= 0:
+		return p, fmt.Errorf("%w: --redlock-timeout must be positive", errUsage)
+	case o.redlockTimeout >= o.ttl && slices.ContainsFunc(p.Impls, func(n string) bool { return strings.HasPrefix(n, "red") && n != "redis" }):
+		return p, fmt.Errorf("%w: --redlock-timeout (%v) must be below --ttl (%v): a master's reply may not cost the whole validity", errUsage, o.redlockTimeout, o.ttl)
 	case o.repeat < 1:
 		return p, fmt.Errorf("%w: --repeat must be ≥ 1, got %d", errUsage, o.repeat)
 	case o.netDelay < 0 || o.netJitter < 0 || o.restartDelay < 0:

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/report"
+)
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = Main(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestUsageErrorsAreOneLineExit2(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]string{
+		"unknown impl":         {"run", "--impl", "nope"},
+		"malformed list":       {"run", "--clients", "1,x"},
+		"zero clients":         {"run", "--clients", "0"},
+		"negative duration":    {"run", "--duration", "-1s"},
+		"zero duration":        {"run", "--duration", "0s"},
+		"duration & acquires":  {"run", "--duration", "2s", "--acquires", "5"},
+		"unknown flag":         {"run", "--bogus"},
+		"unknown scenario":     {"run", "--scenario", "storm"},
+		"bad hold":             {"run", "--hold", "gauss:1ms"},
+		"rate without rate":    {"run", "--scenario", "rate"},
+		"even redlock":         {"run", "--redlock", "a:1,b:2"},
+		"address without port": {"run", "--redis", "localhost"},
+		"unknown command":      {"frobnicate"},
+		"stray argument":       {"list", "extra"},
+		"benchcheck one file":  {"benchcheck", "a.txt"},
+	}
+	for name, args := range cases {
+		code, out, errOut := run(args...)
+		if code != ExitUsage {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, ExitUsage, errOut)
+		}
+		if lines := strings.Count(strings.TrimRight(errOut, "\n"), "\n"); lines != 0 || !strings.HasPrefix(errOut, "lockbench: ") {
+			t.Errorf("%s: stderr is not one line: %q", name, errOut)
+		}
+		if out != "" {
+			t.Errorf("%s: wrote to stdout: %q", name, out)
+		}
+	}
+}
+
+func TestListAndVersion(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run("list")
+	for _, want := range []string{"redis", "redlock", "redsync", "zk-naive", "zk-pred", "hot", "burst", "keys", "rate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %s", want)
+		}
+	}
+	if code != 0 || strings.Contains(out, "test-") {
+		t.Errorf("list: exit %d, output %q", code, out)
+	}
+	if code, out, _ := run("version"); code != 0 || !strings.HasPrefix(out, "lockbench ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+	if code, _, errOut := run("run", "--help"); code != 0 || !strings.Contains(errOut, "Examples:") {
+		t.Errorf("run --help: exit %d, %q", code, errOut)
+	}
+}
+
+func TestUnreachableServerIsExit1(t *testing.T) {
+	t.Parallel()
+	code, _, errOut := run("run", "--impl", "redis", "--redis", "127.0.0.1:1", "--clients", "1",
+		"--duration", "1s", "-q", "--out", t.TempDir())
+	if code != ExitFailure || !strings.Contains(errOut, "127.0.0.1:1") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A TTL shorter than the hold lets a second holder in: the run writes every
+// result and then exits 3.
+func TestViolationsExit3AfterWritingResults(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("redis-server not installed (apt-get install -y redis-server)")
+	}
+	dir := t.TempDir()
+	code, out, errOut := run("run", "--impl", "redis", "--clients", "4", "--duration", "1s", "--warmup", "0s",
+		"--ttl", "20ms", "--hold", "60ms", "--retry", "5ms", "-q", "--out", dir)
+	if code != ExitUnsafe {
+		t.Fatalf("exit %d, want %d; stderr %q", code, ExitUnsafe, errOut)
+	}
+	if !strings.Contains(out, "UNSAFE") || !strings.Contains(errOut, "mutual exclusion was violated") {
+		t.Errorf("the table does not flag the cell:\n%s\n%s", out, errOut)
+	}
+	sum, err := report.ReadSummary(filepath.Join(dir, report.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Cells) != 1 || sum.Cells[0].SafetyViolations == 0 {
+		t.Fatalf("summary.json: %+v", sum.Cells)
+	}
+	var meta map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, report.MetaFile))
+	if err != nil || json.Unmarshal(b, &meta) != nil {
+		t.Fatalf("meta.json: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, report.CellFile(sum.Cells[0])+".hlog")); err != nil {
+		t.Error(err)
+	}
+}
