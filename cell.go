@@ -260,6 +260,10 @@ type cellRun struct {
 	limited                      bool
 	remaining                    atomic.Int64
 
+	// keepOpen leaves the clients connected after the cell (a ramp's
+	// stairs share them).
+	keepOpen bool
+
 	// burst
 	grants      atomic.Int64
 	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
@@ -274,10 +278,7 @@ type cellRun struct {
 
 func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker) *cellRun {
 	r := &cellRun{spec: spec, driver: d}
-	r.names = make([]string, spec.Locks)
-	for i := range r.names {
-		r.names[i] = fmt.Sprintf("lock-%d", i)
-	}
+	r.names = lockNames(spec.Locks)
 	r.workers = make([]*worker, len(lockers))
 	for i, l := range lockers {
 		w := newWorker(i, l, spec.Config.Seed)
@@ -293,7 +294,18 @@ func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker) *cellRun {
 	return r
 }
 
+func lockNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("lock-%d", i)
+	}
+	return names
+}
+
 func (r *cellRun) closeAll() {
+	if r.keepOpen {
+		return
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
 	for _, w := range r.workers {
@@ -344,6 +356,10 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	}
 	defer cancel()
 
+	first := make([]int64, len(r.workers))
+	for i, w := range r.workers {
+		first[i] = w.l.Counters().Notifications.Load()
+	}
 	base := make([]impl.Counts, len(r.workers))
 	snapBase := func() {
 		for i, w := range r.workers {
@@ -434,8 +450,8 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 				cell.Server[k] = v - serverBefore[k]
 			}
 			var all int64
-			for _, c := range counts {
-				all += c.Notifications.Load()
+			for i, c := range counts {
+				all += c.Notifications.Load() - first[i]
 			}
 			cell.Server["client_notifications"] = all
 		}

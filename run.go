@@ -28,6 +28,9 @@ type Plan struct {
 	Cell CellSpec
 	// ZKEnsemble is the size of a sandboxed ZooKeeper. Default 1.
 	ZKEnsemble int
+	// Ramp, if set, replaces the client counts: each implementation ×
+	// scenario runs a staircase up to the largest of Clients.
+	Ramp *Ramp
 	// Out is the results directory; empty writes nothing.
 	Out string
 
@@ -98,11 +101,30 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 		}
 	}
 	runID := randomID()
-	total := len(plan.Impls) * len(plan.Scenarios) * len(plan.Clients)
+	clients := plan.Clients
+	if plan.Ramp != nil {
+		clients = []int{slices.Max(plan.Clients)}
+	}
+	total := len(plan.Impls) * len(plan.Scenarios) * len(clients)
 	i := 0
+	keep := func(res Result) error {
+		sum.Cells = append(sum.Cells, res.Cell)
+		if plan.Out != "" {
+			if err := WriteIntervalLog(plan.Out, res); err != nil {
+				return err
+			}
+			if err := report.WriteJSON(filepath.Join(plan.Out, report.SummaryFile), sum); err != nil {
+				return err
+			}
+		}
+		if plan.OnResult != nil {
+			plan.OnResult(res.Cell)
+		}
+		return nil
+	}
 	for _, name := range plan.Impls {
 		for _, sc := range plan.Scenarios {
-			for _, n := range plan.Clients {
+			for _, n := range clients {
 				spec := plan.Cell
 				spec.Impl, spec.Clients = name, n
 				spec.Scenario, _ = scenarios.Lookup(sc)
@@ -116,22 +138,24 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 					plan.OnCell(idx, total, spec)
 				}
 				i++
+				if plan.Ramp != nil {
+					stairs, err := RunRamp(ctx, spec, *plan.Ramp)
+					for _, res := range stairs {
+						if err := keep(res); err != nil {
+							return sum, err
+						}
+					}
+					if err != nil {
+						return sum, err
+					}
+					continue
+				}
 				res, err := RunCellDetail(ctx, spec)
 				if err != nil {
 					return sum, err
 				}
-				cell := res.Cell
-				sum.Cells = append(sum.Cells, cell)
-				if plan.Out != "" {
-					if err := WriteIntervalLog(plan.Out, res); err != nil {
-						return sum, err
-					}
-					if err := report.WriteJSON(filepath.Join(plan.Out, report.SummaryFile), sum); err != nil {
-						return sum, err
-					}
-				}
-				if plan.OnResult != nil {
-					plan.OnResult(cell)
+				if err := keep(res); err != nil {
+					return sum, err
 				}
 			}
 		}

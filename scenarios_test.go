@@ -132,3 +132,35 @@ func TestRateNeedsARate(t *testing.T) {
 		t.Fatal("rate without --rate accepted")
 	}
 }
+
+func TestRampRunsAStaircaseOverOneSetOfClients(t *testing.T) {
+	t.Parallel()
+	r, err := ParseRamp("1:2:300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Stairs(6); len(got) != 4 || got[0] != 1 || got[1] != 3 || got[2] != 5 || got[3] != 6 {
+		t.Fatalf("stairs to 6: %v", got)
+	}
+	res, err := RunRamp(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 5, Hold: 100 * time.Microsecond,
+		Warmup: 50 * time.Millisecond, Config: impl.Config{Namespace: t.Name()},
+	}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 {
+		t.Fatalf("%d stairs, want 3", len(res))
+	}
+	for i, want := range []int{1, 3, 5} {
+		c := res[i].Cell
+		if c.Clients != want || c.Acquires == 0 || c.DurationS < 0.3 || c.DurationS > 0.31 || len(c.Fairness.PerClient) != want {
+			t.Errorf("stair %d: clients %d acquires %d over %.3fs", i, c.Clients, c.Acquires, c.DurationS)
+		}
+	}
+	for _, bad := range []string{"4:4", "0:1:1s", "1:0:1s", "1:1:0s", "a:1:1s"} {
+		if _, err := ParseRamp(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

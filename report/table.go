@@ -103,9 +103,15 @@ func rowFields(c Cell, herd bool) []string {
 		}
 		server := "-"
 		if v, ok := c.Server["watch_triggered"]; ok {
+			// The whole cell on both sides: ✓ when the clients received
+			// exactly the notifications the servers sent.
 			server = fmt.Sprint(v)
-			if cn, ok := c.Server["client_notifications"]; ok && cn != v {
-				server += fmt.Sprintf("≠%d", cn)
+			if cn, ok := c.Server["client_notifications"]; ok {
+				if cn == v {
+					server += "✓"
+				} else {
+					server += fmt.Sprintf("≠%d", cn)
+				}
 			}
 		} else if c.ServerNote != "" {
 			server = "n/a"

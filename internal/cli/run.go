@@ -32,6 +32,7 @@ Examples:
   lockbench run --impl zk-naive,zk-pred --scenario burst --clients 8,32,128 --hold 5ms
   lockbench run --impl redis --locks 16 --clients 16 --acquires 100000   # uncontended
   lockbench run --impl redis,zk-pred --scenario keys --locks 100 --dist zipf:1.2 --clients 32
+  lockbench run --impl redis,zk-pred --clients 64 --ramp 8:8:5s --hold 1ms   # 8, 16, … 64 clients
   lockbench run --impl zk-pred --scenario rate --rate 2000 --arrival poisson --clients 64 --hold exp:1ms
   lockbench run --impl zk-pred --zk 10.0.0.5:2181 --clients 64 --duration 30s
 
@@ -42,7 +43,7 @@ type runOpts struct {
 	impls, scens, clients                 string
 	locks                                 int
 	duration, warmup                      time.Duration
-	hold, think, dist, arrival            string
+	hold, think, dist, arrival, ramp      string
 	rate                                  float64
 	maxInflight                           int
 	acquires                              int64
@@ -68,6 +69,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&o.locks, "locks", 1, "number of lock names; client i uses lock i mod N (N ≥ clients: no contention)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per cell")
 	fs.Int64Var(&o.acquires, "acquires", 0, "measure this many acquisitions per cell instead of a duration")
+	fs.StringVar(&o.ramp, "ramp", "", "staircase start:step:every up to the largest --clients over the same connections, e.g. 4:4:5s (a cell per stair)")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured warm-up per cell")
 	fs.StringVar(&o.hold, "hold", "0s", "time each holder keeps the lock: 5ms, exp:5ms (exponential, mean) or uniform:1ms-10ms")
 	fs.StringVar(&o.think, "think", "0s", "pause between release and the next acquire (same forms as --hold)")
@@ -99,6 +101,19 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	plan, err := o.plan(fs.Changed("duration"))
+	if err == nil && o.ramp != "" {
+		switch {
+		case fs.Changed("duration") || o.acquires > 0:
+			err = fmt.Errorf("%w: --ramp sets each stair's length; drop --duration and --acquires", errUsage)
+		default:
+			var r lockbench.Ramp
+			if r, err = lockbench.ParseRamp(o.ramp); err != nil {
+				err = fmt.Errorf("%w: --ramp: %v", errUsage, err)
+			} else {
+				plan.Ramp = &r
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}

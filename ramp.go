@@ -1,0 +1,99 @@
+package lockbench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// Ramp is a staircase of client counts within one series: Start clients,
+// then Step more every Every, up to the cell's Clients.
+type Ramp struct {
+	Start, Step int
+	Every       time.Duration
+}
+
+// ParseRamp reads "start:step:every", e.g. "4:4:5s".
+func ParseRamp(s string) (Ramp, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return Ramp{}, fmt.Errorf("ramp %q: want start:step:every, e.g. 4:4:5s", s)
+	}
+	start, err1 := strconv.Atoi(parts[0])
+	step, err2 := strconv.Atoi(parts[1])
+	every, err3 := time.ParseDuration(parts[2])
+	if err1 != nil || err2 != nil || err3 != nil || start < 1 || step < 1 || every <= 0 {
+		return Ramp{}, fmt.Errorf("ramp %q: start and step must be whole numbers ≥ 1, every a positive duration", s)
+	}
+	return Ramp{Start: start, Step: step, Every: every}, nil
+}
+
+// Stairs returns the client counts of the staircase up to top.
+func (r Ramp) Stairs(top int) []int {
+	var out []int
+	for k := r.Start; ; k += r.Step {
+		if k >= top {
+			return append(out, top)
+		}
+		out = append(out, k)
+	}
+}
+
+// RunRamp connects spec.Clients clients once and runs one cell per stair of
+// the ramp, each for ramp.Every, the first k clients taking part. Keeping
+// the connections makes the stairs one series with no connect cost between
+// them; warm-up applies to the first stair only.
+func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
+	d, ok := impl.Lookup(spec.Impl)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown implementation %q", ErrUsage, spec.Impl)
+	}
+	spec.Duration, spec.Acquires = ramp.Every, 0
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	if k := spec.Scenario.Kind; k != scenarios.ClosedLoop && k != scenarios.OpenLoop {
+		return nil, fmt.Errorf("%w: --ramp needs a closed- or open-loop scenario, not %s", ErrUsage, spec.Scenario.Name)
+	}
+	if ramp.Start > spec.Clients {
+		return nil, fmt.Errorf("%w: ramp starts at %d clients, above the %d connected", ErrUsage, ramp.Start, spec.Clients)
+	}
+	lockers, err := connect(ctx, d, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, l := range lockers {
+			l.Close()
+		}
+	}()
+	if p, ok := lockers[0].(impl.Preparer); ok {
+		if err := p.Prepare(ctx, lockNames(spec.Locks)); err != nil {
+			return nil, fmt.Errorf("%s: prepare: %w", d.Name, err)
+		}
+	}
+	var out []Result
+	for i, k := range ramp.Stairs(spec.Clients) {
+		s := spec
+		s.Clients = k
+		if s.Scenario.Kind == scenarios.OpenLoop && spec.MaxInflight == spec.Clients {
+			s.MaxInflight = k // the default follows the stair
+		}
+		if i > 0 {
+			s.Warmup = 0
+		}
+		r := newCellRun(s, d, lockers[:k])
+		r.keepOpen = true
+		res, err := r.run(ctx)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
