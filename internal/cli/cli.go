@@ -45,6 +45,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run implementations × scenarios × client counts and write results", runCmd},
+		{"report", "re-render tables, plots and report.html from a results directory", reportCmd},
+		{"compare", "compare two results directories cell by cell, noise-aware", compareCmd},
 		{"list", "list implementations and scenarios", listCmd},
 		{"sandbox", "start the servers lockbench would start, print their addresses, wait for Ctrl-C", sandboxCmd},
 		{"benchcheck", "compare two `go test -bench` outputs; exit 4 on a regression past a limit", benchcheckCmd},

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func metricOf(t *testing.T, d CellDelta, name string) MetricDelta {
+	t.Helper()
+	for _, m := range d.Metrics {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("%s has no metric %q", d.Key, name)
+	return MetricDelta{}
+}
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	base := Cell{Impl: "zk-pred", Scenario: "hot", Clients: 4, AcquiresPerS: 1000,
+		AcquireLatencyUs: Latency{P50: 500, P99: 2000}, NotificationsPerAcquire: 1}
+	changed := base
+	changed.AcquiresPerS = 1100         // +10%: real
+	changed.AcquireLatencyUs.P50 = 510  // +2%: noise
+	changed.AcquireLatencyUs.P99 = 3000 // +50%: worse
+	changed.NotificationsPerAcquire = 1 // same
+	gone := Cell{Impl: "redis", Scenario: "hot", Clients: 1}
+	added := Cell{Impl: "redis", Scenario: "hot", Clients: 64}
+
+	cmp := Compare([]Cell{base, gone}, []Cell{changed, added}, CompareOptions{})
+	if len(cmp.Cells) != 1 || cmp.Cells[0].Key != base.Key() {
+		t.Fatalf("cells %+v, want only %s", cmp.Cells, base.Key())
+	}
+	if !slices.Equal(cmp.OnlyOld, []string{gone.Key()}) || !slices.Equal(cmp.OnlyNew, []string{added.Key()}) {
+		t.Errorf("only old %v, only new %v", cmp.OnlyOld, cmp.OnlyNew)
+	}
+	d := cmp.Cells[0]
+	for _, tc := range []struct {
+		name          string
+		old, new, chg float64
+		noise, better bool
+	}{
+		{"acq/s", 1000, 1100, 0.10, false, true},
+		{"p50", 500, 510, 0.02, true, false},
+		{"p99", 2000, 3000, 0.50, false, false},
+		{"notif/acq", 1, 1, 0, true, false},
+	} {
+		m := metricOf(t, d, tc.name)
+		if m.Old != tc.old || m.New != tc.new || math.Abs(m.Change-tc.chg) > 1e-9 || m.Noise != tc.noise || m.Better != tc.better {
+			t.Errorf("%s: %+v, want old %v new %v change %v noise %v better %v", tc.name, m, tc.old, tc.new, tc.chg, tc.noise, tc.better)
+		}
+	}
+
+	// A wider noise threshold swallows the 10%.
+	wide := Compare([]Cell{base}, []Cell{changed}, CompareOptions{Noise: 0.2})
+	if m := metricOf(t, wide.Cells[0], "acq/s"); !m.Noise {
+		t.Errorf("with 20%% noise, +10%% throughput is %+v, want noise", m)
+	}
+
+	var out strings.Builder
+	if err := cmp.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{base.Key(), "1,000", "→ 1,100", "+10.0%", "better", "~ noise", "+50.0%", "worse",
+		"only in old: " + gone.Key(), "only in new: " + added.Key()} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestCompareFromZero(t *testing.T) {
+	t.Parallel()
+	a := Cell{Impl: "x", Scenario: "hot", Clients: 2}
+	b := a
+	b.NotificationsPerAcquire = 0.5
+	m := metricOf(t, Compare([]Cell{a}, []Cell{b}, CompareOptions{}).Cells[0], "notif/acq")
+	if !math.IsInf(m.Change, 1) || m.Noise {
+		t.Errorf("0 → 0.5: %+v, want +Inf and not noise", m)
+	}
+	if m := metricOf(t, Compare([]Cell{a}, []Cell{a}, CompareOptions{}).Cells[0], "acq/s"); m.Change != 0 || !m.Noise {
+		t.Errorf("0 → 0: %+v, want no change, noise", m)
+	}
+}
+
+// logWithRates builds an interval log whose 1 s intervals hold the given
+// numbers of acquisitions.
+func logWithRates(rates ...int) *CellLog {
+	var l CellLog
+	for i, n := range rates {
+		h := hdrhistogram.New(histMinUs, histMaxUs, histDigits)
+		h.RecordValues(100, int64(n))
+		h.SetTag(TagAcquire)
+		h.SetStartTimeMs(int64(i) * 1000)
+		h.SetEndTimeMs(int64(i+1) * 1000)
+		l.Intervals = append(l.Intervals, h)
+	}
+	return &l
+}
+
+func TestCompareNoiseFromIntervals(t *testing.T) {
+	t.Parallel()
+	old := Cell{Impl: "x", Scenario: "hot", Clients: 8, AcquiresPerS: 1000}
+	new := old
+	new.AcquiresPerS = 1100 // +10%: beyond the 5% threshold
+	key := old.Key()
+
+	steady := CompareOptions{
+		OldLogs: map[string]*CellLog{key: logWithRates(1000, 1001, 999, 1000)},
+		NewLogs: map[string]*CellLog{key: logWithRates(1100, 1101, 1099, 1100)},
+	}
+	if m := metricOf(t, Compare([]Cell{old}, []Cell{new}, steady).Cells[0], "acq/s"); m.Noise {
+		t.Errorf("steady runs: %+v, want a real change", m)
+	}
+	noisy := CompareOptions{
+		OldLogs: map[string]*CellLog{key: logWithRates(700, 1300, 800, 1200)},
+		NewLogs: map[string]*CellLog{key: logWithRates(800, 1400, 900, 1300)},
+	}
+	m := metricOf(t, Compare([]Cell{old}, []Cell{new}, noisy).Cells[0], "acq/s")
+	if !m.Noise || m.Band < 2*270 {
+		t.Errorf("runs swinging ±30%% a second: %+v, want noise with a band of twice their spread", m)
+	}
+	// One run's spread alone says nothing about the other's.
+	oneSided := CompareOptions{OldLogs: noisy.OldLogs}
+	if m := metricOf(t, Compare([]Cell{old}, []Cell{new}, oneSided).Cells[0], "acq/s"); m.Noise {
+		t.Errorf("spread from one run only: %+v, want the plain threshold", m)
+	}
+}
+
+func TestCompareDirs(t *testing.T) {
+	t.Parallel()
+	oldDir, newDir := t.TempDir(), t.TempDir()
+	old := fixtureSummary()
+	new := fixtureSummary()
+	new.Cells = new.Cells[1:] // redis/hot/1 only in old
+	new.Cells[0].AcquiresPerS *= 2
+	writeFixtureDir(t, oldDir, old, true)
+	writeFixtureDir(t, newDir, new, true)
+	cmp, err := CompareDirs(oldDir, newDir, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Cells) != len(new.Cells) || !slices.Equal(cmp.OnlyOld, []string{old.Cells[0].Key()}) {
+		t.Errorf("%d cells, only old %v", len(cmp.Cells), cmp.OnlyOld)
+	}
+	if m := metricOf(t, cmp.Cells[0], "acq/s"); m.Noise || !m.Better || m.Change != 1 {
+		t.Errorf("doubled throughput: %+v", m)
+	}
+	if _, err := CompareDirs(oldDir, filepath.Join(newDir, "missing"), CompareOptions{}); err == nil {
+		t.Error("CompareDirs with a missing directory succeeded")
+	}
+}

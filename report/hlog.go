@@ -1,0 +1,157 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Range of the latency histograms in an .hlog, in microseconds: 1 µs to 1 h
+// at 3 significant digits, the same as the harness records with.
+const (
+	histMinUs  = 1
+	histMaxUs  = 3_600_000_000
+	histDigits = 3
+)
+
+// CellLog is a cell's interval log: one histogram per tag and interval
+// (about a second each), in file order. Values are microseconds.
+type CellLog struct {
+	Intervals []*hdrhistogram.Histogram
+}
+
+// ReadHlog reads an HdrHistogram interval log written by `lockbench run`.
+func ReadHlog(path string) (*CellLog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	defer f.Close()
+	r := hdrhistogram.NewHistogramLogReader(f)
+	var l CellLog
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", path, err)
+		}
+		if h == nil {
+			return &l, nil
+		}
+		l.Intervals = append(l.Intervals, h)
+	}
+}
+
+// readCellLog reads a cell's .hlog in dir; a missing one is nil, not an
+// error, since runs from before .hlog files existed have none.
+func readCellLog(dir string, c Cell) (*CellLog, error) {
+	l, err := ReadHlog(cellPath(dir, c, HlogExt))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return l, err
+}
+
+// Tagged returns the intervals carrying tag, in order.
+func (l *CellLog) Tagged(tag string) []*hdrhistogram.Histogram {
+	if l == nil {
+		return nil
+	}
+	var out []*hdrhistogram.Histogram
+	for _, h := range l.Intervals {
+		if h.Tag() == tag {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Merged returns all intervals carrying tag merged into one histogram, or
+// nil when there are none.
+func (l *CellLog) Merged(tag string) *hdrhistogram.Histogram {
+	hs := l.Tagged(tag)
+	if len(hs) == 0 {
+		return nil
+	}
+	m := hdrhistogram.New(histMinUs, histMaxUs, histDigits)
+	for _, h := range hs {
+		m.Merge(h)
+	}
+	return m
+}
+
+// IntervalStat is what one interval of a log says: its middle, in
+// seconds after the first interval began, the acquisitions per second in
+// it, and its latency quantiles in microseconds. Empty marks an interval
+// with no acquisitions at all, which has no quantiles.
+type IntervalStat struct {
+	MidS, PerS float64
+	P50, P99   float64
+	Empty      bool
+}
+
+// IntervalStats summarises the intervals tagged tag, in time order. An
+// interval shorter than half the typical one (the stub at the end of a
+// cell) is left out: its rate says more about where the cell stopped than
+// about the lock. A writer may leave empty intervals out of the log; a
+// gap of whole intervals between two is filled with empty ones, since a
+// second without acquisitions is a finding (a stall), not missing data.
+func (l *CellLog) IntervalStats(tag string) []IntervalStat {
+	hs := l.Tagged(tag)
+	if len(hs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(hs, func(a, b *hdrhistogram.Histogram) int {
+		return cmp.Compare(a.StartTimeMs(), b.StartTimeMs())
+	})
+	lengths := make([]int64, 0, len(hs))
+	for _, h := range hs {
+		lengths = append(lengths, h.EndTimeMs()-h.StartTimeMs())
+	}
+	slices.Sort(lengths)
+	typical := lengths[len(lengths)/2]
+	t0 := hs[0].StartTimeMs()
+	mid := func(start, end int64) float64 { return float64(start+end-2*t0) / 2000 }
+	var out []IntervalStat
+	prevEnd := t0
+	for _, h := range hs {
+		if typical > 0 {
+			for gap := prevEnd; h.StartTimeMs()-gap >= typical; gap += typical {
+				out = append(out, IntervalStat{MidS: mid(gap, gap+typical), Empty: true})
+			}
+		}
+		prevEnd = max(prevEnd, h.EndTimeMs())
+		ms := h.EndTimeMs() - h.StartTimeMs()
+		if ms <= 0 || 2*ms < typical {
+			continue
+		}
+		out = append(out, IntervalStat{
+			MidS: mid(h.StartTimeMs(), h.EndTimeMs()),
+			PerS: float64(h.TotalCount()) / (float64(ms) / 1000),
+			P50:  float64(h.ValueAtQuantile(50)),
+			P99:  float64(h.ValueAtQuantile(99)),
+		})
+	}
+	return out
+}
+
+// stddev is the sample standard deviation of xs; 0 for fewer than two.
+func stddev(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}

@@ -1,0 +1,97 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// summaryRow is a cell as the markdown and HTML tables show it.
+type summaryRow struct {
+	Impl, Scenario, Clients, PerS       string
+	P50, P99, P999, Errors              string
+	Retries, Notif, Wakeups, Violations string
+	Unsafe                              bool
+}
+
+// summaryRows lays cells out for the PR table; wakeups reports whether
+// any cell has wake-ups or a theory for them, so the column is worth
+// showing.
+func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
+	for _, c := range cells {
+		r := summaryRow{
+			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients),
+			PerS: commas(round(c.AcquiresPerS)),
+			P50:  Dur(c.AcquireLatencyUs.P50), P99: Dur(c.AcquireLatencyUs.P99), P999: Dur(c.AcquireLatencyUs.P999),
+			Errors:  commas(c.Errors),
+			Retries: perAcq(c.RetriesPerAcquire), Notif: perAcq(c.NotificationsPerAcquire),
+			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: c.SafetyViolations > 0,
+		}
+		if n, _ := releaseWakeups(c); n > 0 || c.TheoryWakeups != nil {
+			wakeups = true
+			r.Wakeups = commas(n)
+			if c.TheoryWakeups != nil {
+				r.Wakeups += " / " + commas(*c.TheoryWakeups)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows, wakeups
+}
+
+// markdown renders summary.md: the headlines, the table and, with an SLO,
+// the capacity found.
+func markdown(meta runMeta, cells []Cell, slo *SLO) []byte {
+	var b strings.Builder
+	b.WriteString("## lockbench results\n\n")
+	if d := meta.describe(); d != "" {
+		fmt.Fprintf(&b, "_%s._\n\n", d)
+	}
+	for _, h := range Headlines(cells) {
+		fmt.Fprintf(&b, "- %s\n", mdEscape(h))
+	}
+	rows, wakeups := summaryRows(cells)
+	head := []string{"impl", "scenario", "clients", "acq/s", "p50", "p99", "p99.9", "errors", "retries/acq", "notif/acq"}
+	align := []string{":--", ":--", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"}
+	if wakeups {
+		head = append(head, "wake-ups / theory")
+		align = append(align, "--:")
+	}
+	head = append(head, "violations")
+	align = append(align, "--:")
+	b.WriteString("\n")
+	mdRow(&b, head)
+	mdRow(&b, align)
+	for _, r := range rows {
+		impl := mdEscape(r.Impl)
+		if r.Unsafe {
+			impl = "**" + impl + " ⚠ UNSAFE**"
+		}
+		f := []string{impl, mdEscape(r.Scenario), r.Clients, r.PerS, r.P50, r.P99, r.P999, r.Errors, r.Retries, r.Notif}
+		if wakeups {
+			f = append(f, r.Wakeups)
+		}
+		f = append(f, r.Violations)
+		mdRow(&b, f)
+	}
+	if wakeups {
+		b.WriteString("\nWake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.\n")
+	}
+	if slo != nil {
+		fmt.Fprintf(&b, "\n### Capacity at %s ≤ %v\n\n", slo.label(), slo.Limit)
+		mdRow(&b, []string{"impl", "scenario", "capacity"})
+		mdRow(&b, []string{":--", ":--", ":--"})
+		for _, r := range Capacity(cells, *slo) {
+			mdRow(&b, []string{mdEscape(r.Impl), mdEscape(r.Scenario), mdEscape(r.Describe(*slo))})
+		}
+	}
+	return []byte(b.String())
+}
+
+func mdRow(b *strings.Builder, fields []string) {
+	b.WriteString("| " + strings.Join(fields, " | ") + " |\n")
+}
+
+// mdEscape keeps a value from breaking the table or turning into markup.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(s)
+}

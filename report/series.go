@@ -1,0 +1,372 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// The plotted data is computed here by plain functions, apart from the
+// drawing in plots.go, so tests can check what a plot shows without
+// looking at pixels.
+
+// series is one line of a plot. Impl and Scenario choose its colour and
+// dash; a Theory line is drawn thin, grey and dashed instead.
+type series struct {
+	Label          string
+	Impl, Scenario string
+	Theory         bool
+	// Alt draws the series dotted, to tell a second quantity of the same
+	// implementation and scenario apart (retries beside notifications).
+	Alt bool
+	XYs plotter.XYs
+	// PointLabels, if set, annotate each point (e.g. its client count).
+	PointLabels []string
+}
+
+// ninesX maps a quantile (0 ≤ q < 1) to the spectrum plot's x axis:
+// 1/(1−q), so that on a log axis 90%, 99%, 99.9% … are evenly spaced.
+func ninesX(q float64) float64 { return 1 / (1 - q) }
+
+// ninesTicks labels the spectrum's x axis from 0% (x = 1) up to
+// ninesMax(maxX): 90%, 99%, 99.9%, …, with minor ticks between.
+func ninesTicks(maxX float64) []plot.Tick {
+	ticks := []plot.Tick{{Value: 1, Label: "0%"}}
+	top := ninesMax(maxX)
+	for k := 1; math.Pow10(k) <= top; k++ {
+		for m := 2; m < 10; m++ {
+			ticks = append(ticks, plot.Tick{Value: math.Pow10(k-1) * float64(m)})
+		}
+		ticks = append(ticks, plot.Tick{Value: math.Pow10(k), Label: ninesLabel(k)})
+	}
+	return ticks
+}
+
+// ninesMax is the end of the spectrum's x axis: the first power of ten
+// at or above maxX, and at least 10 (90%).
+func ninesMax(maxX float64) float64 {
+	return max(10, math.Pow10(int(math.Ceil(math.Log10(max(maxX, 1))-1e-9))))
+}
+
+// ninesLabel is the percentile with k nines: 1 → "90%", 3 → "99.9%".
+func ninesLabel(k int) string {
+	switch k {
+	case 1:
+		return "90%"
+	case 2:
+		return "99%"
+	}
+	return "99." + strings.Repeat("9", k-2) + "%"
+}
+
+// spectrumSeries is a cell's latency percentile spectrum in milliseconds
+// against ninesX. From the merged histogram when there is one; the last
+// point, the maximum, sits at x = count (q = 1−1/count, the finest
+// quantile the data resolves). Without a histogram it falls back to the
+// summary's quantiles.
+func spectrumSeries(c Cell, h *hdrhistogram.Histogram) plotter.XYs {
+	var xys plotter.XYs
+	add := func(x, us float64) {
+		if us <= 0 || x < 1 || (len(xys) > 0 && x <= xys[len(xys)-1].X) {
+			return
+		}
+		xys = append(xys, plotter.XY{X: x, Y: us / 1000})
+	}
+	if h != nil && h.TotalCount() > 0 {
+		n := float64(h.TotalCount())
+		for _, b := range h.CumulativeDistributionWithTicks(5) {
+			q := b.Quantile / 100
+			x := n
+			if q < 1 {
+				x = min(ninesX(q), n)
+			}
+			add(x, float64(b.ValueAt))
+		}
+		add(n, float64(h.Max()))
+		return xys
+	}
+	l := c.AcquireLatencyUs
+	add(ninesX(0.5), l.P50)
+	add(ninesX(0.9), l.P90)
+	add(ninesX(0.99), l.P99)
+	add(ninesX(0.999), l.P999)
+	add(float64(c.Acquires), l.Max)
+	return xys
+}
+
+// latencySeries gives, per scenario, the spectrum of the largest client
+// count of each implementation.
+func latencySeries(cells []Cell, logs map[string]*CellLog) map[string][]series {
+	out := map[string][]series{}
+	for _, g := range groupCells(cells) {
+		c, ok := largestMeasured(g.cells)
+		if !ok {
+			continue
+		}
+		xys := spectrumSeries(c, logs[c.Key()].Merged(TagAcquire))
+		if len(xys) == 0 {
+			continue
+		}
+		out[g.scenario] = append(out[g.scenario], series{
+			Label: fmt.Sprintf("%s (%s)", g.impl, plural(int64(c.Clients), "client")),
+			Impl:  g.impl, Scenario: g.scenario, XYs: xys,
+		})
+	}
+	return out
+}
+
+// perGroup builds one series per implementation and scenario from a value
+// of each cell; points where ok is false (or x, y ≤ 0 on a log axis) are
+// left out, and so are series left without points.
+func perGroup(cells []Cell, label string, point func(Cell) (x, y float64, ok bool)) []series {
+	var out []series
+	for _, g := range groupCells(cells) {
+		s := series{Label: g.impl + "/" + g.scenario + label, Impl: g.impl, Scenario: g.scenario}
+		for _, c := range g.cells {
+			if x, y, ok := point(c); ok {
+				s.XYs = append(s.XYs, plotter.XY{X: x, Y: y})
+			}
+		}
+		if len(s.XYs) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// throughputSeries is acquisitions per second against clients.
+func throughputSeries(cells []Cell) []series {
+	return perGroup(cells, "", func(c Cell) (float64, float64, bool) {
+		return float64(c.Clients), c.AcquiresPerS, c.Acquires > 0
+	})
+}
+
+// p99Series is p99 acquire latency in milliseconds against clients.
+func p99Series(cells []Cell) []series {
+	return perGroup(cells, "", func(c Cell) (float64, float64, bool) {
+		return float64(c.Clients), c.AcquireLatencyUs.P99 / 1000, c.Acquires > 0 && c.AcquireLatencyUs.P99 > 0
+	})
+}
+
+// p99ThroughputSeries is p99 in milliseconds against acquisitions per
+// second, one point per client count, labelled with it.
+func p99ThroughputSeries(cells []Cell) []series {
+	out := perGroup(cells, "", func(c Cell) (float64, float64, bool) {
+		return c.AcquiresPerS, c.AcquireLatencyUs.P99 / 1000, c.Acquires > 0 && c.AcquireLatencyUs.P99 > 0
+	})
+	for i, s := range out {
+		for _, c := range cellsOf(cells, s.Impl, s.Scenario) {
+			if c.Acquires > 0 && c.AcquireLatencyUs.P99 > 0 {
+				out[i].PointLabels = append(out[i].PointLabels, fmt.Sprintf("n=%d", c.Clients))
+			}
+		}
+	}
+	return out
+}
+
+// cellsOf returns the cells of one implementation and scenario by
+// ascending client count.
+func cellsOf(cells []Cell, impl, scenario string) []Cell {
+	for _, g := range groupCells(cells) {
+		if g.impl == impl && g.scenario == scenario {
+			return g.cells
+		}
+	}
+	return nil
+}
+
+// perAcquireSeries is, for closed loops, notifications per acquisition
+// against clients, and retries per acquisition for implementations that
+// retry; theory adds n−1 when some implementation's waiters all watch
+// every change and 1 when some watch their predecessor, over n ≥ 2.
+func perAcquireSeries(cells []Cell) (measured, theory []series) {
+	loop := closedLoops(cells)
+	notif := perGroup(loop, " notifications", func(c Cell) (float64, float64, bool) {
+		return float64(c.Clients), c.NotificationsPerAcquire, c.Acquires > 0 && c.NotificationsPerAcquire > 0
+	})
+	retries := perGroup(loop, " retries", func(c Cell) (float64, float64, bool) {
+		return float64(c.Clients), c.RetriesPerAcquire, c.Acquires > 0 && c.RetriesPerAcquire > 0
+	})
+	for i := range retries {
+		retries[i].Alt = true
+	}
+	measured = append(notif, retries...)
+	if len(measured) == 0 {
+		return nil, nil
+	}
+	herds := map[impl.Herd]bool{}
+	var ns []int
+	for _, c := range loop {
+		if h := herdOf(c.Impl, cells); h.known && c.Locks <= 1 {
+			herds[h.herd] = true
+		}
+		if c.Clients >= 2 && !slices.Contains(ns, c.Clients) {
+			ns = append(ns, c.Clients)
+		}
+	}
+	slices.Sort(ns)
+	if len(ns) == 0 {
+		return measured, nil
+	}
+	if herds[impl.WatchAll] {
+		theory = append(theory, theoryLine("theory n−1 (all watch all)", ns, func(n float64) float64 { return n - 1 }))
+	}
+	if herds[impl.WatchPredecessor] {
+		theory = append(theory, theoryLine("theory 1 (predecessor watch)", ns, func(float64) float64 { return 1 }))
+	}
+	return measured, theory
+}
+
+// burstSeries is, for bursts, the wake-ups of each implementation that has
+// any against the number of clients, with n(n−1)/2 and n−1 for reference
+// over n ≥ 2.
+func burstSeries(cells []Cell) (measured, theory []series) {
+	var burst []Cell
+	for _, c := range cells {
+		if isBurst(c.Scenario) {
+			burst = append(burst, c)
+		}
+	}
+	var ns []int
+	for _, g := range groupCells(burst) {
+		s := series{Impl: g.impl, Scenario: g.scenario}
+		for _, c := range g.cells {
+			n, what := releaseWakeups(c)
+			if n <= 0 {
+				continue
+			}
+			s.Label = g.impl + " " + what
+			s.XYs = append(s.XYs, plotter.XY{X: float64(c.Clients), Y: float64(n)})
+			if c.Clients >= 2 && !slices.Contains(ns, c.Clients) {
+				ns = append(ns, c.Clients)
+			}
+		}
+		if len(s.XYs) > 0 {
+			measured = append(measured, s)
+		}
+	}
+	if len(measured) == 0 {
+		return nil, nil
+	}
+	slices.Sort(ns)
+	theory = []series{
+		theoryLine("theory n(n−1)/2 (all watch all)", ns, func(n float64) float64 { return n * (n - 1) / 2 }),
+		theoryLine("theory n−1 (predecessor watch)", ns, func(n float64) float64 { return n - 1 }),
+	}
+	return measured, theory
+}
+
+// theoryLine evaluates f at the measured client counts and, between them,
+// at log-spaced points, so a curve looks like one on a log axis.
+func theoryLine(label string, ns []int, f func(float64) float64) series {
+	s := series{Label: label, Theory: true}
+	lo, hi := float64(ns[0]), float64(ns[len(ns)-1])
+	xs := []float64{lo}
+	for x := lo * 1.25; x < hi; x *= 1.25 {
+		xs = append(xs, x)
+	}
+	if hi > lo {
+		xs = append(xs, hi)
+	}
+	for _, x := range xs {
+		if y := f(x); y > 0 {
+			s.XYs = append(s.XYs, plotter.XY{X: x, Y: y})
+		}
+	}
+	return s
+}
+
+// timelineSeries gives, per scenario, the acquisitions per second and the
+// p99 (ms) in each interval of the largest client count of each
+// implementation, from the .hlog; a cell needs two intervals to be a line.
+func timelineSeries(cells []Cell, logs map[string]*CellLog) (perS, p99 map[string][]series) {
+	perS, p99 = map[string][]series{}, map[string][]series{}
+	for _, g := range groupCells(cells) {
+		c, ok := largestMeasured(g.cells)
+		if !ok {
+			continue
+		}
+		stats := logs[c.Key()].IntervalStats(TagAcquire)
+		if len(stats) < 2 {
+			continue
+		}
+		label := fmt.Sprintf("%s (%s)", g.impl, plural(int64(c.Clients), "client"))
+		rate := series{Label: label, Impl: g.impl, Scenario: g.scenario}
+		lat := rate
+		for _, st := range stats {
+			rate.XYs = append(rate.XYs, plotter.XY{X: st.MidS, Y: st.PerS})
+			if st.P99 > 0 {
+				lat.XYs = append(lat.XYs, plotter.XY{X: st.MidS, Y: st.P99 / 1000})
+			}
+		}
+		perS[g.scenario] = append(perS[g.scenario], rate)
+		if len(lat.XYs) > 0 {
+			p99[g.scenario] = append(p99[g.scenario], lat)
+		}
+	}
+	return perS, p99
+}
+
+// fairnessSeries is the Lorenz curve of acquisitions over clients (the
+// share of all acquisitions held by the least served fraction of
+// clients; the diagonal is perfect fairness) and Jain's index,
+// (Σx)²/(n·Σx²): 1 when all clients got the same, 1/n when one got all.
+func fairnessSeries(perClient []float64) (lorenz plotter.XYs, jain float64) {
+	n := len(perClient)
+	if n == 0 {
+		return nil, 0
+	}
+	xs := slices.Clone(perClient)
+	slices.Sort(xs)
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	if sum <= 0 {
+		return nil, 0
+	}
+	lorenz = plotter.XYs{{X: 0, Y: 0}}
+	var acc float64
+	for i, x := range xs {
+		acc += x
+		lorenz = append(lorenz, plotter.XY{X: float64(i+1) / float64(n), Y: acc / sum})
+	}
+	return lorenz, sum * sum / (float64(n) * sq)
+}
+
+// fairnessSeriesOf gives, per scenario, the Lorenz curve of the largest
+// client count of each implementation whose cell carries acquisitions per
+// client (Cell.Fairness); cells from before it existed have none.
+func fairnessSeriesOf(cells []Cell) map[string][]series {
+	out := map[string][]series{}
+	for _, g := range groupCells(cells) {
+		for i := len(g.cells) - 1; i >= 0; i-- {
+			c := g.cells[i]
+			if c.Fairness == nil || len(c.Fairness.PerClient) < 2 {
+				continue
+			}
+			f := make([]float64, len(c.Fairness.PerClient))
+			for j, x := range c.Fairness.PerClient {
+				f[j] = float64(x)
+			}
+			l, jain := fairnessSeries(f)
+			if l == nil {
+				continue
+			}
+			out[g.scenario] = append(out[g.scenario], series{
+				Label: fmt.Sprintf("%s (%s, Jain %.3f)", g.impl, plural(int64(c.Clients), "client"), jain),
+				Impl:  g.impl, Scenario: g.scenario, XYs: l,
+			})
+			break
+		}
+	}
+	return out
+}
