@@ -31,6 +31,9 @@ type Plan struct {
 	// Ramp, if set, replaces the client counts: each implementation ×
 	// scenario runs a staircase up to the largest of Clients.
 	Ramp *Ramp
+	// SLO, like "p99=10ms", plans capacity: summary.json and the report
+	// name the largest client count per implementation that met it.
+	SLO string
 	// Out is the results directory; empty writes nothing.
 	Out string
 
@@ -65,6 +68,7 @@ type Meta struct {
 	MaxInflight    int               `json:"max_inflight,omitempty"`
 	Repeat         int               `json:"repeat,omitempty"`
 	ServerVersions map[string]string `json:"server_versions"`
+	SLO            string            `json:"slo,omitempty"`
 	TTLS           float64           `json:"ttl_s"`
 	RetryS         float64           `json:"retry_s"`
 	Options        map[string]string `json:"options,omitempty"`
@@ -96,6 +100,7 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 		}
 		meta := plan.meta(sum.Started, servers, sandboxed)
 		meta.ServerVersions = serverVersions(ctx, servers)
+		meta.SLO = plan.SLO
 		if err := report.WriteJSON(filepath.Join(plan.Out, report.MetaFile), meta); err != nil {
 			return sum, err
 		}
@@ -107,8 +112,19 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 	}
 	total := len(plan.Impls) * len(plan.Scenarios) * len(clients)
 	i := 0
+	var slo *report.SLO
+	if plan.SLO != "" {
+		v, err := report.ParseSLO(plan.SLO)
+		if err != nil {
+			return sum, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		slo, sum.SLO = &v, v.String()
+	}
 	keep := func(res Result) error {
 		sum.Cells = append(sum.Cells, res.Cell)
+		if slo != nil {
+			sum.Capacity = report.Capacity(sum.Cells, *slo)
+		}
 		if plan.Out != "" {
 			if err := WriteIntervalLog(plan.Out, res); err != nil {
 				return err

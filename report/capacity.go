@@ -70,20 +70,21 @@ func ParseSLO(s string) (SLO, error) {
 // CapacityRow is the capacity of one implementation under one scenario:
 // the largest client count whose acquire latency met the SLO.
 type CapacityRow struct {
-	Impl, Scenario string
+	Impl     string `json:"impl"`
+	Scenario string `json:"scenario"`
 	// Met is false when no client count met the SLO; Clients,
 	// AcquiresPerS and LatencyUs are then zero.
-	Met          bool
-	Clients      int
-	AcquiresPerS float64
-	LatencyUs    float64 // the SLO's quantile at Clients
+	Met          bool    `json:"met"`
+	Clients      int     `json:"clients"`
+	AcquiresPerS float64 `json:"acquires_per_s"`
+	LatencyUs    float64 `json:"latency_us"` // the SLO's quantile at Clients
 	// Tested lists the client counts measured, ascending.
-	Tested []int
+	Tested []int `json:"tested"`
 	// FirstMissed is the smallest client count that missed the SLO, 0 if
 	// none did. Below Clients, it says the curve was not monotonic.
-	FirstMissed int
+	FirstMissed int `json:"first_missed,omitempty"`
 	// BestUs is the lowest value of the SLO's quantile seen in any cell.
-	BestUs float64
+	BestUs float64 `json:"best_us"`
 }
 
 // Capacity plans capacity against slo: for each implementation and

@@ -15,6 +15,10 @@ type Summary struct {
 	Version string    `json:"lockbench_version"`
 	Started time.Time `json:"started"`
 	Cells   []Cell    `json:"cells"`
+	// SLO and Capacity: with --slo, the largest client count per
+	// implementation and scenario that met it.
+	SLO      string        `json:"slo,omitempty"`
+	Capacity []CapacityRow `json:"capacity,omitempty"`
 }
 
 // Latency is a latency distribution in microseconds.

@@ -55,7 +55,7 @@ type runOpts struct {
 	zkEnsemble, connectPar                int
 	repeat                                int
 	netDelay, netJitter, restartDelay     time.Duration
-	out                                   string
+	out, slo                              string
 	seed                                  uint64
 	quiet                                 bool
 }
@@ -94,6 +94,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
 	fs.IntVar(&o.connectPar, "connect-parallel", lockbench.DefaultConnectParallel, "clients connecting at once before a cell")
 	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
+	fs.StringVar(&o.slo, "slo", "", "plan capacity: e.g. p99=10ms (p50, p90, p99, p999, max) — the largest client count per implementation that met it")
 	fs.StringVar(&o.out, "out", "", "results directory (default results/<timestamp>)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice (tokens, jitter)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
@@ -136,6 +137,20 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sum, err := lockbench.Run(ctx, plan)
 	prog.clear()
 	if sum != nil && len(sum.Cells) > 0 {
+		if sum.SLO != "" {
+			slo, _ := report.ParseSLO(sum.SLO)
+			fmt.Fprintf(stdout, "capacity at %s:\n", sum.SLO)
+			for _, row := range sum.Capacity {
+				fmt.Fprintf(stdout, "  %-10s %-8s %s\n", row.Impl, row.Scenario, row.Describe(slo))
+			}
+		}
+		// Render what was measured, even when a later cell failed or the
+		// run was interrupted; the data files are already written.
+		if rerr := report.Render(plan.Out, report.RenderOptions{SLO: plan.SLO}); rerr != nil {
+			fmt.Fprintf(stderr, "lockbench: report: %s\n", oneLine(rerr.Error()))
+		} else {
+			fmt.Fprintf(stdout, "report: %s\n", filepath.Join(plan.Out, "report.html"))
+		}
 		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(plan.Out, "summary.json"))
 		for _, c := range sum.Cells {
 			if c.Server == nil && c.ServerNote != "" {
@@ -257,6 +272,12 @@ func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
 	} else {
 		p.Cell.Duration = o.duration
 	}
+	if o.slo != "" {
+		if _, err := report.ParseSLO(o.slo); err != nil {
+			return p, fmt.Errorf("%w: --slo: %v", errUsage, err)
+		}
+	}
+	p.SLO = o.slo
 	p.ZKEnsemble = o.zkEnsemble
 	p.Out = o.out
 	return p, nil
