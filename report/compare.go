@@ -137,8 +137,13 @@ func readLogs(dir string, cells []Cell) (map[string]*CellLog, error) {
 }
 
 // spread is the sample standard deviation of a cell's per-interval
-// throughput and quantiles; zero when unknown.
-type spread struct{ perS, p50, p99 float64 }
+// throughput and quantiles, and how many intervals each rests on.
+type spread struct{ perS, p50, p99 sample }
+
+type sample struct {
+	sd float64
+	n  int
+}
 
 func spreadOf(l *CellLog) spread {
 	stats := l.IntervalStats(TagAcquire)
@@ -150,16 +155,22 @@ func spreadOf(l *CellLog) spread {
 			p99 = append(p99, s.P99)
 		}
 	}
-	return spread{stddev(perS), stddev(p50), stddev(p99)}
+	return spread{sample{stddev(perS), len(perS)}, sample{stddev(p50), len(p50)}, sample{stddev(p99), len(p99)}}
 }
 
-// pooled combines two runs' standard deviations; zero unless both are
-// known, since one run's spread says little about the other's.
-func pooled(a, b float64) float64 {
-	if a <= 0 || b <= 0 {
+// minIntervals is how many seconds each run needs before its spread says
+// anything about noise.
+const minIntervals = 3
+
+// pooled is the standard error of the difference between two cells'
+// figures: a cell's figure rests on all its seconds, so its uncertainty is
+// the per-second spread over √n, not the spread itself. Zero unless both
+// runs have enough seconds, since a spread from two points says nothing.
+func pooled(a, b sample) float64 {
+	if a.n < minIntervals || b.n < minIntervals || a.sd <= 0 || b.sd <= 0 {
 		return 0
 	}
-	return math.Sqrt((a*a + b*b) / 2)
+	return math.Sqrt(a.sd*a.sd/float64(a.n) + b.sd*b.sd/float64(b.n))
 }
 
 func metric(name string, old, new float64, higherBetter, latency bool, noise, sd float64) MetricDelta {

@@ -123,8 +123,21 @@ func TestCompareNoiseFromIntervals(t *testing.T) {
 		NewLogs: map[string]*CellLog{key: logWithRates(800, 1400, 900, 1300)},
 	}
 	m := metricOf(t, Compare([]Cell{old}, []Cell{new}, noisy).Cells[0], "acq/s")
-	if !m.Noise || m.Band < 2*270 {
-		t.Errorf("runs swinging ±30%% a second: %+v, want noise with a band of twice their spread", m)
+	// Both runs: sd ≈ 294 over 4 seconds; the band is twice the standard
+	// error of the difference, 2·√(294²/4 + 294²/4) ≈ 416.
+	if sd := stddev([]float64{700, 1300, 800, 1200}); !m.Noise || math.Abs(m.Band-2*math.Sqrt(sd*sd/2)) > 1 {
+		t.Errorf("runs swinging ±30%% a second: %+v, want noise with a band of twice the standard error", m)
+	}
+	// Two seconds a run are too few to estimate a spread: the plain
+	// threshold decides, and tripling is no noise however the seconds swing.
+	short := CompareOptions{
+		OldLogs: map[string]*CellLog{key: logWithRates(500, 1500)},
+		NewLogs: map[string]*CellLog{key: logWithRates(2000, 4600)},
+	}
+	tripled := new
+	tripled.AcquiresPerS = 3300
+	if m := metricOf(t, Compare([]Cell{old}, []Cell{tripled}, short).Cells[0], "acq/s"); m.Noise {
+		t.Errorf("a 230%% change over two seconds called noise: %+v", m)
 	}
 	// One run's spread alone says nothing about the other's.
 	oneSided := CompareOptions{OldLogs: noisy.OldLogs}
