@@ -111,6 +111,7 @@ func TestDurationCellStops(t *testing.T) {
 	defer f.Close()
 	r := hdrhistogram.NewHistogramLogReader(f)
 	tags := map[string]int64{}
+	var lastEnd, lastStart int64
 	for {
 		h, err := r.NextIntervalHistogram()
 		if err != nil {
@@ -120,6 +121,11 @@ func TestDurationCellStops(t *testing.T) {
 			break
 		}
 		tags[h.Tag()] += h.TotalCount()
+		lastStart, lastEnd = h.StartTimeMs(), h.EndTimeMs()
+	}
+	// 1.5 s measured: the second interval covers half a second.
+	if d := lastEnd - lastStart; d < 450 || d > 550 {
+		t.Errorf("last interval stamped %d ms long, want the 500 ms it covered", d)
 	}
 	if tags[report.TagAcquire] != cell.Acquires || tags[report.TagRelease] != rel {
 		t.Errorf("hlog read back %v, want acquire=%d release=%d", tags, cell.Acquires, rel)

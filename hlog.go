@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -31,7 +32,14 @@ func WriteIntervalLog(dir string, res Result) error {
 	}
 	// The values are µs. The writer's max column divides by its fixed
 	// ns→ms ratio; tools that read the histograms themselves are unaffected.
+	// The last second may be cut short by the cell's end: stamp it with
+	// the time it covered, so its rate reads true.
+	end := res.Start.Add(time.Duration(res.DurationS * float64(time.Second)))
 	for _, iv := range res.Intervals {
+		ivEnd := iv.Start.Add(IntervalLength)
+		if res.DurationS > 0 && end.After(iv.Start) && end.Before(ivEnd) {
+			ivEnd = end
+		}
 		for _, h := range []struct {
 			tag string
 			h   *hdrhistogram.Histogram
@@ -43,7 +51,7 @@ func WriteIntervalLog(dir string, res Result) error {
 			c := h.h.Clone()
 			c.SetTag(h.tag)
 			c.SetStartTimeMs(iv.Start.UnixMilli())
-			c.SetEndTimeMs(iv.Start.Add(IntervalLength).UnixMilli())
+			c.SetEndTimeMs(ivEnd.UnixMilli())
 			if err := w.OutputIntervalHistogram(c); err != nil {
 				return fmt.Errorf("lockbench: hlog: %w", err)
 			}
