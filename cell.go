@@ -404,7 +404,13 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	close(gate)
 	if spec.Scenario.Kind == scenarios.OpenLoop {
 		r.generate(cctx)
-		cancel() // arrivals are over: in-flight acquisitions end with the cell
+		if r.limited {
+			// A counted run serves every arrival it let in.
+			for r.inflight.Load() > 0 && cctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		cancel() // arrivals are over: what is still in flight ends with the cell
 	}
 	wg.Wait()
 	end := time.Now()

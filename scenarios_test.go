@@ -164,3 +164,17 @@ func TestRampRunsAStaircaseOverOneSetOfClients(t *testing.T) {
 		}
 	}
 }
+
+func TestCountedOpenLoopServesEveryArrivalLetIn(t *testing.T) {
+	t.Parallel()
+	cell, err := RunCell(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 2, Rate: 500, MaxInflight: 100,
+		Acquires: 200, Hold: time.Millisecond, Config: impl.Config{Namespace: t.Name()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cell.Open.Offered != 200 || cell.Acquires+cell.Open.Dropped != 200 {
+		t.Errorf("offered %d, served %d, dropped %d: every arrival let in must be served", cell.Open.Offered, cell.Acquires, cell.Open.Dropped)
+	}
+}
