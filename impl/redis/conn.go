@@ -2,11 +2,13 @@ package redis
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
+	"sync/atomic"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -71,16 +73,28 @@ func Classify(addr string, err error) error {
 	return fmt.Errorf("redis %s: %w", addr, err)
 }
 
-// Token returns a random 128-bit token as hex.
-func Token(r *rand.Rand) string {
+// Token returns a token no other grant will carry: 64 random bits drawn
+// once per process, then a per-process counter. Tokens are what keeps a
+// stale holder from deleting the next holder's lock, so they must differ
+// across clients, cells and processes (two lockbench shards with the same
+// --seed included); they are deliberately not derived from the seed.
+func Token() string {
 	var b [16]byte
-	lo, hi := r.Uint64(), r.Uint64()
-	for i := range 8 {
-		b[i] = byte(lo >> (8 * i))
-		b[8+i] = byte(hi >> (8 * i))
-	}
+	binary.BigEndian.PutUint64(b[:8], processNonce)
+	binary.BigEndian.PutUint64(b[8:], tokenSeq.Add(1))
 	return hex.EncodeToString(b[:])
 }
+
+var (
+	processNonce = func() uint64 {
+		var b [8]byte
+		if _, err := crand.Read(b[:]); err != nil {
+			panic("redis: no randomness for lock tokens: " + err.Error())
+		}
+		return binary.BigEndian.Uint64(b[:])
+	}()
+	tokenSeq atomic.Uint64
+)
 
 // countHook counts each command sent, including the EVAL fallback.
 type countHook struct{ c *impl.Counters }

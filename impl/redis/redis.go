@@ -59,7 +59,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 // Acquire polls SET NX PX until it succeeds or ctx is done.
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	key := Key(l.cfg.Namespace, name)
-	token := Token(l.rng)
+	token := Token()
 	for {
 		ok, err := l.cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
 		if err != nil {

@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 // until ctx is done.
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	key := redis.Key(l.cfg.Namespace, name)
-	token := redis.Token(l.rng)
+	token := redis.Token()
 	set := func(ctx context.Context, cl *goredis.Client) (bool, error) {
 		return cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
 	}

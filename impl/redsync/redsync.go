@@ -91,13 +91,13 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		redsync.WithRetryDelayFunc(l.delay),
 		redsync.WithDriftFactor(DriftFactor),
 		redsync.WithGenValueFunc(func() (string, error) {
-			l.token = redis.Token(l.rng)
+			l.token = redis.Token()
 			return l.token, nil
 		}),
 	}
 	// redsync's delete script is loaded by its first use (EVALSHA, then
 	// EVAL on NOSCRIPT); use it now so that the load stays out of the cell.
-	probe := l.rs.NewMutex(redis.Key(cfg.Namespace, "redsync-probe"), redsync.WithValue(redis.Token(l.rng)))
+	probe := l.rs.NewMutex(redis.Key(cfg.Namespace, "redsync-probe"), redsync.WithValue(redis.Token()))
 	probe.UnlockContext(ctx)
 	if err := ctx.Err(); err != nil {
 		l.Close()
