@@ -1,0 +1,139 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/report"
+)
+
+// runCrash: the holder dies. Its traffic goes through proxies, which are
+// cut right after its grant: no Release, no Close, no closeSession reaches
+// a server, as when the process is killed or its host drops off the
+// network. Waiters, connected directly, are queued when it happens; the
+// time from the cut until the first of them holds the lock is the cost of
+// the crash, bounded by the TTL (Redis locks: the key must expire) or the
+// session timeout (ZooKeeper: the session must expire, on the server's
+// tick). Each waiter then takes the lock once, holding it spec.Hold, and
+// any two holders overlapping is a violation.
+func runCrash(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+	fam := familyOf(d)
+	t := newTally(spec)
+	bound := fam.bound(spec.Config)
+	if err := needServers(spec, fam); err != nil {
+		return report.Cell{}, err
+	}
+	waiters := max(spec.Clients-1, 1)
+	t.set("waiters", float64(waiters))
+	for r := range spec.Repeat {
+		if err := crashOnce(ctx, spec, d, fam, r, waiters, t); err != nil {
+			return t.cell(bound, ""), err
+		}
+	}
+	c := t.cell(bound, "")
+	c.Verdict = recoveryVerdict(c, "after the holder's connection was cut", fam.boundName(), bound)
+	return c, nil
+}
+
+func crashOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, fam family, r, waiters int, t *tally) error {
+	cfg := spec.Config
+	name := lockName("crash", r)
+	bound := fam.bound(cfg)
+	ps, err := newProxies(fam.targets(cfg.Servers), 0, 0, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	defer ps.Close()
+	holder, err := dial(ctx, d, cfg, fam.with(cfg.Servers, ps.Addrs()), 0)
+	if err != nil {
+		return err
+	}
+	ls := []impl.Locker{holder}
+	defer func() { closeAll(t, ls...) }()
+	for i := range waiters {
+		w, err := dial(ctx, d, cfg, cfg.Servers, 1+i)
+		if err != nil {
+			return err
+		}
+		ls = append(ls, w)
+	}
+	if err := prepare(ctx, holder, name); err != nil {
+		return err
+	}
+	h := &holds{lock: name}
+
+	// The lease is never released: the holder is dead.
+	_, got, err := first(ctx, t, holder, name)
+	if err != nil {
+		return err
+	}
+	held := h.enter(0, got)
+
+	// Waiters give up after several bounds: recovery that slow is a
+	// finding, not a hang.
+	wctx, cancel := context.WithTimeout(ctx, 3*bound+10*time.Second+time.Duration(waiters)*(spec.Hold+time.Second))
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first time.Time
+	)
+	for i, w := range ls[1:] {
+		wg.Go(func() {
+			lease, now, err := acquire(wctx, t, w, name, cfg.Retry)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if first.IsZero() {
+				first = now
+			}
+			mu.Unlock()
+			k := h.enter(1+i, now)
+			sleep(wctx, spec.Hold)
+			h.exit(k, time.Now())
+			release(ctx, t, lease)
+		})
+	}
+	settle(ctx, 2*time.Second, ls[1:]...)
+
+	cut := time.Now()
+	ps.Cut()
+	h.exit(held, cut)
+	wg.Wait()
+	t.violate(h.overlaps(t, time.Now())...)
+	if first.IsZero() {
+		t.add("unrecovered", 1)
+		return ctx.Err()
+	}
+	t.recovered(first.Sub(cut))
+	return nil
+}
+
+// recoveryVerdict is the sentence for scenarios whose figure is the time
+// until the next client held the lock.
+func recoveryVerdict(c report.Cell, after, boundName string, bound time.Duration) string {
+	f := c.Faults
+	if f.RecoveryMs == nil {
+		return fmt.Sprintf("%s: no client got the lock %s in %s; %s",
+			c.Impl, after, plural(int64(f.Repeats), "repeat"), violationsClause(c))
+	}
+	s := fmt.Sprintf("%s: %s the next client held the lock after %s p50, %s max over %s, against a %s of %s",
+		c.Impl, after, fmtMs(f.RecoveryMs.P50), fmtMs(f.RecoveryMs.Max), plural(f.RecoveryMs.Count, "repeat"),
+		boundName, bound)
+	if n := int64(f.Repeats) - f.RecoveryMs.Count; n > 0 {
+		s += fmt.Sprintf(" (%d never recovered)", n)
+	}
+	return s + "; " + violationsClause(c)
+}
+
+func violationsClause(c report.Cell) string {
+	if c.SafetyViolations == 0 {
+		return "no violation of mutual exclusion."
+	}
+	return fmt.Sprintf("%s of mutual exclusion.", plural(c.SafetyViolations, "violation"))
+}

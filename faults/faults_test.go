@@ -1,0 +1,273 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	_ "github.com/lockbench/lockbench/impl/all"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// servers are the run's servers: one Redis (also the first of five
+// Redlock masters) and a standalone ZooKeeper. Runners that must kill or
+// replicate start their own.
+var servers impl.Servers
+
+func TestMain(m *testing.M) {
+	f, err := sandbox.Start(context.Background(), sandbox.Spec{Redis: 5, ZK: 1})
+	if errors.Is(err, sandbox.ErrMissing) {
+		fmt.Println("skipping faults tests: apt-get install -y redis-server zookeeper")
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	servers = impl.Servers{Redis: f.Redis[0].Addr, Redlock: f.RedisAddrs(), ZK: f.ZKAddrs()}
+	code := m.Run()
+	f.Close()
+	if left := children(); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "processes left running: %s\n", strings.Join(left, "; "))
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// children lists this process's child processes still alive: every server
+// a runner started is one, so none may be left.
+func children() []string {
+	self := strconv.Itoa(os.Getpid())
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces, so cut at the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == self && f[0] != "Z" {
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
+}
+
+var nsSeq int
+
+// run runs one fault cell through the harness, as `lockbench run` does.
+func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) report.Cell {
+	t.Helper()
+	sc, ok := scenarios.Lookup(scenario)
+	if !ok {
+		t.Fatalf("no scenario %s", scenario)
+	}
+	nsSeq++
+	cfg.Servers = servers
+	cfg.Namespace = fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq)
+	start := time.Now()
+	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: implName, Scenario: sc, Clients: 2, Repeat: repeat, Config: cfg, MaxTime: 2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("%s %s: %v", scenario, implName, err)
+	}
+	t.Logf("%s %s in %v: %s", scenario, implName, time.Since(start).Round(time.Millisecond), c.Verdict)
+	if c.Faults == nil || c.Verdict == "" || c.Scenario != scenario || c.Impl != implName {
+		t.Fatalf("cell lacks its fault report: %+v", c)
+	}
+	if c.Faults.Repeats != repeat {
+		t.Errorf("repeats = %d, want %d", c.Faults.Repeats, repeat)
+	}
+	return c
+}
+
+func TestCrashRecoversAfterTTLOrSessionTimeout(t *testing.T) {
+	const ttl, session = time.Second, 2 * time.Second
+	for _, tc := range []struct {
+		impl   string
+		repeat int
+		lo, hi time.Duration
+	}{
+		{"redis", 2, ttl * 8 / 10, ttl + 1500*time.Millisecond},
+		{"redlock", 1, ttl * 8 / 10, ttl + 1500*time.Millisecond},
+		// The server expires sessions on tick boundaries.
+		{"zk-pred", 1, session / 2, 2*session + 2*time.Second},
+	} {
+		t.Run(tc.impl, func(t *testing.T) {
+			c := run(t, "crash", tc.impl, tc.repeat, impl.Config{TTL: ttl, SessionTimeout: session})
+			rec := c.Faults.RecoveryMs
+			if rec == nil || rec.Count != int64(tc.repeat) {
+				t.Fatalf("recovery %+v, want one per repeat", rec)
+			}
+			lo, hi := float64(tc.lo.Milliseconds()), float64(tc.hi.Milliseconds())
+			if rec.Min < lo || rec.Max > hi {
+				t.Errorf("recovery %.0f–%.0f ms, want within [%.0f, %.0f]", rec.Min, rec.Max, lo, hi)
+			}
+			if c.SafetyViolations != 0 {
+				t.Errorf("violations %d: %+v", c.SafetyViolations, c.Violations)
+			}
+			if c.Acquires != int64(2*tc.repeat) {
+				t.Errorf("acquires %d, want %d (holder and waiter each repeat)", c.Acquires, 2*tc.repeat)
+			}
+		})
+	}
+}
+
+func TestPauseStaleWriteOnlyFencingRejects(t *testing.T) {
+	for _, name := range []string{"redis", "redlock", "zk-pred"} {
+		t.Run(name, func(t *testing.T) {
+			c := run(t, "pause", name, 1, impl.Config{TTL: time.Second, SessionTimeout: 2 * time.Second})
+			f := c.Faults
+			if c.SafetyViolations == 0 || c.Violations[0].Kind != "stale_write" {
+				t.Errorf("unfenced resource: violations %d %+v, want a stale_write", c.SafetyViolations, c.Violations)
+			}
+			if f.StaleWritesRejected == 0 || f.StaleWritesAccepted != 0 {
+				t.Errorf("fenced resource: accepted %d, rejected %d; want 0 and > 0", f.StaleWritesAccepted, f.StaleWritesRejected)
+			}
+			if v := c.Violations[0]; v.Token >= v.PrevToken {
+				t.Errorf("stale token %d not below the new holder's %d", v.Token, v.PrevToken)
+			}
+		})
+	}
+}
+
+func TestFailoverOnlyAsyncReplicaLosesTheLock(t *testing.T) {
+	for _, tc := range []struct {
+		impl string
+		want int64 // violations over 2 repeats
+	}{
+		{"redis", 2},
+		{"redlock", 0},
+		{"zk-pred", 0},
+	} {
+		t.Run(tc.impl, func(t *testing.T) {
+			c := run(t, "failover", tc.impl, 2, impl.Config{TTL: time.Second, SessionTimeout: 2 * time.Second})
+			if c.SafetyViolations != tc.want {
+				t.Errorf("violations %d, want %d: %+v", c.SafetyViolations, tc.want, c.Violations)
+			}
+			if c.Faults.RecoveryMs == nil || c.Faults.RecoveryMs.Count != 2 {
+				t.Errorf("the second client did not get the lock in every repeat: %+v", c.Faults.RecoveryMs)
+			}
+			if tc.impl == "zk-pred" {
+				if d := c.Faults.Details; d["session_moved"] != 2 || d["session_lost"] != 0 {
+					t.Errorf("session moved %v times, lost %v; want 2 and 0", d["session_moved"], d["session_lost"])
+				}
+			}
+		})
+	}
+}
+
+func TestRestartNeedsDelayOfTTL(t *testing.T) {
+	const ttl = time.Second
+	for _, tc := range []struct {
+		delay  time.Duration
+		unsafe bool
+	}{
+		{0, true},
+		{ttl, false},
+	} {
+		t.Run(tc.delay.String(), func(t *testing.T) {
+			c := run(t, "restart", "redlock", 1, impl.Config{TTL: ttl,
+				Options: map[string]string{"redlock-restart-delay": tc.delay.String()}})
+			if got := c.SafetyViolations > 0; got != tc.unsafe {
+				t.Errorf("violations %d, want unsafe=%v: %s", c.SafetyViolations, tc.unsafe, c.Verdict)
+			}
+			if n := c.Faults.Details["first_holder_masters"]; n != 3 {
+				t.Errorf("first holder granted by %v masters, want exactly 3", n)
+			}
+		})
+	}
+}
+
+func TestLatencyAddsDelayEachWay(t *testing.T) {
+	const delay = 5 * time.Millisecond
+	sc, _ := scenarios.Lookup("latency")
+	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: "redis", Scenario: sc, Clients: 2, Duration: time.Second,
+		Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("latency-%d", os.Getpid()),
+			Options: map[string]string{"net-delay": delay.String(), "net-jitter": "1ms"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(c.Verdict)
+	if c.Acquires == 0 {
+		t.Fatal("no acquisitions")
+	}
+	if p50 := c.AcquireLatencyUs.P50; p50 < float64(2*delay/time.Microsecond) {
+		t.Errorf("p50 acquire %.0fµs, want ≥ %v (a round trip crosses the proxy twice)", p50, 2*delay)
+	}
+	if c.Faults.Details["net_delay_ms"] != 5 || c.Scenario != "latency" {
+		t.Errorf("details %v scenario %s", c.Faults.Details, c.Scenario)
+	}
+}
+
+func TestPartitionMinorityWorksMajorityFailsFast(t *testing.T) {
+	t.Run("redlock", func(t *testing.T) {
+		start := time.Now()
+		c := run(t, "partition", "redlock", 1, impl.Config{TTL: time.Second})
+		d := c.Faults.Details
+		if d["acquires_minority_cut"] == 0 {
+			t.Errorf("no acquisitions with one master cut: %v", d)
+		}
+		if c.ErrorsByClass["no_quorum"] == 0 || d["hung_majority_cut"] != 0 || d["acquires_majority_cut"] != 0 {
+			t.Errorf("three masters cut: errors %v, details %v; want no_quorum, none hung or granted", c.ErrorsByClass, d)
+		}
+		if d["fail_ms_majority_cut_max"] > 1000 {
+			t.Errorf("no_quorum took %v ms, want fast", d["fail_ms_majority_cut_max"])
+		}
+		if time.Since(start) > 15*time.Second {
+			t.Errorf("partition took %v", time.Since(start))
+		}
+		if c.SafetyViolations != 0 {
+			t.Errorf("violations %+v", c.Violations)
+		}
+	})
+	t.Run("zk-pred", func(t *testing.T) {
+		c := run(t, "partition", "zk-pred", 1, impl.Config{SessionTimeout: 2 * time.Second})
+		d := c.Faults.Details
+		if c.SafetyViolations != 0 {
+			t.Errorf("violations %+v", c.Violations)
+		}
+		if d["session_moved"]+d["session_lost"] == 0 {
+			t.Errorf("the holder's session neither moved nor expired: %v", d)
+		}
+		if d["acquires_during_cut"] == 0 {
+			t.Errorf("nobody held the lock during the cut: %v", d)
+		}
+	})
+}
+
+func TestScenarioNamesTheImplsItAppliesTo(t *testing.T) {
+	for _, tc := range []struct{ scenario, impl, names string }{
+		{"crash", "inproc", "redis, redlock, redsync, zk-naive, zk-pred"},
+		{"restart", "redis", "redlock"},
+	} {
+		sc, _ := scenarios.Lookup(tc.scenario)
+		_, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{Impl: tc.impl, Scenario: sc, Clients: 1,
+			Config: impl.Config{Servers: servers}})
+		if !errors.Is(err, lockbench.ErrUsage) || !strings.Contains(fmt.Sprint(err), tc.names) {
+			t.Errorf("%s on %s: %v; want a usage error naming %s", tc.scenario, tc.impl, err, tc.names)
+		}
+	}
+}

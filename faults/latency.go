@@ -1,0 +1,157 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// DefaultLatencyDuration is the measured time of each latency repeat when
+// the spec sets neither Duration nor Acquires.
+const DefaultLatencyDuration = 2 * time.Second
+
+// runLatency: every server the implementation uses sits behind a proxy
+// that holds each chunk net-delay ± net-jitter in each direction, and the
+// clients run the closed loop of the "hot" scenario through them (spec's
+// Duration or Acquires, Hold, Think, Locks, Warmup). A round trip crosses
+// the proxy twice, so an acquisition costs at least 2 × delay per round
+// trip it needs. Repeats are merged: counts add up and the latency
+// distributions are merged from the cells' per-second histograms.
+func runLatency(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+	cfg := spec.Config
+	delay, err := optDuration(cfg, OptNetDelay, DefaultNetDelay)
+	if err != nil {
+		return report.Cell{}, err
+	}
+	jitter, err := optDuration(cfg, OptNetJitter, 0)
+	if err != nil {
+		return report.Cell{}, err
+	}
+	fam := familyOf(d)
+	targets := fam.targets(cfg.Servers)
+	if fam != famNone && len(targets) == 0 {
+		return report.Cell{}, needServers(spec, fam)
+	}
+	loop := spec
+	loop.Scenario, _ = scenarios.Lookup("hot")
+	if loop.Duration <= 0 && loop.Acquires <= 0 {
+		loop.Duration = DefaultLatencyDuration
+	}
+
+	acq, rel := newLatencyHist(), newLatencyHist()
+	var out report.Cell
+	for r := range spec.Repeat {
+		ps, err := newProxies(targets, delay, jitter, cfg.Seed+uint64(r))
+		if err != nil {
+			return out, err
+		}
+		if len(ps) > 0 {
+			loop.Config.Servers = fam.with(cfg.Servers, ps.Addrs())
+		}
+		loop.Config.Namespace = fmt.Sprintf("%s-latency-%d", cfg.Namespace, r)
+		res, err := lockbench.RunCellDetail(ctx, loop)
+		ps.Close()
+		if err != nil {
+			return out, err
+		}
+		for _, iv := range res.Intervals {
+			acq.Merge(iv.Acquire)
+			rel.Merge(iv.Release)
+		}
+		out = mergeCells(out, res.Cell, r == 0)
+	}
+	out.Scenario = "latency"
+	if acq.TotalCount() > 0 {
+		out.AcquireLatencyUs = latencyOf(acq)
+	}
+	if rel.TotalCount() > 0 {
+		out.ReleaseLatencyUs = latencyOf(rel)
+	}
+	if out.DurationS > 0 {
+		out.AcquiresPerS = float64(out.Acquires) / out.DurationS
+	}
+	if out.Acquires > 0 {
+		out.RetriesPerAcquire = float64(out.Retries) / float64(out.Acquires)
+		out.NotificationsPerAcquire = float64(out.Notifications) / float64(out.Acquires)
+		out.RoundTripsPerAcquire = float64(out.RoundTrips) / float64(out.Acquires)
+	}
+	out.Faults = &report.Faults{Repeats: spec.Repeat, Details: map[string]float64{
+		"net_delay_ms": ms(delay), "net_jitter_ms": ms(jitter), "proxies": float64(len(targets)),
+	}}
+	var s string
+	if len(targets) == 0 {
+		s = fmt.Sprintf("%s has no servers, so no delay applied: ", out.Impl)
+	} else {
+		s = fmt.Sprintf("%s behind proxies adding %s ± %s each way (at least %s per round trip): ",
+			out.Impl, delay, jitter, 2*delay)
+	}
+	s += fmt.Sprintf("acquire p50 %s, p99 %s, %s by %s at %.0f/s, %s",
+		report.Dur(out.AcquireLatencyUs.P50), report.Dur(out.AcquireLatencyUs.P99),
+		plural(out.Acquires, "acquisition"), plural(int64(out.Clients), "client"), out.AcquiresPerS,
+		plural(out.Errors, "error"))
+	if out.Acquires > 0 && out.RoundTripsPerAcquire > 0 {
+		s += fmt.Sprintf(", %.1f round trips per acquisition", out.RoundTripsPerAcquire)
+	}
+	out.Verdict = s + "; " + violationsClause(out)
+	return out, nil
+}
+
+func newLatencyHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+}
+
+func latencyOf(h *hdrhistogram.Histogram) report.Latency {
+	return report.Latency{
+		P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
+		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
+		Max: float64(h.Max()), Mean: h.Mean(),
+	}
+}
+
+// mergeCells adds c's counts to into; first takes c as it is.
+func mergeCells(into, c report.Cell, first bool) report.Cell {
+	if first {
+		if c.ErrorsByClass == nil {
+			c.ErrorsByClass = map[string]int64{}
+		}
+		return c
+	}
+	into.DurationS += c.DurationS
+	into.Acquires += c.Acquires
+	into.Errors += c.Errors
+	for k, v := range c.ErrorsByClass {
+		into.ErrorsByClass[k] += v
+	}
+	into.Counts = into.Counts.Add(c.Counts)
+	into.SafetyViolations += c.SafetyViolations
+	for _, v := range c.Violations {
+		if len(into.Violations) < report.MaxViolationsKept {
+			into.Violations = append(into.Violations, v)
+		}
+	}
+	if into.Server != nil {
+		for k, v := range c.Server {
+			into.Server[k] += v
+		}
+	}
+	if into.Vectors == nil && len(c.Vectors) > 0 {
+		into.Vectors = map[string][]int64{}
+	}
+	for k, v := range c.Vectors {
+		for len(into.Vectors[k]) < len(v) {
+			into.Vectors[k] = append(into.Vectors[k], 0)
+		}
+		for i, n := range v {
+			into.Vectors[k][i] += n
+		}
+	}
+	// Distributions are summaries and cannot be merged: keep the first's.
+	return into
+}

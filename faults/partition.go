@@ -1,0 +1,259 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/report"
+)
+
+// PartitionPhase is how long the clients run a closed loop with a
+// minority of Redlock masters cut off.
+const PartitionPhase = time.Second
+
+// runPartition: servers cut off from the clients by proxies that drop
+// traffic without closing anything.
+//
+//   - redlock, redsync: spec.Clients clients loop on one lock with one of
+//     five masters cut (a minority: they should keep getting the lock),
+//     then each asks once more with three cut (a majority: every attempt
+//     should fail promptly with no_quorum, never hang).
+//   - zk-*: on a three-member ensemble (the run's, or one of the runner's
+//     own when the run's is smaller), A holds the lock and its member is
+//     cut off. A's session should move to another member before the
+//     session timeout, keeping A's node; B must not get the lock until A
+//     releases, one and a half session timeouts after the cut. Then A
+//     takes the lock again through its new member.
+func runPartition(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+	fam := familyOf(d)
+	t := newTally(spec)
+	if fam == famZK {
+		return partitionZK(ctx, spec, d, t)
+	}
+	if err := needServers(spec, fam); err != nil {
+		return report.Cell{}, err
+	}
+	if n := len(spec.Config.Servers.Redlock); n < 5 {
+		return report.Cell{}, fmt.Errorf("%w: partition cuts 1 and then 3 masters: needs 5 or more, got %d", lockbench.ErrUsage, n)
+	}
+	for r := range spec.Repeat {
+		if err := partitionRedlock(ctx, spec, d, r, t); err != nil {
+			return t.cell(0, ""), err
+		}
+	}
+	c := t.cell(0, "")
+	det := c.Faults.Details
+	m := len(spec.Config.Servers.Redlock)
+	c.Verdict = fmt.Sprintf("%s: with 1 of %d masters cut off the clients kept the lock going (%d acquisitions, %d errors in %s × %d); "+
+		"with 3 of %d cut %d of %d attempts failed with no_quorum, the slowest after %s, %d hung, %d acquired; %s",
+		c.Impl, m, int64(det["acquires_minority_cut"]), int64(det["errors_minority_cut"]), PartitionPhase, c.Faults.Repeats,
+		m, int64(det["no_quorum_majority_cut"]), int64(det["attempts_majority_cut"]), fmtMs(det["fail_ms_majority_cut_max"]),
+		int64(det["hung_majority_cut"]), int64(det["acquires_majority_cut"]), violationsClause(c))
+	return c, nil
+}
+
+func partitionRedlock(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, r int, t *tally) error {
+	cfg := spec.Config
+	name := lockName("partition", r)
+	ps, err := newProxies(cfg.Servers.Redlock, 0, 0, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	defer ps.Close()
+	ls := make([]impl.Locker, spec.Clients)
+	defer func() { closeAll(t, ls...) }()
+	for i := range ls {
+		if ls[i], err = dial(ctx, d, cfg, impl.Servers{Redlock: ps.Addrs()}, i); err != nil {
+			return err
+		}
+	}
+	h := &holds{lock: name}
+
+	// A minority cut: a closed loop for PartitionPhase.
+	ps[0].Cut()
+	t.set("masters_cut_minority", 1)
+	pctx, cancel := context.WithTimeout(ctx, PartitionPhase)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, l := range ls {
+		wg.Go(func() {
+			for pctx.Err() == nil {
+				start := time.Now()
+				lease, err := l.Acquire(pctx, name)
+				if err != nil {
+					if pctx.Err() == nil {
+						t.failed(err)
+						t.add("errors_minority_cut", 1)
+						sleep(pctx, cfg.Retry)
+					}
+					continue
+				}
+				got := time.Now()
+				t.acquired(got.Sub(start))
+				t.add("acquires_minority_cut", 1)
+				k := h.enter(i, got)
+				sleep(pctx, spec.Hold)
+				h.exit(k, time.Now())
+				release(ctx, t, lease)
+			}
+		})
+	}
+	wg.Wait()
+
+	// A majority cut: one attempt each, which must fail, and fast.
+	ps[1].Cut()
+	ps[2].Cut()
+	t.set("masters_cut_majority", 3)
+	bound := cfg.TTL + 5*time.Second
+	for i, l := range ls {
+		wg.Go(func() {
+			actx, cancel := context.WithTimeout(ctx, bound)
+			defer cancel()
+			start := time.Now()
+			lease, err := l.Acquire(actx, name)
+			took := time.Since(start)
+			t.add("attempts_majority_cut", 1)
+			if err == nil {
+				t.acquired(took)
+				t.add("acquires_majority_cut", 1)
+				k := h.enter(i, time.Now())
+				h.exit(k, time.Now())
+				release(ctx, t, lease)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			t.failed(err)
+			switch {
+			case errors.Is(err, impl.ErrNoQuorum):
+				t.add("no_quorum_majority_cut", 1)
+			case errors.Is(err, context.DeadlineExceeded):
+				t.add("hung_majority_cut", 1)
+			}
+			t.mu.Lock()
+			t.details["fail_ms_majority_cut_max"] = max(t.details["fail_ms_majority_cut_max"], ms(took))
+			t.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	t.violate(h.overlaps(t, time.Now())...)
+	return ctx.Err()
+}
+
+func partitionZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *tally) (report.Cell, error) {
+	cfg := spec.Config
+	addrs, f, err := zkEnsemble(ctx, spec, false)
+	if err != nil {
+		return report.Cell{}, err
+	}
+	if f != nil {
+		defer f.Close()
+		t.set("own_ensemble", 1)
+	}
+	for r := range spec.Repeat {
+		if err := partitionZKOnce(ctx, spec, d, addrs, r, t); err != nil {
+			return t.cell(cfg.SessionTimeout, ""), err
+		}
+	}
+	c := t.cell(cfg.SessionTimeout, "")
+	det := c.Faults.Details
+	s := fmt.Sprintf("%s: with the client's server cut off its session moved to another member in %d of %d repeats",
+		c.Impl, int64(det["session_moved"]), c.Faults.Repeats)
+	if rec := c.Faults.RecoveryMs; rec != nil {
+		s += fmt.Sprintf(" (%s p50, %s max after the cut; session timeout %s)", fmtMs(rec.P50), fmtMs(rec.Max), cfg.SessionTimeout)
+	}
+	s += fmt.Sprintf(", %s lost, %d acquisitions during the cut, %s; %s",
+		plural(int64(det["session_lost"]), "session"), int64(det["acquires_during_cut"]), plural(c.Errors, "error"), violationsClause(c))
+	c.Verdict = s
+	return c, nil
+}
+
+func partitionZKOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, addrs []string, r int, t *tally) error {
+	cfg := spec.Config
+	name := lockName("partition", r)
+	win := window(famZK, cfg)
+	ps, err := newProxies(addrs, 0, 0, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	defer ps.Close()
+	a, err := dial(ctx, d, cfg, impl.Servers{ZK: ps.Addrs()}, 0)
+	if err != nil {
+		return err
+	}
+	b, err := dial(ctx, d, cfg, impl.Servers{ZK: addrs}, 1)
+	if err != nil {
+		closeAll(t, a)
+		return err
+	}
+	lost := func() int64 { return a.Counters().SessionLost.Load() + b.Counters().SessionLost.Load() }
+	lostBefore := lost()
+	defer func() {
+		t.add("session_lost", float64(lost()-lostBefore))
+		closeAll(t, a, b)
+	}()
+	if err := prepare(ctx, a, name); err != nil {
+		return err
+	}
+	la, aGot, err := first(ctx, t, a, name)
+	if err != nil {
+		return err
+	}
+	at := -1
+	for i, p := range ps {
+		if p.Active() > 0 {
+			at = i
+		}
+	}
+	if at < 0 {
+		return errors.New("faults: partition: cannot tell which member the holder is connected to")
+	}
+
+	h := &holds{lock: name}
+	ka := h.enter(0, aGot)
+	bctx, cancel := context.WithTimeout(ctx, win+3*cfg.SessionTimeout+10*time.Second)
+	defer cancel()
+	var during sync.WaitGroup
+	during.Go(func() {
+		lb, got, err := acquire(bctx, t, b, name, cfg.Retry)
+		if err != nil {
+			return
+		}
+		t.add("acquires_during_cut", 1)
+		kb := h.enter(1, got)
+		sleep(bctx, spec.Hold)
+		h.exit(kb, time.Now())
+		release(ctx, t, lb)
+	})
+	settle(ctx, 2*time.Second, b)
+
+	cut := time.Now()
+	ps[at].Cut()
+	t.add("servers_cut", 1)
+	moved := watchMove(ctx, ps, at, win)
+	sleep(ctx, win)
+	h.exit(ka, time.Now())
+	release(ctx, t, la)
+	during.Wait()
+	if when, ok := <-moved; ok {
+		t.add("session_moved", 1)
+		t.recovered(when.Sub(cut))
+	}
+	// The holder, on its new member, can lock again during the cut.
+	actx, cancel2 := context.WithTimeout(ctx, 2*cfg.SessionTimeout+5*time.Second)
+	defer cancel2()
+	if la, got, err := acquire(actx, t, a, name, cfg.Retry); err == nil {
+		t.add("acquires_during_cut", 1)
+		k := h.enter(0, got)
+		h.exit(k, time.Now())
+		release(ctx, t, la)
+	}
+	t.violate(h.overlaps(t, time.Now())...)
+	return nil
+}

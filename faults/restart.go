@@ -1,0 +1,156 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/redlock"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/report"
+)
+
+// runRestart: a Redlock master forgets a grant. Of five masters of its
+// own, A reaches only three (two are cut off behind proxies), so its grant
+// rests on exactly a majority. One of those three is killed and restarted
+// empty — nothing is persisted — and B, which reaches all five, asks for
+// the lock: the restarted master and the two A never reached make a
+// majority for B while A's lease is still valid.
+//
+// The remedy Redlock's author gives is to keep a restarted master out for
+// at least the TTL; with Options["redlock-restart-delay"] ≥ TTL the master
+// comes back only then, and B can only get the lock once A's keys expired.
+//
+// A holds until its validity ends by its own reckoning (TTL − drift from
+// the start of its Acquire), so B's grant before that is a violation.
+func runRestart(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+	cfg := spec.Config
+	delay, err := optDuration(cfg, OptRestartDelay, 0)
+	if err != nil {
+		return report.Cell{}, err
+	}
+	t := newTally(spec)
+	t.set("restart_delay_ms", ms(delay))
+	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	f, err := sandbox.Start(sctx, sandbox.Spec{Redis: 5})
+	if err != nil {
+		return report.Cell{}, err
+	}
+	defer f.Close()
+	for r := range spec.Repeat {
+		if err := restartOnce(ctx, spec, d, f, delay, r, t); err != nil {
+			return t.cell(cfg.TTL, ""), err
+		}
+	}
+	c := t.cell(cfg.TTL, "")
+	s := fmt.Sprintf("%s: a master that granted the lock restarted empty %s; a second client got the lock while the first still held it in %d of %d repeats",
+		c.Impl, restartWhen(delay, cfg.TTL), int64(c.Faults.Details["overlapping_repeats"]), c.Faults.Repeats)
+	if rec := c.Faults.RecoveryMs; rec != nil {
+		s += fmt.Sprintf(", %s p50 after the crash", fmtMs(rec.P50))
+	}
+	c.Verdict = s + "; " + violationsClause(c)
+	return c, nil
+}
+
+func restartWhen(delay, ttl time.Duration) string {
+	if delay == 0 {
+		return "at once"
+	}
+	cmp := "≥"
+	if delay < ttl {
+		cmp = "<"
+	}
+	return fmt.Sprintf("after %s (%s TTL %s)", delay, cmp, ttl)
+}
+
+func restartOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, f *sandbox.Fleet, delay time.Duration, r int, t *tally) error {
+	cfg := spec.Config
+	name := lockName("restart", r)
+	ps, err := newProxies(f.RedisAddrs(), 0, 0, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	defer ps.Close()
+	ps[3].Cut()
+	ps[4].Cut()
+	a, err := dial(ctx, d, cfg, impl.Servers{Redlock: ps.Addrs()}, 0)
+	if err != nil {
+		return err
+	}
+	defer closeAll(t, a)
+	b, err := dial(ctx, d, cfg, impl.Servers{Redlock: f.RedisAddrs()}, 1)
+	if err != nil {
+		return err
+	}
+	defer closeAll(t, b)
+
+	start := time.Now()
+	la, aGot, err := first(ctx, t, a, name)
+	if err != nil {
+		return err
+	}
+	// The same allowance package redlock subtracts.
+	validEnd := start.Add(cfg.TTL - cfg.TTL/100 - 2*time.Millisecond)
+	if s, ok := a.(redlock.StatsReporter); ok {
+		t.set("first_holder_masters", float64(grantedMasters(s.RedlockStats())))
+	}
+
+	h := &holds{lock: name}
+	ka := h.enter(0, aGot)
+	lost := f.Redis[0]
+	crashed := time.Now()
+	if err := lost.Kill(); err != nil {
+		return err
+	}
+	bctx, cancel := context.WithTimeout(ctx, delay+3*cfg.TTL+10*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lb, got, err := acquire(bctx, t, b, name, cfg.Retry)
+		if err != nil {
+			return
+		}
+		t.recovered(got.Sub(crashed))
+		kb := h.enter(1, got)
+		sleep(bctx, spec.Hold)
+		h.exit(kb, time.Now())
+		release(ctx, t, lb)
+	}()
+	restartErr := func() error {
+		if err := sleep(ctx, delay); err != nil {
+			return err
+		}
+		rctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		defer cancel()
+		return lost.Restart(rctx)
+	}()
+	// A's lease is over by its own reckoning at validEnd; it stops there.
+	sleep(ctx, time.Until(validEnd))
+	h.exit(ka, validEnd)
+	release(ctx, t, la)
+	<-done
+	if restartErr != nil {
+		return restartErr
+	}
+	vs := h.overlaps(t, time.Now())
+	t.violate(vs...)
+	if len(vs) > 0 {
+		t.add("overlapping_repeats", 1)
+	}
+	return nil
+}
+
+// grantedMasters is the largest k with a grant-attempt on exactly k
+// masters: for a single grant, how many masters said yes.
+func grantedMasters(s *redlock.Stats) int {
+	for k := len(s.MastersGranted) - 1; k >= 0; k-- {
+		if s.MastersGranted[k].Load() > 0 {
+			return k
+		}
+	}
+	return 0
+}

@@ -1,0 +1,219 @@
+package faults
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/report"
+)
+
+// tally gathers what a fault cell counts over its repeats. Clients of one
+// repeat record into it from their own goroutines, hence the mutex; none
+// of it is on a hot path.
+type tally struct {
+	spec  lockbench.CellSpec
+	start time.Time
+
+	mu         sync.Mutex
+	acq        *hdrhistogram.Histogram
+	acquires   int64
+	errors     int64
+	errClass   map[string]int64
+	counts     impl.Counts
+	nviol      int64
+	violations []report.Violation
+	recovery   []float64 // ms, one per repeat that recovered
+	accepted   int64
+	rejected   int64
+	details    map[string]float64
+}
+
+func newTally(spec lockbench.CellSpec) *tally {
+	return &tally{spec: spec, start: time.Now(), acq: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3),
+		errClass: map[string]int64{}, details: map[string]float64{}}
+}
+
+// acquired records one acquisition and how long its Acquire call took.
+func (t *tally) acquired(d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.acquires++
+	t.acq.RecordValue(max(d.Microseconds(), 1))
+}
+
+// failed records an error by class.
+func (t *tally) failed(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.errors++
+	t.errClass[impl.Class(err)]++
+}
+
+func (t *tally) count(c impl.Counts) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.counts = t.counts.Add(c)
+}
+
+func (t *tally) violate(vs ...report.Violation) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, v := range vs {
+		t.nviol++
+		if len(t.violations) < report.MaxViolationsKept {
+			t.violations = append(t.violations, v)
+		}
+	}
+}
+
+func (t *tally) recovered(d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recovery = append(t.recovery, ms(d))
+}
+
+func (t *tally) stale(accepted bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if accepted {
+		t.accepted++
+	} else {
+		t.rejected++
+	}
+}
+
+// add adds v to a detail.
+func (t *tally) add(key string, v float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.details[key] += v
+}
+
+// set sets a detail.
+func (t *tally) set(key string, v float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.details[key] = v
+}
+
+// at is when, in seconds after the cell started, something happened.
+func (t *tally) at(when time.Time) float64 { return when.Sub(t.start).Seconds() }
+
+// cell builds the report. configured is the bound recovery is compared
+// with (0: none).
+func (t *tally) cell(configured time.Duration, verdict string) report.Cell {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	dur := time.Since(t.start)
+	c := report.Cell{
+		Impl: t.spec.Impl, Scenario: t.spec.Scenario.Name, Clients: t.spec.Clients, Locks: 1,
+		DurationS: dur.Seconds(), Acquires: t.acquires, Errors: t.errors, ErrorsByClass: t.errClass,
+		Counts: t.counts, SafetyViolations: t.nviol, Violations: t.violations, Verdict: verdict,
+		Faults: &report.Faults{
+			Repeats: t.spec.Repeat, ConfiguredMs: ms(configured),
+			StaleWritesAccepted: t.accepted, StaleWritesRejected: t.rejected,
+			Details: t.details,
+		},
+	}
+	if dur > 0 {
+		c.AcquiresPerS = float64(t.acquires) / dur.Seconds()
+	}
+	if t.acquires > 0 {
+		h := t.acq
+		c.AcquireLatencyUs = report.Latency{
+			P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
+			P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
+			Max: float64(h.Max()), Mean: h.Mean(),
+		}
+		c.RetriesPerAcquire = float64(t.counts.Retries) / float64(t.acquires)
+		c.NotificationsPerAcquire = float64(t.counts.Notifications) / float64(t.acquires)
+		c.RoundTripsPerAcquire = float64(t.counts.RoundTrips) / float64(t.acquires)
+	}
+	if len(t.recovery) > 0 {
+		c.Faults.RecoveryMs = spread(t.recovery)
+	}
+	if len(t.details) == 0 {
+		c.Faults.Details = nil
+	}
+	return c
+}
+
+// spread summarises a few values by nearest rank.
+func spread(vs []float64) *report.Spread {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	rank := func(q float64) float64 {
+		i := int(q*float64(len(s))+0.999999) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return &report.Spread{Count: int64(len(s)), Min: s[0], P1: rank(0.01), P50: rank(0.5), P99: rank(0.99), Max: s[len(s)-1]}
+}
+
+// holds records who held a lock when, to find overlaps afterwards. A span
+// ends when its holder released or stopped being entitled to the lock (its
+// lease ran out by its own reckoning, or it crashed).
+type holds struct {
+	mu    sync.Mutex
+	lock  string
+	spans []span
+}
+
+type span struct {
+	client   int
+	from, to time.Time // to is zero while open
+}
+
+func (h *holds) enter(client int, at time.Time) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.spans = append(h.spans, span{client: client, from: at})
+	return len(h.spans) - 1
+}
+
+func (h *holds) exit(i int, at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.spans[i].to.IsZero() {
+		h.spans[i].to = at
+	}
+}
+
+// overlaps returns one "overlap" violation per pair of spans of different
+// clients that intersect; spans still open count as ending at end.
+func (h *holds) overlaps(t *tally, end time.Time) []report.Violation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []report.Violation
+	for i, a := range h.spans {
+		for _, b := range h.spans[i+1:] {
+			if a.client == b.client {
+				continue
+			}
+			if a.to.IsZero() {
+				a.to = end
+			}
+			if b.to.IsZero() {
+				b.to = end
+			}
+			first, second := a, b
+			if second.from.Before(first.from) {
+				first, second = second, first
+			}
+			if !second.from.Before(first.to) {
+				continue
+			}
+			stop := first.to
+			if second.to.Before(stop) {
+				stop = second.to
+			}
+			out = append(out, report.Violation{Lock: h.lock, Kind: "overlap", Holder: first.client,
+				Intruder: second.client, AtS: t.at(second.from), OverlapUs: float64(stop.Sub(second.from).Microseconds())})
+		}
+	}
+	return out
+}

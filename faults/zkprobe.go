@@ -1,0 +1,35 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+)
+
+// zkMode asks a ZooKeeper server for its role with the srvr four-letter
+// word: "leader", "follower" or "standalone".
+func zkMode(ctx context.Context, addr string) (string, error) {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("faults: zookeeper %s: %w", addr, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.WriteString(c, "srvr"); err != nil {
+		return "", fmt.Errorf("faults: zookeeper %s: %w", addr, err)
+	}
+	b, err := io.ReadAll(c) // the server closes after answering
+	if err != nil {
+		return "", fmt.Errorf("faults: zookeeper %s: %w", addr, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return strings.TrimSpace(m), nil
+		}
+	}
+	return "", fmt.Errorf("faults: zookeeper %s: no mode in %q", addr, strings.TrimSpace(string(b)))
+}

@@ -1,0 +1,40 @@
+package sandbox
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestReplicaFollowsMaster(t *testing.T) {
+	if _, err := findRedis(); err != nil {
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	f, err := Start(ctx, Spec{Redis: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := command(ctx, f.Redis[0].Addr, "SET", "k", "before"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := StartReplica(ctx, f.Redis[0], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Stop() })
+	if !strings.HasPrefix(r.dir, f.dir) {
+		t.Errorf("replica dir %s outside the fleet's %s", r.dir, f.dir)
+	}
+	// The initial sync is done when StartReplica returns.
+	if v, err := command(ctx, r.Addr, "GET", "k"); err != nil || v != "before" {
+		t.Fatalf("replica GET k = %q, %v; want the master's value", v, err)
+	}
+	if _, err := command(ctx, r.Addr, "SET", "k", "x"); err == nil || !strings.Contains(err.Error(), "READONLY") {
+		t.Fatalf("replica accepted a write: %v", err)
+	}
+	if _, err := StartReplica(ctx, &Server{Kind: "zookeeper"}, ""); err == nil {
+		t.Fatal("StartReplica of a ZooKeeper server did not fail")
+	}
+}
