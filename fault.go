@@ -15,6 +15,11 @@ import (
 // needs control the given servers do not offer.
 type FaultRunner func(ctx context.Context, spec CellSpec) (report.Cell, error)
 
+// ErrNotApplicable is wrapped by a fault runner's error when its scenario
+// does not apply to the implementation (restart is Redlock's alone). Run
+// skips such cells with a note instead of stopping.
+var ErrNotApplicable = fmt.Errorf("%w: the scenario does not apply to this implementation", ErrUsage)
+
 var (
 	faultMu      sync.RWMutex
 	faultRunners = map[string]FaultRunner{}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
@@ -42,6 +44,9 @@ type Plan struct {
 	OnCell     func(index, total int, spec CellSpec)
 	OnProgress func(index, total int, spec CellSpec, p Progress)
 	OnResult   func(c report.Cell)
+	// OnSkip hears of cells skipped because their scenario does not apply
+	// to their implementation.
+	OnSkip func(spec CellSpec, err error)
 }
 
 // Meta is the content of meta.json: what was run, where and with what.
@@ -138,6 +143,7 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 		}
 		return nil
 	}
+	var skipped []string
 	for _, name := range plan.Impls {
 		for _, sc := range plan.Scenarios {
 			for _, n := range clients {
@@ -167,6 +173,13 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 					continue
 				}
 				res, err := RunCellDetail(ctx, spec)
+				if errors.Is(err, ErrNotApplicable) {
+					skipped = append(skipped, strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "))
+					if plan.OnSkip != nil {
+						plan.OnSkip(spec, err)
+					}
+					continue
+				}
 				if err != nil {
 					return sum, err
 				}
@@ -175,6 +188,9 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 				}
 			}
 		}
+	}
+	if len(sum.Cells) == 0 && len(skipped) > 0 {
+		return sum, fmt.Errorf("%w: no cell applies: %s", ErrUsage, skipped[0])
 	}
 	return sum, nil
 }

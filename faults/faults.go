@@ -55,7 +55,7 @@ func register(name string, run runner, impls ...string) {
 	lockbench.RegisterFault(name, func(ctx context.Context, spec lockbench.CellSpec) (report.Cell, error) {
 		if len(impls) > 0 && !slices.Contains(impls, spec.Impl) {
 			return report.Cell{}, fmt.Errorf("%w: scenario %s applies to %s, not to %q",
-				lockbench.ErrUsage, name, strings.Join(impls, ", "), spec.Impl)
+				lockbench.ErrNotApplicable, name, strings.Join(impls, ", "), spec.Impl)
 		}
 		d, ok := impl.Lookup(spec.Impl)
 		if !ok {

@@ -130,6 +130,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	plan.OnProgress = prog.update
+	plan.OnSkip = func(spec lockbench.CellSpec, err error) {
+		prog.clear()
+		fmt.Fprintf(stdout, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name,
+			strings.TrimPrefix(oneLine(err.Error()), lockbench.ErrNotApplicable.Error()+": "))
+	}
 	plan.OnResult = func(c report.Cell) {
 		prog.clear()
 		table.Row(c)
