@@ -2,6 +2,8 @@ package zk
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -189,19 +191,12 @@ func (l *Locker) wrap(what string, err error) error {
 // the queue.
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	parent := l.parent(name)
-	l.op()
-	path, err := l.conn.Create(parent+"/n-", nil, zk.FlagEphemeralSequential, acl)
-	if errors.Is(err, zk.ErrNoNode) { // the container was reaped: make it again
-		if err = l.ensureParent(parent); err == nil {
-			l.op()
-			path, err = l.conn.Create(parent+"/n-", nil, zk.FlagEphemeralSequential, acl)
-		}
-	}
+	path, err := l.create(parent)
 	if err != nil {
-		return nil, l.wrap("create", err)
+		return nil, err
 	}
 	me := path[len(parent)+1:]
-	seq, _ := strconv.ParseUint(me[len("n-"):], 10, 64)
+	seq, _ := strconv.ParseUint(seqOf(me), 10, 64)
 
 	var prev []string // children seen before the last wake-up (naive)
 	woken := false
@@ -219,9 +214,9 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			return nil, l.abandon(path, l.wrap("children", err))
 		}
 		l.counters.ChildrenRead.Add(int64(len(children)))
-		slices.Sort(children) // same prefix, zero-padded: lexical is sequence order
-		pos, found := slices.BinarySearch(children, me)
-		if !found {
+		slices.SortFunc(children, bySeq)
+		pos, found := slices.BinarySearchFunc(children, me, bySeq)
+		if !found || children[pos] != me {
 			return nil, l.abandon(path, fmt.Errorf("zk: own node %s vanished: %w", path, impl.ErrSessionLost))
 		}
 		if woken {
@@ -290,14 +285,76 @@ func (l *Locker) abandon(path string, cause error) error {
 }
 
 // goneSince reports whether a node in before is missing from after; both
-// are sorted.
+// are sorted by sequence.
 func goneSince(before, after []string) bool {
 	for _, n := range before {
-		if _, ok := slices.BinarySearch(after, n); !ok {
+		if i, ok := slices.BinarySearchFunc(after, n, bySeq); !ok || after[i] != n {
 			return true
 		}
 	}
 	return false
+}
+
+// Queue nodes are named n-<id>-<sequence>: id is unique to the request, so
+// that a create whose reply was lost with the connection can be found
+// again instead of leaving an orphan ahead of its own client (the
+// recipe's "protected" create); the server appends a 10-digit sequence.
+const seqDigits = 10
+
+func seqOf(name string) string {
+	if len(name) < seqDigits {
+		return name
+	}
+	return name[len(name)-seqDigits:]
+}
+
+// bySeq orders queue nodes by their sequence number.
+func bySeq(a, b string) int { return strings.Compare(seqOf(a), seqOf(b)) }
+
+var (
+	processNonce = func() uint64 {
+		var b [8]byte
+		crand.Read(b[:])
+		return binary.BigEndian.Uint64(b[:])
+	}()
+	requestSeq atomic.Uint64
+)
+
+// create queues this client: an ephemeral sequential node under parent.
+// If the connection drops before the reply, the node may exist or not; it
+// is looked for by its id, and created again only when it is not there. A
+// session that expired cannot own a node: that is session_lost.
+func (l *Locker) create(parent string) (string, error) {
+	id := fmt.Sprintf("%016x%016x", processNonce, requestSeq.Add(1))
+	prefix := "n-" + id + "-"
+	var err error
+	for range 3 {
+		l.op()
+		var path string
+		path, err = l.conn.Create(parent+"/"+prefix, nil, zk.FlagEphemeralSequential, acl)
+		switch {
+		case err == nil:
+			return path, nil
+		case errors.Is(err, zk.ErrNoNode): // the container was reaped: make it again
+			if err = l.ensureParent(parent); err != nil {
+				return "", err
+			}
+		case errors.Is(err, zk.ErrConnectionClosed):
+			l.op()
+			kids, _, cerr := l.conn.Children(parent)
+			if cerr != nil {
+				return "", l.wrap("find own node", cerr)
+			}
+			for _, k := range kids {
+				if strings.HasPrefix(k, prefix) {
+					return parent + "/" + k, nil
+				}
+			}
+		default:
+			return "", l.wrap("create", err)
+		}
+	}
+	return "", l.wrap("create", err)
 }
 
 type lease struct {
