@@ -30,6 +30,8 @@ type worker struct {
 	errors   atomic.Int64
 	errClass map[string]int64 // written by the worker only, read after it ends
 	done     atomic.Bool      // burst: granted, or gave up
+	queued   atomic.Bool      // burst, polling: seen waiting at least once
+	streak   int              // consecutive acquire errors, for back-off
 	live     liveHist
 
 	iv    *intervals
@@ -62,6 +64,23 @@ func (w *worker) recordAcquire(now time.Time, d time.Duration) {
 	w.rec(tagAcquire, now, d)
 	w.acquires.Add(1)
 	w.live.add(d.Microseconds())
+}
+
+// maxBackoff caps the pause after consecutive acquire errors.
+const maxBackoff = time.Second
+
+// backoff pauses after an acquire error: the retry interval, doubled with
+// each further error in a row up to maxBackoff, jittered. A client that
+// hammered a failing or overloaded server at the retry interval would keep
+// it overloaded (a thousand Redlock clients did, for ten minutes, with one
+// acquisition); real clients back off, and so do these.
+func (w *worker) backoff(ctx context.Context, retry time.Duration) {
+	d := retry << min(w.streak, 20)
+	if d <= 0 || d > maxBackoff {
+		d = maxBackoff
+	}
+	w.streak++
+	w.pause(ctx, d/2+time.Duration(w.rng.Int64N(int64(d/2)+1)))
 }
 
 func (w *worker) fail(err error) {
@@ -99,7 +118,7 @@ func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease
 	tok, fenced := lease.Fence()
 	v := r.check.enter(lock, w.id, tok, fenced, got)
 	w.pause(ctx, r.spec.HoldDist.Sample(w.rng))
-	if r.spec.Scenario.Kind == scenarios.Burst {
+	if r.spec.Scenario.Kind == scenarios.Burst && r.driver.Herd != impl.Polling {
 		r.settle(ctx)
 	}
 	t := time.Now()
@@ -149,9 +168,10 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 			if measured {
 				w.fail(err)
 			}
-			w.pause(ctx, r.spec.Config.Retry) // no hot loop against a failing server
+			w.backoff(ctx, r.spec.Config.Retry)
 			continue
 		}
+		w.streak = 0
 		if measured {
 			r.granted(w, lock, start, got, got.Sub(start))
 		}
@@ -259,15 +279,25 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 	defer w.flush()
 	lock := w.id % len(r.names)
 	start := time.Now()
-	lease, err := w.l.Acquire(ctx, r.names[lock])
-	got := time.Now()
-	if err != nil {
-		w.done.Store(true)
-		if ctx.Err() == nil {
-			w.fail(err)
+	var lease impl.Lease
+	for {
+		var err error
+		lease, err = w.l.Acquire(ctx, r.names[lock])
+		if err == nil {
+			break
 		}
-		return
+		if ctx.Err() != nil {
+			w.done.Store(true)
+			return
+		}
+		// Counted, then tried again: each client acquires once, and an
+		// error (a Redlock attempt without quorum under the storm) is part
+		// of what it took. The latency runs from the first try.
+		w.fail(err)
+		w.queued.Store(true) // it has tried: it is in the queue's fray
+		w.backoff(ctx, r.spec.Config.Retry)
 	}
+	got := time.Now()
 	r.granted(w, lock, start, got, got.Sub(start))
 	w.done.Store(true)
 	if r.grants.Add(1) == 1 {
@@ -277,7 +307,12 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 }
 
 // settle waits until every client still waiting reports Settled, polling.
+// For implementations that watch, that is the exact form of the herd: no
+// notification in flight. Pollers have no notifications to lose and are
+// never all asleep at once for long; for them a client counts once it has
+// been seen waiting, and only the first holder waits for that.
 func (r *cellRun) settle(ctx context.Context) {
+	polling := r.driver.Herd == impl.Polling
 	for _, w := range r.workers {
 		if w.settler == nil {
 			r.settleState.Store(2)
@@ -288,9 +323,15 @@ func (r *cellRun) settle(ctx context.Context) {
 	for {
 		all := true
 		for _, w := range r.workers {
-			if !w.done.Load() && !w.settler.Settled() {
+			if w.done.Load() || (polling && w.queued.Load()) {
+				continue
+			}
+			if !w.settler.Settled() {
 				all = false
 				break
+			}
+			if polling {
+				w.queued.Store(true)
 			}
 		}
 		if all || ctx.Err() != nil {
