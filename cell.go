@@ -269,11 +269,12 @@ type cellRun struct {
 	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
 
 	// open loop
-	arrivals chan int64 // intended arrival, ns after start
-	inflight atomic.Int64
-	offered  atomic.Int64
-	dropped  atomic.Int64
-	lag      *hdrhistogram.Histogram // the generator's own: how late it fired
+	arrivals   chan int64 // intended arrival, ns after start
+	inflight   atomic.Int64
+	offered    atomic.Int64
+	dropped    atomic.Int64
+	unfinished atomic.Int64
+	lag        *hdrhistogram.Histogram // the generator's own: how late it fired
 }
 
 func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker) *cellRun {
@@ -381,6 +382,14 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		snapBase()
 	}
 
+	// The open loop's clients outlive the arrivals: every arrival let in
+	// before the end is served, however late, or its tail would go missing
+	// exactly where a stalled lock shows (coordinated omission again).
+	wctx, wcancel := cctx, context.CancelFunc(func() {})
+	if spec.Scenario.Kind == scenarios.OpenLoop {
+		wctx, wcancel = context.WithTimeout(ctx, spec.Warmup+spec.Duration+spec.MaxTime)
+	}
+	defer wcancel()
 	stopProgress := r.startProgress(cctx)
 	health := startHealth()
 	var wg sync.WaitGroup
@@ -392,7 +401,7 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 			case scenarios.Burst:
 				r.burst(cctx, w)
 			case scenarios.OpenLoop:
-				r.openLoop(cctx, w)
+				r.openLoop(wctx, w)
 			default:
 				r.closedLoop(cctx, w)
 			}
@@ -404,15 +413,17 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	close(gate)
 	if spec.Scenario.Kind == scenarios.OpenLoop {
 		r.generate(cctx)
-		if r.limited {
-			// A counted run serves every arrival it let in.
-			for r.inflight.Load() > 0 && cctx.Err() == nil {
-				time.Sleep(time.Millisecond)
-			}
+		for r.inflight.Load() > 0 && wctx.Err() == nil {
+			time.Sleep(time.Millisecond)
 		}
-		cancel() // arrivals are over: what is still in flight ends with the cell
+		r.unfinished.Store(r.inflight.Load())
+		wcancel()
 	}
 	wg.Wait()
+	// A cell that ran into MaxTime before its duration, its acquisitions
+	// or its burst was done was cut short: say so.
+	truncated := ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && r.deadline.IsZero() ||
+		spec.Scenario.Kind == scenarios.OpenLoop && wctx.Err() != nil && ctx.Err() == nil
 	end := time.Now()
 	gen := health.stop()
 	if spec.OnClock != nil {
@@ -441,6 +452,9 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	}
 
 	cell := r.collect(end, counts, base, totals)
+	if truncated {
+		cell.Truncated = fmt.Sprintf("cut short by the cell time limit (%v)", spec.MaxTime)
+	}
 	cell.Distributions, cell.Vectors = dists, vecs
 	cell.Generator = gen.report(r, cell)
 	if r.driver.ServerStats != nil {
@@ -507,7 +521,7 @@ func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.
 		svc, lag := latency(totals[tagService]), latency(r.lag)
 		cell.Open = &report.OpenLoop{
 			Rate: spec.Rate, Arrival: spec.Arrival, MaxInflight: spec.MaxInflight,
-			Offered: r.offered.Load(), Dropped: r.dropped.Load(),
+			Offered: r.offered.Load(), Dropped: r.dropped.Load(), Unfinished: r.unfinished.Load(),
 			ServiceLatencyUs: svc, ScheduleLagUs: lag,
 		}
 	}

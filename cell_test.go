@@ -200,7 +200,8 @@ func TestCheckerTokenRegression(t *testing.T) {
 	v = k.enter(0, 3, 5, true, now) // the same token twice
 	k.exit(v, 3, now)
 	n, list := k.violations()
-	if n != 2 || list[0].Kind != "token_regression" || list[0].Token != 4 || list[0].PrevToken != 5 || list[1].Token != 5 {
+	if n != 2 || list[0].Kind != "token_regression" || list[0].Token != 4 || list[0].PrevToken != 5 || list[1].Token != 5 ||
+		list[0].Intruder != 2 || list[0].Holder != 1 {
 		t.Fatalf("got %d %+v", n, list)
 	}
 }
@@ -279,5 +280,28 @@ func TestLiveBucketsBracketValues(t *testing.T) {
 		if b > 0 && liveValue(b-1) > us {
 			t.Errorf("us=%d: previous bucket edge %d above it", us, liveValue(b-1))
 		}
+	}
+}
+
+// Each hand-off is measured from the release that freed the lock for it,
+// whatever order the clients hear their replies in.
+func TestHandoffPairsEachGrantWithItsRelease(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	k := newChecker(t0, []string{"a"})
+	if _, ok := k.handoff(0, at(0), at(1)); ok { // A takes a free lock
+		t.Fatal("a free lock counted as a hand-off")
+	}
+	k.released(0, at(10))                                                         // A calls release
+	if gap, ok := k.handoff(0, at(2), at(12)); !ok || gap != 2*time.Millisecond { // B, waiting since 2
+		t.Fatalf("B: %v %v", gap, ok)
+	}
+	k.released(0, at(17))                                                       // B holds 5 ms and calls release
+	if gap, ok := k.handoff(0, at(3), at(18)); !ok || gap != time.Millisecond { // C, waiting since 3
+		t.Fatalf("C: %v %v, want 1ms, not B's hold", gap, ok)
+	}
+	if _, ok := k.handoff(0, at(20), at(21)); ok { // D came after the last release
+		t.Fatal("an acquire of a free lock counted as a hand-off")
 	}
 }

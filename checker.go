@@ -52,17 +52,17 @@ func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Ti
 	s := &k.locks[lock]
 	n := now.Sub(k.start).Nanoseconds()
 	v := visit{lock: lock, enteredN: n}
+	prevHolder := int(s.holder.Swap(int64(client)))
 	if s.inside.Add(1) > 1 {
-		v.intruded, v.other = true, int(s.holder.Load())
+		v.intruded, v.other = true, prevHolder
 	}
-	s.holder.Store(int64(client))
 	s.since.Store(n)
 	if fenced {
 		for {
 			prev := s.token.Load()
 			if prev != 0 && token < prev { // token ≤ highest seen
 				k.record(report.Violation{Lock: k.names[lock], Kind: "token_regression", Intruder: client,
-					Holder: int(s.holder.Load()), AtS: float64(n) / 1e9, Token: token, PrevToken: prev - 1})
+					Holder: prevHolder, AtS: float64(n) / 1e9, Token: token, PrevToken: prev - 1})
 				break
 			}
 			if s.token.CompareAndSwap(prev, token+1) {
@@ -103,16 +103,17 @@ func (k *checker) violations() (int64, []report.Violation) {
 	return k.count.Load(), append([]report.Violation(nil), k.kept...)
 }
 
-// released notes that a Release on lock returned at now.
+// released notes that the holder of lock called Release at now. The call,
+// not its return, is stamped: the next holder's grant may come back before
+// the releaser hears its reply, and a stamp taken then would pair the next
+// hand-off with this release.
 func (k *checker) released(lock int, now time.Time) {
 	k.locks[lock].released.Store(now.Sub(k.start).Nanoseconds())
 }
 
-// handoff returns the gap from the previous holder's release returning to
-// this acquire returning, when this client was already waiting as that
-// release completed. It declines (ok false) when the client came to a free
-// lock, or when the previous release has not been noted yet (the next
-// holder's acquire can return before the releaser hears back).
+// handoff returns the gap from the previous holder's release call to this
+// acquire returning, when this client was already waiting at that release.
+// It declines (ok false) when the client came to a free lock.
 func (k *checker) handoff(lock int, start, got time.Time) (gap time.Duration, ok bool) {
 	s := &k.locks[lock]
 	g := got.Sub(k.start).Nanoseconds()

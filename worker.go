@@ -123,9 +123,9 @@ func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease
 	}
 	t := time.Now()
 	r.check.exit(v, w.id, t)
+	r.check.released(lock, t)
 	err := lease.Release(context.Background())
 	now := time.Now()
-	r.check.released(lock, now)
 	if measured {
 		w.rec(tagRelease, now, now.Sub(t))
 	}
@@ -204,7 +204,7 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		got := time.Now()
 		if err != nil {
 			r.inflight.Add(-1)
-			if r.over(ctx, got) {
+			if ctx.Err() != nil {
 				return
 			}
 			if measured {

@@ -76,7 +76,7 @@ type Cell struct {
 
 	// Fairness is how the acquisitions were shared among clients.
 	Fairness *Fairness `json:"fairness,omitempty"`
-	// HandoffGapUs is the time from a release returning to the next
+	// HandoffGapUs is the time from a holder's release call to the next
 	// holder's acquire returning, for holders that were waiting.
 	HandoffGapUs *Latency `json:"handoff_gap_us,omitempty"`
 	// Open is what the open loop (scenario rate) measured.
@@ -96,6 +96,9 @@ type Cell struct {
 	SafetyViolations int64       `json:"safety_violations"`
 	Violations       []Violation `json:"violations,omitempty"`
 
+	// Truncated says why the cell stopped before it was done (the cell
+	// time limit); empty when it ran as asked.
+	Truncated string `json:"truncated,omitempty"`
 	// Verdict is one sentence on what the cell showed, for fault scenarios.
 	Verdict string `json:"verdict,omitempty"`
 	// Faults holds what a fault scenario measured.
@@ -121,11 +124,14 @@ type Fairness struct {
 // counts from each arrival's intended time; ServiceLatencyUs from the moment
 // a client actually started.
 type OpenLoop struct {
-	Rate             float64 `json:"rate"`
-	Arrival          string  `json:"arrival"`
-	MaxInflight      int     `json:"max_inflight"`
-	Offered          int64   `json:"offered"`
-	Dropped          int64   `json:"dropped"`
+	Rate        float64 `json:"rate"`
+	Arrival     string  `json:"arrival"`
+	MaxInflight int     `json:"max_inflight"`
+	Offered     int64   `json:"offered"`
+	Dropped     int64   `json:"dropped"`
+	// Unfinished arrivals were let in but not served by the end of the
+	// cell's time limit (MaxTime after the last arrival).
+	Unfinished       int64   `json:"unfinished"`
 	ServiceLatencyUs Latency `json:"service_latency_us"`
 	ScheduleLagUs    Latency `json:"schedule_lag_us"`
 }
@@ -167,8 +173,8 @@ type Violation struct {
 	Intruder  int     `json:"intruder"`
 	AtS       float64 `json:"at_s"`       // seconds after the cell started
 	OverlapUs float64 `json:"overlap_us"` // how long both were inside
-	Token     uint64  `json:"token,omitempty"`
-	PrevToken uint64  `json:"prev_token,omitempty"`
+	Token     uint64  `json:"token"`
+	PrevToken uint64  `json:"prev_token"`
 }
 
 // MaxViolationsKept caps the violations listed per cell; the count is full.

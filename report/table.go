@@ -142,8 +142,11 @@ func Dur(us float64) string {
 func notes(c Cell) []string {
 	var out []string
 	if o := c.Open; o != nil {
-		out = append(out, fmt.Sprintf("open loop: %d offered at %.0f/s (%s), %d dropped; latency above counts from the intended arrival; service p50 %s p99 %s; schedule lag p99 %s",
-			o.Offered, o.Rate, o.Arrival, o.Dropped, Dur(o.ServiceLatencyUs.P50), Dur(o.ServiceLatencyUs.P99), Dur(o.ScheduleLagUs.P99)))
+		out = append(out, fmt.Sprintf("open loop: %d offered at %.0f/s (%s), %d dropped, %d unfinished; latency above counts from the intended arrival; service p50 %s p99 %s; schedule lag p99 %s",
+			o.Offered, o.Rate, o.Arrival, o.Dropped, o.Unfinished, Dur(o.ServiceLatencyUs.P50), Dur(o.ServiceLatencyUs.P99), Dur(o.ScheduleLagUs.P99)))
+	}
+	if c.Truncated != "" {
+		out = append(out, "TRUNCATED: "+c.Truncated)
 	}
 	if c.SafetyViolations > 0 {
 		out = append(out, fmt.Sprintf("UNSAFE: %d mutual-exclusion violations (see safety_violations in summary.json)", c.SafetyViolations))
