@@ -451,6 +451,11 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		scancel()
 	}
 
+	if r.driver.Cleanup != nil && !r.keepOpen {
+		cctx2, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		r.driver.Cleanup(cctx2, spec.Config.Servers, spec.Config.Namespace)
+		ccancel()
+	}
 	cell := r.collect(end, counts, base, totals)
 	if truncated {
 		cell.Truncated = fmt.Sprintf("cut short by the cell time limit (%v)", spec.MaxTime)

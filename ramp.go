@@ -71,6 +71,11 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 		for _, l := range lockers {
 			l.Close()
 		}
+		if d.Cleanup != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			d.Cleanup(cctx, spec.Config.Servers, spec.Config.Namespace)
+			cancel()
+		}
 	}()
 	if p, ok := lockers[0].(impl.Preparer); ok {
 		if err := p.Prepare(ctx, lockNames(spec.Locks)); err != nil {

@@ -22,6 +22,11 @@ type Driver struct {
 	// that a cell can report deltas beside what the clients counted. It
 	// returns an error wrapping ErrStatsRefused when the server will not say.
 	ServerStats func(ctx context.Context, s Servers) (map[string]int64, error)
+	// Cleanup, if set, removes what a cell left on the servers under its
+	// namespace (ZooKeeper's lock nodes). The harness calls it once the
+	// cell's sessions are closed and its counters read, on a connection of
+	// its own, so it touches no measurement.
+	Cleanup func(ctx context.Context, s Servers, namespace string) error
 }
 
 var (

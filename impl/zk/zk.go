@@ -25,6 +25,7 @@ func init() {
 		Herd:        impl.WatchAll,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Naive) },
 		ServerStats: ServerStats,
+		Cleanup:     Cleanup,
 	})
 	impl.Register(impl.Driver{
 		Name:        "zk-pred",
@@ -33,6 +34,7 @@ func init() {
 		Herd:        impl.WatchPredecessor,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Predecessor) },
 		ServerStats: ServerStats,
+		Cleanup:     Cleanup,
 	})
 }
 
@@ -150,25 +152,52 @@ func (l *Locker) parent(name string) string {
 	return p
 }
 
-// ensureParent creates each level of p that is missing. Lock nodes are
-// containers, so the server removes them once they are empty.
+// ensureParent creates each level of p that is missing. They are
+// persistent, not containers: a container emptied between two grants may be
+// reaped and made again, and its children's sequence — the fencing token —
+// would start over at 0. Cleanup removes them after the cell.
 func (l *Locker) ensureParent(p string) error {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	cur := ""
-	for i, part := range parts {
+	for _, part := range parts {
 		cur += "/" + part
 		l.op()
-		var err error
-		if i == 0 {
-			_, err = l.conn.Create(cur, nil, 0, acl)
-		} else {
-			_, err = l.conn.CreateContainer(cur, nil, zk.FlagContainer, acl)
-		}
-		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := l.conn.Create(cur, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return l.wrap("create "+cur, err)
 		}
 	}
 	return nil
+}
+
+// Cleanup deletes a cell's lock nodes and its namespace node, on a
+// connection of its own. Nodes still in use (a session not yet gone) stay.
+func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
+	if namespace == "" || len(s.ZK) == 0 {
+		return nil
+	}
+	l, err := New(ctx, impl.Config{Servers: s, DialTimeout: 5 * time.Second}, Predecessor)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	ns := root + "/" + namespace
+	locks, _, err := l.conn.Children(ns)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return l.wrap("cleanup", err)
+	}
+	var errs []error
+	for _, n := range locks {
+		if err := l.conn.Delete(ns+"/"+n, -1); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
+			errs = append(errs, err)
+		}
+	}
+	if err := l.conn.Delete(ns, -1); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func (l *Locker) op() {
@@ -335,7 +364,7 @@ func (l *Locker) create(parent string) (string, error) {
 		switch {
 		case err == nil:
 			return path, nil
-		case errors.Is(err, zk.ErrNoNode): // the container was reaped: make it again
+		case errors.Is(err, zk.ErrNoNode): // the lock node is missing: make it
 			if err = l.ensureParent(parent); err != nil {
 				return "", err
 			}

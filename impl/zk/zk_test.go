@@ -201,3 +201,25 @@ func TestMntrRefusedIsSaid(t *testing.T) {
 type nolog struct{}
 
 func (nolog) Printf(string, ...any) {}
+
+// A cell leaves nothing behind on the server: its lock nodes (persistent,
+// so that sequence numbers never restart mid-cell) are removed after it.
+func TestCellCleansUpItsNodes(t *testing.T) {
+	hot, _ := scenarios.Lookup("hot")
+	ns := "cleanup-" + fmt.Sprint(time.Now().UnixNano())
+	cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: "zk-pred", Scenario: hot, Clients: 3, Locks: 2, Acquires: 60, Think: time.Millisecond,
+		Config: impl.Config{Servers: servers, Namespace: ns},
+	})
+	if err != nil || cell.SafetyViolations != 0 {
+		t.Fatalf("%v, %d violations", err, cell.SafetyViolations)
+	}
+	conn, _, err := gozk.Connect(servers.ZK, 5*time.Second, gozk.WithLogger(nolog{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if ok, _, err := conn.Exists("/lockbench/" + ns); err != nil || ok {
+		t.Errorf("/lockbench/%s still there after the cell (%v)", ns, err)
+	}
+}
