@@ -360,6 +360,9 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	first := make([]int64, len(r.workers))
 	for i, w := range r.workers {
 		first[i] = w.l.Counters().Notifications.Load()
+		if d, ok := w.l.(impl.Distributions); ok {
+			d.ResetDistributions() // a ramp's previous stair, say
+		}
 	}
 	base := make([]impl.Counts, len(r.workers))
 	snapBase := func() {

@@ -147,6 +147,7 @@ func (r *cellRun) granted(w *worker, lock int, start, got time.Time, latency tim
 func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 	defer w.flush()
 	lock := w.id % len(r.names)
+	warm := impl.WarmingUp(ctx)
 	for ctx.Err() == nil {
 		if w.picker != nil {
 			lock = w.picker.Pick()
@@ -159,7 +160,11 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 		if measured && r.limited && r.remaining.Add(-1) < 0 {
 			return
 		}
-		lease, err := w.l.Acquire(ctx, r.names[lock])
+		actx := ctx
+		if !measured {
+			actx = warm
+		}
+		lease, err := w.l.Acquire(actx, r.names[lock])
 		got := time.Now()
 		if err != nil {
 			if r.over(ctx, got) {
@@ -187,6 +192,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	defer w.flush()
 	lock := w.id % len(r.names)
+	warm := impl.WarmingUp(ctx)
 	for {
 		var due time.Time
 		select {
@@ -200,7 +206,11 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		}
 		start := time.Now()
 		measured := !due.Before(r.measureFrom)
-		lease, err := w.l.Acquire(ctx, r.names[lock])
+		actx := ctx
+		if !measured {
+			actx = warm
+		}
+		lease, err := w.l.Acquire(actx, r.names[lock])
 		got := time.Now()
 		if err != nil {
 			r.inflight.Add(-1)

@@ -30,7 +30,7 @@ type Preparer interface {
 // Distributions is implemented by Lockers that keep distributions of their
 // own beyond Counters, such as Redlock's masters granted per attempt. The
 // harness reads them only after every client has stopped, and merges them
-// over clients; they include warm-up.
+// over clients. Calls made with a WarmingUp context must not be recorded.
 type Distributions interface {
 	// Histograms returns named histograms of microseconds, in the
 	// harness's geometry (1 µs – 1 h, 3 significant digits). A name ends in
@@ -39,4 +39,22 @@ type Distributions interface {
 	// Vectors returns named count vectors, e.g. "masters_granted"[k]:
 	// attempts in which exactly k masters said yes.
 	Vectors() map[string][]int64
+	// ResetDistributions empties them; the harness calls it before a cell,
+	// when no client is running.
+	ResetDistributions()
+}
+
+type warmupKey struct{}
+
+// WarmingUp marks ctx as belonging to a cell's warm-up: an implementation
+// that keeps Distributions records nothing for calls made with it. The
+// harness derives one such context per client, not one per call.
+func WarmingUp(ctx context.Context) context.Context {
+	return context.WithValue(ctx, warmupKey{}, true)
+}
+
+// IsWarmingUp reports whether ctx was marked by WarmingUp.
+func IsWarmingUp(ctx context.Context) bool {
+	v, _ := ctx.Value(warmupKey{}).(bool)
+	return v
 }

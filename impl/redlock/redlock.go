@@ -136,9 +136,12 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 				}
 			}
 		}
+		measured := !impl.IsWarmingUp(ctx)
 		if granted >= l.quorum && validity > 0 {
-			l.stats.MastersGranted[granted].Add(1)
-			l.stats.recordValidity(validity)
+			if measured {
+				l.stats.MastersGranted[granted].Add(1)
+				l.stats.recordValidity(validity)
+			}
 			return &lease{l: l, key: key, token: token}, nil
 		}
 		if ctx.Err() != nil {
@@ -146,7 +149,9 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			l.releaseAll(ctx, key, token)
 			return nil, ctx.Err()
 		}
-		l.stats.MastersGranted[granted].Add(1)
+		if measured {
+			l.stats.MastersGranted[granted].Add(1)
+		}
 		if granted < l.quorum {
 			l.counters.NoQuorum.Add(1)
 		} else {

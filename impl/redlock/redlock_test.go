@@ -369,3 +369,26 @@ func TestConfigRefused(t *testing.T) {
 		})
 	}
 }
+
+// The distributions cover the measured acquisitions only, not the warm-up.
+func TestDistributionsExcludeWarmup(t *testing.T) {
+	needFleet(t)
+	hot, _ := scenarios.Lookup("hot")
+	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: "redlock", Scenario: hot, Clients: 2, Locks: 2,
+		Warmup: 300 * time.Millisecond, Duration: 300 * time.Millisecond, Config: config(t, ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := c.Distributions["validity_ms"]
+	var granted int64
+	for k, n := range c.Vectors["masters_granted"] {
+		if k >= 3 {
+			granted += n
+		}
+	}
+	if c.Acquires == 0 || v.Count != c.Acquires || granted != c.Acquires {
+		t.Errorf("%d measured acquisitions, %d validities, %d majority grants", c.Acquires, v.Count, granted)
+	}
+}

@@ -76,6 +76,15 @@ func (l *Locker) Histograms() map[string]*hdrhistogram.Histogram {
 	return map[string]*hdrhistogram.Histogram{"validity_ms": l.stats.ValidityLeft}
 }
 
+// ResetDistributions empties the distributions (impl.Distributions); only
+// while no Acquire runs.
+func (l *Locker) ResetDistributions() {
+	for i := range l.stats.MastersGranted {
+		l.stats.MastersGranted[i].Store(0)
+	}
+	l.stats.ValidityLeft.Reset()
+}
+
 // Vectors reports attempts by number of masters that said yes
 // (impl.Distributions).
 func (l *Locker) Vectors() map[string][]int64 {
