@@ -78,7 +78,15 @@ func Start(ctx context.Context, spec Spec) (f *Fleet, err error) {
 			return f, err
 		}
 		for i := range spec.Redis {
-			s, err := startRedis(ctx, bin, filepath.Join(dir, fmt.Sprintf("redis-%d", i)))
+			var s *Server
+			err := retryPorts(ctx, func(attempt int) error {
+				var err error
+				s, err = startRedis(ctx, bin, filepath.Join(dir, fmt.Sprintf("redis-%d-%d", i, attempt)))
+				if s != nil && err != nil {
+					s.Kill() // exited or not ready: either way, not ours to leave
+				}
+				return err
+			})
 			if err != nil {
 				return f, err
 			}
@@ -86,8 +94,17 @@ func Start(ctx context.Context, spec Spec) (f *Fleet, err error) {
 		}
 	}
 	if spec.ZK > 0 {
-		zs, err := startZK(ctx, dir, spec.ZK)
-		f.ZK = zs
+		err := retryPorts(ctx, func(attempt int) error {
+			zs, err := startZK(ctx, filepath.Join(dir, fmt.Sprintf("zk-%d", attempt)), spec.ZK)
+			if err != nil {
+				for _, s := range zs {
+					s.Kill()
+				}
+				return err
+			}
+			f.ZK = zs
+			return nil
+		})
 		if err != nil {
 			return f, err
 		}
@@ -157,4 +174,21 @@ func logTail(path string, n int64) string {
 	}
 	b, _ := io.ReadAll(fh)
 	return strings.TrimSpace(string(b))
+}
+
+// errExitedAtStart marks a server that exited while starting: most often
+// its port, free when chosen, was taken before it could bind it.
+var errExitedAtStart = errors.New("exited at start")
+
+// retryPorts runs start up to three times while the server exits at start,
+// each time on fresh ports: the free-port probe and the server's bind are
+// not atomic, and another program (or another lockbench) may win the race.
+func retryPorts(ctx context.Context, start func(attempt int) error) error {
+	var err error
+	for attempt := range 3 {
+		if err = start(attempt); err == nil || !errors.Is(err, errExitedAtStart) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
 }

@@ -3,10 +3,13 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestStartAndClose(t *testing.T) {
@@ -130,5 +133,37 @@ func TestEnsembleHasQuorum(t *testing.T) {
 	}
 	if leaders != 1 {
 		t.Fatalf("want one leader, got %d", leaders)
+	}
+}
+
+// A port taken between the probe and the server's bind costs a retry, not
+// the run.
+func TestStartSurvivesATakenPort(t *testing.T) {
+	if _, err := findRedis(); err != nil {
+		t.Skip(err)
+	}
+	tries := 0
+	err := retryPorts(context.Background(), func(int) error {
+		tries++
+		if tries < 3 {
+			return fmt.Errorf("redis on 127.0.0.1:1 %w: bind: address in use", errExitedAtStart)
+		}
+		return nil
+	})
+	if err != nil || tries != 3 {
+		t.Fatalf("after %d tries: %v", tries, err)
+	}
+	// A server that never becomes ready is stopped, not leaked. Its temp
+	// dir is under our own TMPDIR, so pgrep sees no other test's servers.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	f, err := Start(context.Background(), Spec{Redis: 1, StartTimeout: 10 * time.Millisecond})
+	if err == nil {
+		f.Close()
+		t.Skip("redis answered within 10ms")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if out, _ := exec.Command("pgrep", "-f", tmp).Output(); len(out) > 0 {
+		t.Errorf("a server that was not ready is still running: %s", out)
 	}
 }

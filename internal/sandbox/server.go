@@ -75,7 +75,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-s.done:
-			return fmt.Errorf("sandbox: %s on %s exited at start: %s", s.Kind, s.Addr, logTail(s.logPath, 600))
+			return fmt.Errorf("sandbox: %s on %s %w: %s", s.Kind, s.Addr, errExitedAtStart, logTail(s.logPath, 600))
 		default:
 		}
 		if last = s.ready(ctx, s.Addr); last == nil {
