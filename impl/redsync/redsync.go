@@ -85,7 +85,19 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		pools[i] = pool{Pool: rsgoredis.NewPool(cl), l: l, node: i}
 	}
 	l.rs = redsync.New(pools...)
+	// The same per-master bound as our redlock (--redlock-timeout), which
+	// redsync takes as a fraction of the TTL.
+	timeout := redlock.DefaultTimeout
+	if v := cfg.Options[redlock.OptTimeout]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			l.Close()
+			return nil, fmt.Errorf("redsync: %s=%q: want a positive duration", redlock.OptTimeout, v)
+		}
+		timeout = d
+	}
 	l.opts = []redsync.Option{
+		redsync.WithTimeoutFactor(float64(timeout) / float64(cfg.TTL)),
 		redsync.WithExpiry(cfg.TTL),
 		redsync.WithTries(math.MaxInt), // the caller's ctx decides when to stop
 		redsync.WithRetryDelayFunc(l.delay),
