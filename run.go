@@ -225,6 +225,16 @@ func (p *Plan) validate() error {
 	if p.ZKEnsemble <= 0 {
 		p.ZKEnsemble = 1
 	}
+	if p.Ramp != nil {
+		for _, sc := range p.Scenarios {
+			if s, _ := scenarios.Lookup(sc); s.Kind != scenarios.ClosedLoop && s.Kind != scenarios.OpenLoop {
+				return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", ErrUsage, sc)
+			}
+		}
+		if top := slices.Max(p.Clients); p.Ramp.Start > top {
+			return fmt.Errorf("%w: the ramp starts at %d clients, above --clients %d", ErrUsage, p.Ramp.Start, top)
+		}
+	}
 	return nil
 }
 

@@ -91,7 +91,8 @@ type CapacityRow struct {
 // scenario, in the order they first appear, it considers the client
 // counts in ascending order and reports the largest whose latency met the
 // SLO. A cell without acquisitions or with a safety violation never meets
-// it: a lock that is fast because it is wrong has no capacity. Fault
+// it: a lock that is fast because it is wrong has no capacity; nor does one
+// that dropped arrivals or failed more than 1% of its acquisitions. Fault
 // scenarios are left out: their latency is the fault's.
 func Capacity(cells []Cell, slo SLO) []CapacityRow {
 	limitUs := float64(slo.Limit) / float64(time.Microsecond)
@@ -104,7 +105,7 @@ func Capacity(cells []Cell, slo SLO) []CapacityRow {
 			if c.Acquires > 0 && (r.BestUs < 0 || v < r.BestUs) {
 				r.BestUs = v
 			}
-			if c.Acquires > 0 && c.SafetyViolations == 0 && v <= limitUs {
+			if c.Acquires > 0 && c.SafetyViolations == 0 && v <= limitUs && healthy(c) {
 				r.Met, r.Clients, r.AcquiresPerS, r.LatencyUs = true, c.Clients, c.AcquiresPerS, v
 			} else if r.FirstMissed == 0 {
 				r.FirstMissed = c.Clients
@@ -162,4 +163,21 @@ func groupCells(cells []Cell) []cellGroup {
 		slices.SortStableFunc(groups[i].cells, func(a, b Cell) int { return a.Clients - b.Clients })
 	}
 	return groups
+}
+
+// maxErrorShare is the share of failed acquisitions a cell may have and
+// still count as meeting an SLO.
+const maxErrorShare = 0.01
+
+// healthy reports whether a cell's latency can stand for its load: an open
+// loop that dropped arrivals, or a cell whose acquisitions often failed,
+// served less than it was asked to, and its latency flatters it.
+func healthy(c Cell) bool {
+	if c.Open != nil && (c.Open.Dropped > 0 || c.Open.Unfinished > 0) {
+		return false
+	}
+	if c.Truncated != "" {
+		return false
+	}
+	return float64(c.Errors) <= maxErrorShare*float64(c.Acquires+c.Errors)
 }

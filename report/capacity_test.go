@@ -123,3 +123,19 @@ func TestCapacityGroups(t *testing.T) {
 		t.Errorf("Describe = %q", d)
 	}
 }
+
+func TestCapacityRefusesCellsThatShedLoad(t *testing.T) {
+	t.Parallel()
+	slo, _ := ParseSLO("p99=10ms")
+	ok := Cell{Impl: "x", Scenario: "rate", Clients: 4, Acquires: 1000, AcquiresPerS: 500, AcquireLatencyUs: Latency{P99: 2000}}
+	dropping := ok
+	dropping.Clients = 8
+	dropping.Open = &OpenLoop{Offered: 2000, Dropped: 1000}
+	failing := ok
+	failing.Clients = 16
+	failing.Errors = 50
+	rows := Capacity([]Cell{ok, dropping, failing}, slo)
+	if len(rows) != 1 || !rows[0].Met || rows[0].Clients != 4 || rows[0].FirstMissed != 8 {
+		t.Fatalf("%+v", rows)
+	}
+}

@@ -19,9 +19,9 @@ type CompareOptions struct {
 	// is run-to-run noise. Default DefaultNoise.
 	Noise float64
 	// OldLogs and NewLogs, when set, hold each run's interval logs by
-	// Cell.Key(). Where both runs have one for a cell, the spread of the
-	// per-second values widens the noise band to twice their pooled
-	// standard deviation, if that is wider.
+	// Cell.Key(). Where both runs have one for a cell with at least three
+	// seconds, the noise band widens to twice the standard error of the
+	// difference, if that is wider.
 	OldLogs, NewLogs map[string]*CellLog
 }
 

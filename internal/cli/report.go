@@ -63,9 +63,10 @@ const compareSynopsis = `compare OLD NEW [--noise 5%]
 
 Compares two results directories cell by cell (matched by implementation,
 scenario and client count): throughput, p50, p99 and notifications per
-acquisition, old → new. A change smaller than --noise, or than twice the
-spread of the per-second values when both runs have .hlog files, is marked
-"~ noise". Cells measured in one run only are listed.
+acquisition, old → new. A change smaller than --noise, or (when both runs
+have at least three seconds of .hlog intervals) than twice the standard
+error of the difference, is marked "~ noise". Cells measured in one run only
+are listed.
 
 Examples:
   lockbench compare results/before results/after

@@ -96,7 +96,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
 	fs.StringVar(&o.slo, "slo", "", "plan capacity: e.g. p99=10ms (p50, p90, p99, p999, max) — the largest client count per implementation that met it")
 	fs.StringVar(&o.out, "out", "", "results directory (default results/<timestamp>)")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice (tokens, jitter)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice: jitter, key choice, hold/think draws, arrivals (tokens are unique, never seeded)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
 	if err := parse(fs, args); err != nil {
 		return err
