@@ -94,14 +94,7 @@ type Progress struct {
 // ErrUsage is wrapped by errors about a spec that cannot run as given.
 var ErrUsage = errors.New("lockbench: usage")
 
-// Histogram range: 1 µs to 1 h at 3 significant digits.
-const (
-	histMin    = 1
-	histMax    = int64(time.Hour / time.Microsecond)
-	histDigits = 3
-)
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+func newHist() *hdrhistogram.Histogram { return impl.NewHistogram() }
 
 // RunCell connects the clients, runs the cell and returns its result. Client
 // connections are made, with bounded parallelism, before the clock starts.
@@ -121,31 +114,45 @@ type Result struct {
 // RunCellDetail is RunCell that also returns the cell's per-second
 // histograms, from which `run` writes the cell's interval log.
 func RunCellDetail(ctx context.Context, spec CellSpec) (Result, error) {
-	d, ok := impl.Lookup(spec.Impl)
-	if !ok {
-		return Result{}, fmt.Errorf("%w: unknown implementation %q", ErrUsage, spec.Impl)
-	}
 	if err := spec.validate(); err != nil {
 		return Result{}, err
 	}
 	if spec.Scenario.Kind == scenarios.Fault {
 		return runFault(ctx, spec)
 	}
-	lockers, err := connect(ctx, d, spec)
+	d, lockers, err := setUp(ctx, spec)
 	if err != nil {
 		return Result{}, err
 	}
 	r := newCellRun(spec, d, lockers)
 	defer r.closeAll()
-	if p, ok := lockers[0].(impl.Preparer); ok {
-		if err := p.Prepare(ctx, r.names); err != nil {
-			return Result{}, fmt.Errorf("%s: prepare: %w", d.Name, err)
-		}
-	}
 	return r.run(ctx)
 }
 
+// setUp connects spec.Clients clients and has the first prepare the
+// server for spec.Locks names, all before any clock starts. spec must be
+// validated.
+func setUp(ctx context.Context, spec CellSpec) (impl.Driver, []impl.Locker, error) {
+	d, _ := impl.Lookup(spec.Impl)
+	lockers, err := connect(ctx, d, spec)
+	if err != nil {
+		return d, nil, err
+	}
+	if p, ok := lockers[0].(impl.Preparer); ok {
+		if err := p.Prepare(ctx, lockNames(spec.Locks)); err != nil {
+			for _, l := range lockers {
+				l.Close()
+			}
+			return d, nil, fmt.Errorf("%s: prepare: %w", d.Name, err)
+		}
+	}
+	return d, lockers, nil
+}
+
 func (s *CellSpec) validate() error {
+	if _, ok := impl.Lookup(s.Impl); !ok {
+		return fmt.Errorf("%w: unknown implementation %q", ErrUsage, s.Impl)
+	}
 	if s.Clients < 1 {
 		return fmt.Errorf("%w: clients must be ≥ 1, got %d", ErrUsage, s.Clients)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -49,10 +48,6 @@ func (r Ramp) Stairs(top int) []int {
 // the connections makes the stairs one series with no connect cost between
 // them; warm-up applies to the first stair only.
 func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
-	d, ok := impl.Lookup(spec.Impl)
-	if !ok {
-		return nil, fmt.Errorf("%w: unknown implementation %q", ErrUsage, spec.Impl)
-	}
 	spec.Duration, spec.Acquires = ramp.Every, 0
 	if err := spec.validate(); err != nil {
 		return nil, err
@@ -63,7 +58,7 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 	if ramp.Start > spec.Clients {
 		return nil, fmt.Errorf("%w: ramp starts at %d clients, above the %d connected", ErrUsage, ramp.Start, spec.Clients)
 	}
-	lockers, err := connect(ctx, d, spec)
+	d, lockers, err := setUp(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +72,6 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 			cancel()
 		}
 	}()
-	if p, ok := lockers[0].(impl.Preparer); ok {
-		if err := p.Prepare(ctx, lockNames(spec.Locks)); err != nil {
-			return nil, fmt.Errorf("%s: prepare: %w", d.Name, err)
-		}
-	}
 	var out []Result
 	for i, k := range ramp.Stairs(spec.Clients) {
 		s := spec

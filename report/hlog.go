@@ -9,14 +9,16 @@ import (
 	"slices"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
 )
 
-// Range of the latency histograms in an .hlog, in microseconds: 1 µs to 1 h
-// at 3 significant digits, the same as the harness records with.
+// Range of the latency histograms in an .hlog, in microseconds: the
+// geometry everything in lockbench records with (impl.NewHistogram).
 const (
-	histMinUs  = 1
-	histMaxUs  = 3_600_000_000
-	histDigits = 3
+	histMinUs  = impl.HistMinUs
+	histMaxUs  = impl.HistMaxUs
+	histDigits = impl.HistDigits
 )
 
 // CellLog is a cell's interval log: one histogram per tag and interval

@@ -10,5 +10,6 @@
 // one or two dead masters out of five only slow it down.
 //
 // Besides impl.Counters, each Locker keeps Stats (masters granted per
-// attempt, validity left at grant), found through StatsReporter.
+// attempt, validity left at grant), read through impl.Distributions or
+// StatsReporter.
 package redlock

@@ -5,14 +5,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-)
 
-// Range of Stats.ValidityLeft: 1 µs to 1 h at 3 significant digits, the
-// same as the harness's latency histograms.
-const (
-	validityMin    = 1
-	validityMax    = int64(time.Hour / time.Microsecond)
-	validityDigits = 3
+	"github.com/lockbench/lockbench/impl"
 )
 
 // Stats are the Redlock distributions of one Locker.
@@ -33,7 +27,7 @@ type Stats struct {
 func NewStats(masters int) *Stats {
 	return &Stats{
 		MastersGranted: make([]atomic.Int64, masters+1),
-		ValidityLeft:   hdrhistogram.New(validityMin, validityMax, validityDigits),
+		ValidityLeft:   impl.NewHistogram(),
 	}
 }
 
@@ -43,32 +37,10 @@ type StatsReporter interface {
 	RedlockStats() *Stats
 }
 
-// Merge adds o into s, growing MastersGranted if o has more masters. Like
-// reading, it is for after the cell.
-func (s *Stats) Merge(o *Stats) {
-	if len(o.MastersGranted) > len(s.MastersGranted) {
-		grown := make([]atomic.Int64, len(o.MastersGranted))
-		for i := range s.MastersGranted {
-			grown[i].Store(s.MastersGranted[i].Load())
-		}
-		s.MastersGranted = grown
-	}
-	for i := range o.MastersGranted {
-		s.MastersGranted[i].Add(o.MastersGranted[i].Load())
-	}
-	s.ValidityLeft.Merge(o.ValidityLeft)
-}
-
 // recordValidity adds one grant's validity, clamped into range so that
 // recording neither fails nor allocates.
 func (s *Stats) recordValidity(d time.Duration) {
-	us := d.Microseconds()
-	if us < validityMin {
-		us = validityMin
-	} else if us > validityMax {
-		us = validityMax
-	}
-	s.ValidityLeft.RecordValue(us)
+	impl.RecordMicros(s.ValidityLeft, d)
 }
 
 // Histograms reports the validity left at each grant (impl.Distributions).

@@ -28,15 +28,9 @@ func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlags("benchcheck", benchcheckSynopsis, stderr)
 	limits := fs.StringArray("limit", []string{"p99-ns=25%", "notifications/op=10%"},
 		"UNIT=PCT: largest tolerated increase of the unit's median; -PCT for units where lower is worse (acquires/s=-10%)")
-	out := fs.Output()
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.SetOutput(out)
+	files, err := parsePositional(fs, args, "OLD", "NEW")
 	if err != nil {
-		return parse(fs, args)
-	}
-	if fs.NArg() != 2 {
-		return fmt.Errorf("%w: benchcheck needs OLD and NEW benchmark files", errUsage)
+		return err
 	}
 	var ls []benchcheck.Limit
 	for _, s := range *limits {
@@ -54,11 +48,11 @@ func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) e
 		defer f.Close()
 		return benchcheck.Read(f, path)
 	}
-	old, err := read(fs.Arg(0))
+	old, err := read(files[0])
 	if err != nil {
 		return err
 	}
-	cur, err := read(fs.Arg(1))
+	cur, err := read(files[1])
 	if err != nil {
 		return err
 	}
