@@ -224,7 +224,6 @@ func TestLatencyAddsDelayEachWay(t *testing.T) {
 
 func TestPartitionMinorityWorksMajorityFailsFast(t *testing.T) {
 	t.Run("redlock", func(t *testing.T) {
-		start := time.Now()
 		c := run(t, "partition", "redlock", 1, impl.Config{TTL: time.Second})
 		d := c.Faults.Details
 		if d["acquires_minority_cut"] == 0 {
@@ -233,11 +232,9 @@ func TestPartitionMinorityWorksMajorityFailsFast(t *testing.T) {
 		if c.ErrorsByClass["no_quorum"] == 0 || d["hung_majority_cut"] != 0 || d["acquires_majority_cut"] != 0 {
 			t.Errorf("three masters cut: errors %v, details %v; want no_quorum, none hung or granted", c.ErrorsByClass, d)
 		}
-		if d["fail_ms_majority_cut_max"] > 1000 {
-			t.Errorf("no_quorum took %v ms, want fast", d["fail_ms_majority_cut_max"])
-		}
-		if time.Since(start) > 15*time.Second {
-			t.Errorf("partition took %v", time.Since(start))
+		// Fast means within the lock's own TTL: no waiting out the grant.
+		if d["fail_ms_majority_cut_max"] >= 1000 {
+			t.Errorf("no_quorum took %v ms, no faster than the 1 s TTL", d["fail_ms_majority_cut_max"])
 		}
 		if c.SafetyViolations != 0 {
 			t.Errorf("violations %+v", c.Violations)

@@ -147,11 +147,10 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	start := time.Now()
+	// Fail fast: no quorum is the answer, not the context's deadline.
 	_, err := l.Acquire(ctx, "y")
-	t.Logf("failed after %v: %v", time.Since(start), err)
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("acquire took %v to fail, want fail-fast", d)
+	if ctx.Err() != nil {
+		t.Fatalf("acquire waited for the caller's deadline instead of failing fast: %v", err)
 	}
 	if impl.Class(err) != impl.ClassNoQuorum {
 		t.Fatalf("acquire: %v (class %s), want no quorum", err, impl.Class(err))
