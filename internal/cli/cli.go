@@ -124,23 +124,11 @@ func newFlags(name, synopsis string, stderr io.Writer) *pflag.FlagSet {
 	return fs
 }
 
-// parse parses flags; a bad flag is a usage error in one line.
+// parse parses flags and no positional argument; a bad flag is a usage
+// error in one line.
 func parse(fs *pflag.FlagSet, args []string) error {
-	out := fs.Output()
-	fs.SetOutput(io.Discard)
-	defer fs.SetOutput(out)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fs.SetOutput(out)
-			fs.Usage()
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	return nil
+	_, err := parsePositional(fs, args)
+	return err
 }
 
 func versionCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
