@@ -104,7 +104,7 @@ func BenchmarkLock(b *testing.B) {
 					}
 					cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 						Impl: name, Scenario: hot, Clients: n, Locks: locks, Acquires: int64(b.N),
-						Config: impl.Config{Servers: srv, Namespace: fmt.Sprintf("bench-%s-%s-%d-%d", name, sc, n, b.N)},
+						Config:  impl.Config{Servers: srv, Namespace: fmt.Sprintf("bench-%s-%s-%d-%d", name, sc, n, b.N)},
 						OnClock: clock(b),
 					})
 					if err != nil {
@@ -135,7 +135,7 @@ func BenchmarkHarness(b *testing.B) {
 	b.ReportAllocs()
 	_, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "inproc", Scenario: hot, Clients: 1, Acquires: int64(b.N),
-		Config: impl.Config{Namespace: fmt.Sprintf("harness-%d", b.N)},
+		Config:  impl.Config{Namespace: fmt.Sprintf("harness-%d", b.N)},
 		OnClock: clock(b),
 	})
 	if err != nil {
