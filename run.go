@@ -115,7 +115,14 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 	if plan.Ramp != nil {
 		clients = []int{slices.Max(plan.Clients)}
 	}
-	total := len(plan.Impls) * len(plan.Scenarios) * len(clients)
+	total := 0
+	for _, sc := range plan.Scenarios {
+		if s, _ := scenarios.Lookup(sc); s.Kind == scenarios.Fault {
+			total += len(plan.Impls)
+		} else {
+			total += len(plan.Impls) * len(clients)
+		}
+	}
 	i := 0
 	var slo *report.SLO
 	if plan.SLO != "" {
@@ -146,7 +153,14 @@ func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
 	var skipped []string
 	for _, name := range plan.Impls {
 		for _, sc := range plan.Scenarios {
-			for _, n := range clients {
+			cs := clients
+			if s, _ := scenarios.Lookup(sc); s.Kind == scenarios.Fault {
+				// A fault script has its own cast — a holder and waiters —
+				// and repeats; sweeping client counts would only multiply
+				// its minutes. It runs once, with the first count (≥ 2).
+				cs = []int{max(plan.Clients[0], 2)}
+			}
+			for _, n := range cs {
 				spec := plan.Cell
 				spec.Impl, spec.Clients = name, n
 				spec.Scenario, _ = scenarios.Lookup(sc)
