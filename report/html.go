@@ -123,7 +123,7 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <body>
 <h1>{{.Title}}</h1>
 <p class="run">{{.Run}}</p>
-{{if .Unsafe}}<div class="unsafe"><strong>Mutual exclusion was violated.</strong> These cells saw two holders at once or a fencing token go backwards; their numbers describe a lock that does not work.
+{{if .Unsafe}}<div class="unsafe"><strong>Mutual exclusion was violated.</strong> These cells saw two holders at once, a fencing token go backwards, or (pause) a stale holder's write accepted by a resource without fencing — see each verdict for what fencing did.
 <ul>{{range .Unsafe}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 
 <h2>Findings</h2>
