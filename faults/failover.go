@@ -88,19 +88,7 @@ func contend(ctx context.Context, spec lockbench.CellSpec, t *tally, name string
 	ka := h.enter(0, aGot)
 	bctx, cancel := context.WithTimeout(ctx, win+2*max(spec.Config.TTL, spec.Config.SessionTimeout)+10*time.Second)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		lb, got, err := acquire(bctx, t, b, name, spec.Config.Retry)
-		if err != nil {
-			return
-		}
-		t.recovered(got.Sub(failed))
-		kb := h.enter(1, got)
-		sleep(bctx, spec.Hold)
-		h.exit(kb, time.Now())
-		release(ctx, t, lb)
-	}()
+	done := challenge(ctx, bctx, t, h, b, name, spec.Config.Retry, spec.Hold, failed)
 	sleep(ctx, time.Until(failed.Add(win)))
 	h.exit(ka, time.Now())
 	releaseScripted(ctx, t, la, "holder_release_failed")
@@ -351,4 +339,24 @@ func zkFollower(ctx context.Context, addrs []string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("faults: no ZooKeeper follower among %v: %w", addrs, errors.Join(errs...))
+}
+
+// challenge has client b ask for the lock from the fault on (until bctx
+// ends), note how long that took after since, hold it for hold as client 1
+// in h, and release it. The returned channel closes when b is done.
+func challenge(ctx, bctx context.Context, t *tally, h *holds, b impl.Locker, name string, retry, hold time.Duration, since time.Time) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lb, got, err := acquire(bctx, t, b, name, retry)
+		if err != nil {
+			return
+		}
+		t.recovered(got.Sub(since))
+		kb := h.enter(1, got)
+		sleep(bctx, hold)
+		h.exit(kb, time.Now())
+		release(ctx, t, lb)
+	}()
+	return done
 }

@@ -107,19 +107,7 @@ func restartOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, f 
 	}
 	bctx, cancel := context.WithTimeout(ctx, delay+3*cfg.TTL+10*time.Second)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		lb, got, err := acquire(bctx, t, b, name, cfg.Retry)
-		if err != nil {
-			return
-		}
-		t.recovered(got.Sub(crashed))
-		kb := h.enter(1, got)
-		sleep(bctx, spec.Hold)
-		h.exit(kb, time.Now())
-		release(ctx, t, lb)
-	}()
+	done := challenge(ctx, bctx, t, h, b, name, cfg.Retry, spec.Hold, crashed)
 	restartErr := func() error {
 		if err := sleep(ctx, delay); err != nil {
 			return err

@@ -58,3 +58,12 @@ func DialMasters(ctx context.Context, addrs []string, cfg impl.Config, c *impl.C
 	}
 	return cls, nil
 }
+
+// CloseMasters closes one client per master, joining their errors.
+func CloseMasters(cls []*goredis.Client) error {
+	var errs []error
+	for _, cl := range cls {
+		errs = append(errs, cl.Close())
+	}
+	return errors.Join(errs...)
+}

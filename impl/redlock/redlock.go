@@ -251,13 +251,7 @@ func (l *Locker) Counters() *impl.Counters { return &l.counters }
 func (l *Locker) RedlockStats() *Stats { return l.stats }
 
 // Close closes the connections to every master.
-func (l *Locker) Close() error {
-	var errs []error
-	for _, cl := range l.cls {
-		errs = append(errs, cl.Close())
-	}
-	return errors.Join(errs...)
-}
+func (l *Locker) Close() error { return CloseMasters(l.cls) }
 
 type lease struct {
 	l     *Locker

@@ -208,13 +208,7 @@ func (l *Locker) Settled() bool { return l.asleep.Load() }
 func (l *Locker) Counters() *impl.Counters { return &l.counters }
 
 // Close closes the connections to every master.
-func (l *Locker) Close() error {
-	var errs []error
-	for _, cl := range l.cls {
-		errs = append(errs, cl.Close())
-	}
-	return errors.Join(errs...)
-}
+func (l *Locker) Close() error { return redlock.CloseMasters(l.cls) }
 
 type lease struct {
 	l *Locker
