@@ -2,84 +2,21 @@ package lockbench_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
 )
 
-// The servers for benchmarks: LOCKBENCH_REDIS, LOCKBENCH_REDLOCK and
-// LOCKBENCH_ZK when set, otherwise a sandbox started on first use and
-// stopped by TestMain.
-var (
-	fleetOnce sync.Once
-	fleet     *sandbox.Fleet
-	fleetErr  error
-	servers   impl.Servers
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if fleet != nil {
-		fleet.Close()
-	}
-	os.Exit(code)
-}
-
-func benchServers(b testing.TB, needs impl.Needs) impl.Servers {
-	b.Helper()
-	fleetOnce.Do(func() {
-		servers = impl.Servers{
-			Redis:   os.Getenv("LOCKBENCH_REDIS"),
-			Redlock: splitEnv("LOCKBENCH_REDLOCK"),
-			ZK:      splitEnv("LOCKBENCH_ZK"),
-		}
-		spec := sandbox.Spec{}
-		if servers.Redis == "" || len(servers.Redlock) == 0 {
-			spec.Redis = 5
-		}
-		if len(servers.ZK) == 0 {
-			spec.ZK = 1
-		}
-		if spec.Redis == 0 && spec.ZK == 0 {
-			return
-		}
-		fleet, fleetErr = sandbox.Start(context.Background(), spec)
-		if fleetErr != nil {
-			return
-		}
-		if servers.Redis == "" {
-			servers.Redis = fleet.Redis[0].Addr
-		}
-		if len(servers.Redlock) == 0 {
-			servers.Redlock = fleet.RedisAddrs()
-		}
-		if len(servers.ZK) == 0 {
-			servers.ZK = fleet.ZKAddrs()
-		}
-	})
-	if errors.Is(fleetErr, sandbox.ErrMissing) {
-		b.Skip(fleetErr)
-	}
-	if fleetErr != nil {
-		b.Fatal(fleetErr)
-	}
-	return servers
-}
-
-func splitEnv(k string) []string {
-	if v := os.Getenv(k); v != "" {
-		return strings.Split(v, ",")
-	}
-	return nil
+// allServers starts, for one test or benchmark, the servers of every
+// registered role (or uses LOCKBENCH_<ROLE> addresses from the environment).
+func allServers(tb testing.TB) impl.Servers {
+	tb.Helper()
+	return sandboxtest.Start(tb, impl.Roles()...)
 }
 
 // BenchmarkLock runs every registered implementation with exactly n
@@ -88,16 +25,15 @@ func splitEnv(k string) []string {
 // metrics come from the cell's own histograms and counters. scenario=hot
 // puts every client on one lock; scenario=uncontended gives each its own.
 func BenchmarkLock(b *testing.B) {
-	hot, _ := scenarios.Lookup("hot")
+	hot, _ := lockbench.LookupScenario("hot")
+	srv := allServers(b)
 	for _, name := range impl.Names() {
 		if strings.HasPrefix(name, "test-") {
 			continue
 		}
-		d, _ := impl.Lookup(name)
 		for _, sc := range []string{"hot", "uncontended"} {
 			for _, n := range []int{1, 4, 16} {
 				b.Run(fmt.Sprintf("impl=%s/scenario=%s/clients=%d", name, sc, n), func(b *testing.B) {
-					srv := benchServers(b, d.Needs)
 					locks := 1
 					if sc == "uncontended" {
 						locks = n
@@ -131,7 +67,7 @@ func BenchmarkLock(b *testing.B) {
 // in-process lock, so no server is involved. -benchmem shows what the loop
 // allocates (nothing, once the cell's histograms are amortised).
 func BenchmarkHarness(b *testing.B) {
-	hot, _ := scenarios.Lookup("hot")
+	hot, _ := lockbench.LookupScenario("hot")
 	b.ReportAllocs()
 	_, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "inproc", Scenario: hot, Clients: 1, Acquires: int64(b.N),

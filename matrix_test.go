@@ -22,10 +22,10 @@ func TestEveryScenarioOnEveryImplementation(t *testing.T) {
 	for _, name := range []string{"redis", "redlock", "redsync", "zk-naive", "zk-pred"} {
 		for _, sc := range []string{"hot", "keys", "rate", "burst"} {
 			t.Run(name+"/"+sc, func(t *testing.T) {
-				s, _ := scenarios.Lookup(sc)
+				s, _ := lockbench.LookupScenario(sc)
 				spec := lockbench.CellSpec{
 					Impl: name, Scenario: s, Clients: 4, HoldDist: hold,
-					Config: impl.Config{Servers: benchServers(t, impl.Needs{}), Namespace: fmt.Sprintf("matrix-%s-%s", name, sc), Seed: 9},
+					Config: impl.Config{Servers: allServers(t), Namespace: fmt.Sprintf("matrix-%s-%s", name, sc), Seed: 9},
 				}
 				switch sc {
 				case "hot":

@@ -8,15 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Plan is a matrix of cells: every implementation × scenario × client
@@ -28,8 +26,9 @@ type Plan struct {
 	// Cell is the template for every cell (locks, duration, hold, config…);
 	// its Impl, Scenario and Clients are set per cell.
 	Cell CellSpec
-	// ZKEnsemble is the size of a sandboxed ZooKeeper. Default 1.
-	ZKEnsemble int
+	// Sizes are the sizes of sandboxed ensembles by server kind (a
+	// ZooKeeper of 3, say). Default 1.
+	Sizes map[string]int
 	// Ramp, if set, replaces the client counts: each implementation ×
 	// scenario runs a staircase up to the largest of Clients.
 	Ramp *Ramp
@@ -43,278 +42,207 @@ type Plan struct {
 	OnServers  func(s impl.Servers, sandboxed []string)
 	OnCell     func(index, total int, spec CellSpec)
 	OnProgress func(index, total int, spec CellSpec, p Progress)
-	OnResult   func(c report.Cell)
+	OnResult   func(c results.Cell)
 	// OnSkip hears of cells skipped because their scenario does not apply
 	// to their implementation.
 	OnSkip func(spec CellSpec, err error)
-}
-
-// Meta is the content of meta.json: what was run, where and with what.
-type Meta struct {
-	Version        string            `json:"lockbench_version"`
-	GoVersion      string            `json:"go_version"`
-	Started        time.Time         `json:"started"`
-	Host           map[string]string `json:"host"`
-	Seed           uint64            `json:"seed"`
-	Impls          []string          `json:"impls"`
-	Scenarios      []string          `json:"scenarios"`
-	Clients        []int             `json:"clients"`
-	Locks          int               `json:"locks"`
-	DurationS      float64           `json:"duration_s,omitempty"`
-	Acquires       int64             `json:"acquires,omitempty"`
-	WarmupS        float64           `json:"warmup_s"`
-	HoldS          float64           `json:"hold_s"`
-	ThinkS         float64           `json:"think_s"`
-	Hold           string            `json:"hold"`  // the distribution, e.g. exp:5ms
-	Think          string            `json:"think"` // the distribution
-	Keys           string            `json:"keys,omitempty"`
-	Rate           float64           `json:"rate,omitempty"`
-	Arrival        string            `json:"arrival,omitempty"`
-	MaxInflight    int               `json:"max_inflight,omitempty"`
-	Repeat         int               `json:"repeat,omitempty"`
-	ServerVersions map[string]string `json:"server_versions"`
-	SLO            string            `json:"slo,omitempty"`
-	TTLS           float64           `json:"ttl_s"`
-	RetryS         float64           `json:"retry_s"`
-	Options        map[string]string `json:"options,omitempty"`
-	Servers        impl.Servers      `json:"servers"`
-	Sandboxed      []string          `json:"sandboxed,omitempty"`
-	ZKEnsemble     int               `json:"zk_ensemble,omitempty"`
 }
 
 // Run runs the plan. Servers not given in Plan.Cell.Config.Servers are
 // started in a sandbox for the length of the run. summary.json is rewritten
 // after every cell, so results of completed cells survive a later failure
 // or an interrupt; the summary returned holds them too.
-func Run(ctx context.Context, plan Plan) (*report.Summary, error) {
-	sum := &report.Summary{Version: Version, Started: time.Now().UTC()}
-	if err := plan.validate(); err != nil {
+func Run(ctx context.Context, plan Plan) (*results.Summary, error) {
+	sum := &results.Summary{Schema: results.SchemaVersion, Version: Version, Started: time.Now().UTC()}
+	if err := plan.Validate(); err != nil {
 		return sum, err
 	}
-	servers, sandboxed, closeFleet, err := provision(ctx, plan)
+	if plan.SLO != "" {
+		sum.SLO = plan.SLO // Validate parsed it
+	}
+	fleet, err := provision(ctx, plan)
 	if err != nil {
 		return sum, err
 	}
-	defer closeFleet()
+	defer fleet.close()
+	plan.Cell.Config.Servers = fleet.servers
 	if plan.OnServers != nil {
-		plan.OnServers(servers, sandboxed)
+		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
 	if plan.Out != "" {
-		if err := os.MkdirAll(plan.Out, 0o755); err != nil {
-			return sum, fmt.Errorf("lockbench: %w", err)
-		}
-		meta := plan.meta(sum.Started, servers, sandboxed)
-		meta.ServerVersions = serverVersions(ctx, servers)
-		meta.SLO = plan.SLO
-		if err := report.WriteJSON(filepath.Join(plan.Out, report.MetaFile), meta); err != nil {
+		if err := plan.writeMeta(ctx, sum.Started, fleet); err != nil {
 			return sum, err
 		}
 	}
-	runID := randomID()
-	clients := plan.Clients
-	if plan.Ramp != nil {
-		clients = []int{slices.Max(plan.Clients)}
+	m := &matrix{plan: plan, sum: sum, runID: randomID(), logs: map[string]*results.LogWriter{}}
+	err = m.run(ctx)
+	if dead := fleet.dead(); len(dead) > 0 {
+		err = errors.Join(err, fmt.Errorf("lockbench: sandboxed server died during the run: %s", strings.Join(dead, ", ")))
 	}
-	total := 0
-	for _, sc := range plan.Scenarios {
-		if s, _ := scenarios.Lookup(sc); s.Kind == scenarios.Fault {
-			total += len(plan.Impls)
-		} else {
-			total += len(plan.Impls) * len(clients)
-		}
+	if err != nil {
+		m.fail(err)
 	}
-	i := 0
-	var slo *report.SLO
-	if plan.SLO != "" {
-		v, err := report.ParseSLO(plan.SLO)
-		if err != nil {
-			return sum, fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-		slo, sum.SLO = &v, v.String()
-	}
-	keep := func(res Result) error {
-		sum.Cells = append(sum.Cells, res.Cell)
-		if slo != nil {
-			sum.Capacity = report.Capacity(sum.Cells, *slo)
-		}
-		if plan.Out != "" {
-			if err := WriteIntervalLog(plan.Out, res); err != nil {
-				return err
-			}
-			if err := report.WriteJSON(filepath.Join(plan.Out, report.SummaryFile), sum); err != nil {
-				return err
-			}
-		}
-		if plan.OnResult != nil {
-			plan.OnResult(res.Cell)
-		}
-		return nil
-	}
-	var skipped []string
-	for _, name := range plan.Impls {
-		for _, sc := range plan.Scenarios {
-			cs := clients
-			if s, _ := scenarios.Lookup(sc); s.Kind == scenarios.Fault {
-				// A fault script has its own cast — a holder and waiters —
-				// and repeats; sweeping client counts would only multiply
-				// its minutes. It runs once, with the first count (≥ 2).
-				cs = []int{max(plan.Clients[0], 2)}
-			}
-			for _, n := range cs {
-				spec := plan.Cell
-				spec.Impl, spec.Clients = name, n
-				spec.Scenario, _ = scenarios.Lookup(sc)
-				spec.Config.Servers = servers
-				spec.Config.Namespace = fmt.Sprintf("%s-%d", runID, i)
-				idx := i
-				if plan.OnProgress != nil {
-					spec.Progress = func(p Progress) { plan.OnProgress(idx, total, spec, p) }
-				}
-				if plan.OnCell != nil {
-					plan.OnCell(idx, total, spec)
-				}
-				i++
-				if plan.Ramp != nil {
-					stairs, err := RunRamp(ctx, spec, *plan.Ramp)
-					for _, res := range stairs {
-						if err := keep(res); err != nil {
-							return sum, err
-						}
-					}
-					if err != nil {
-						return sum, err
-					}
-					continue
-				}
-				res, err := RunCellDetail(ctx, spec)
-				if errors.Is(err, ErrNotApplicable) {
-					skipped = append(skipped, strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "))
-					if plan.OnSkip != nil {
-						plan.OnSkip(spec, err)
-					}
-					continue
-				}
-				if err != nil {
-					return sum, err
-				}
-				if err := keep(res); err != nil {
-					return sum, err
-				}
-			}
-		}
-	}
-	if len(sum.Cells) == 0 && len(skipped) > 0 {
-		return sum, fmt.Errorf("%w: no cell applies: %s", ErrUsage, skipped[0])
-	}
-	return sum, nil
+	return sum, err
 }
 
-func (p *Plan) validate() error {
-	if len(p.Impls) == 0 || len(p.Scenarios) == 0 || len(p.Clients) == 0 {
-		return fmt.Errorf("%w: need at least one implementation, scenario and client count", ErrUsage)
+// fail notes in summary.json why the run ended: the cells already written
+// stay, and the file says what became of the rest.
+func (m *matrix) fail(err error) {
+	m.sum.Failure = err.Error()
+	if m.plan.Out != "" && len(m.sum.Cells) > 0 {
+		results.WriteJSON(filepath.Join(m.plan.Out, results.SummaryFile), m.sum)
 	}
-	for _, n := range p.Impls {
-		if _, ok := impl.Lookup(n); !ok {
-			return fmt.Errorf("%w: unknown implementation %q (known: %v)", ErrUsage, n, impl.Names())
+}
+
+// matrix is a plan being run.
+type matrix struct {
+	plan    Plan
+	sum     *results.Summary
+	runID   string
+	index   int
+	skipped []string
+	// logs are the open .hlog of the cells running, by cell key: each
+	// interval is written as it closes (see onInterval).
+	logs map[string]*results.LogWriter
+}
+
+// cells lists the plan's cells in run order. A fault script has its own
+// cast — a holder and waiters — and repeats; sweeping client counts would
+// only multiply its minutes, so it runs once, with the first count (≥ 2).
+func (p Plan) cells() []CellSpec {
+	clients := p.Clients
+	if p.Ramp != nil {
+		clients = []int{slices.Max(p.Clients)}
+	}
+	var out []CellSpec
+	for _, name := range p.Impls {
+		for _, sc := range p.Scenarios {
+			s, _ := engine.LookupScenario(sc)
+			cs := clients
+			if s.Kind() == results.KindFault {
+				cs = []int{max(p.Clients[0], 2)}
+			}
+			for _, n := range cs {
+				spec := p.Cell
+				spec.Impl, spec.Scenario, spec.Clients = name, s, n
+				out = append(out, spec)
+			}
 		}
 	}
-	for _, s := range p.Scenarios {
-		if _, ok := scenarios.Lookup(s); !ok {
-			return fmt.Errorf("%w: unknown scenario %q (known: %v)", ErrUsage, s, scenarios.Names())
+	return out
+}
+
+func (m *matrix) run(ctx context.Context) error {
+	cells := m.plan.cells()
+	for _, spec := range cells {
+		spec.Config.Namespace = fmt.Sprintf("%s-%d", m.runID, m.index)
+		idx := m.index
+		if m.plan.OnProgress != nil {
+			spec.Progress = func(p Progress) { m.plan.OnProgress(idx, len(cells), spec, p) }
 		}
-	}
-	for _, n := range p.Clients {
-		if n < 1 {
-			return fmt.Errorf("%w: client counts must be ≥ 1, got %d", ErrUsage, n)
+		if m.plan.OnCell != nil {
+			m.plan.OnCell(idx, len(cells), spec)
 		}
-	}
-	spec := p.Cell
-	spec.Impl, spec.Clients = p.Impls[0], p.Clients[0]
-	for _, s := range p.Scenarios {
-		spec.Scenario, _ = scenarios.Lookup(s)
-		if err := spec.validate(); err != nil {
+		spec.OnInterval = m.onInterval
+		m.index++
+		if err := m.runCell(ctx, spec); err != nil {
 			return err
 		}
 	}
-	if p.ZKEnsemble <= 0 {
-		p.ZKEnsemble = 1
-	}
-	if p.Ramp != nil {
-		for _, sc := range p.Scenarios {
-			if s, _ := scenarios.Lookup(sc); s.Kind != scenarios.ClosedLoop && s.Kind != scenarios.OpenLoop {
-				return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", ErrUsage, sc)
-			}
-		}
-		if top := slices.Max(p.Clients); p.Ramp.Start > top {
-			return fmt.Errorf("%w: the ramp starts at %d clients, above --clients %d", ErrUsage, p.Ramp.Start, top)
-		}
+	if len(m.sum.Cells) == 0 && len(m.skipped) > 0 {
+		return fmt.Errorf("%w: no cell applies: %s", ErrUsage, m.skipped[0])
 	}
 	return nil
 }
 
-// provision fills in the servers the plan's implementations need and were
-// not given, from a sandbox.
-func provision(ctx context.Context, p Plan) (impl.Servers, []string, func(), error) {
-	s := p.Cell.Config.Servers
-	var needRedis, needZK bool
-	needRedlock := 0
-	for _, n := range p.Impls {
-		d, _ := impl.Lookup(n)
-		needRedis = needRedis || (d.Needs.Redis && s.Redis == "")
-		if len(s.Redlock) == 0 {
-			needRedlock = max(needRedlock, d.Needs.Redlock)
+// runCell runs one cell (or a ramp's stairs) and keeps what it measured,
+// even when it then failed.
+func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
+	if m.plan.Ramp != nil {
+		stairs, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)
+		for _, res := range stairs {
+			if kerr := m.keep(res); kerr != nil {
+				return kerr
+			}
 		}
-		needZK = needZK || (d.Needs.ZK && len(s.ZK) == 0)
+		return err
 	}
-	spec := sandbox.Spec{Redis: needRedlock}
-	if needRedis {
-		spec.Redis = max(spec.Redis, 1)
+	res, err := engine.RunCellDetail(ctx, spec)
+	if errors.Is(err, ErrNotApplicable) {
+		m.skipped = append(m.skipped, strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "))
+		if m.plan.OnSkip != nil {
+			m.plan.OnSkip(spec, err)
+		}
+		return nil
 	}
-	if needZK {
-		spec.ZK = p.ZKEnsemble
+	if err != nil && res.Impl == "" {
+		return err
 	}
-	if spec.Redis == 0 && spec.ZK == 0 {
-		return s, nil, func() {}, nil
+	if kerr := m.keep(res); kerr != nil {
+		return kerr
 	}
-	f, err := sandbox.Start(ctx, spec)
-	if err != nil {
-		return s, nil, func() {}, err
-	}
-	var sandboxed []string
-	if needRedis {
-		s.Redis = f.Redis[0].Addr
-		sandboxed = append(sandboxed, "redis")
-	}
-	if needRedlock > 0 {
-		s.Redlock = f.RedisAddrs()
-		sandboxed = append(sandboxed, "redlock")
-	}
-	if needZK {
-		s.ZK = f.ZKAddrs()
-		sandboxed = append(sandboxed, "zk")
-	}
-	return s, sandboxed, func() { f.Close() }, nil
+	return err
 }
 
-func (p Plan) meta(started time.Time, s impl.Servers, sandboxed []string) Meta {
-	c := p.Cell.Config.WithDefaults()
-	hold, think := p.Cell.HoldDist, p.Cell.ThinkDist
-	if hold.IsZero() {
-		hold = scenarios.Fixed(p.Cell.Hold)
+// onInterval writes a cell's interval to its .hlog as it closes; without
+// a results directory it is dropped, so that no run's memory grows with
+// its length. A write error is kept by the log and reported by keep.
+func (m *matrix) onInterval(c results.Cell, start time.Time, iv results.Interval) {
+	if m.plan.Out == "" {
+		return
 	}
-	if think.IsZero() {
-		think = scenarios.Fixed(p.Cell.Think)
+	l := m.logs[c.Key()]
+	if l == nil {
+		var err error
+		if l, err = results.CreateCellLog(m.plan.Out, c, "lockbench "+Version); err != nil {
+			return // keep writes the whole log and reports the error
+		}
+		m.logs[c.Key()] = l
 	}
-	return Meta{
-		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(),
-		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
-		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,
-		Seed: c.Seed, Impls: p.Impls, Scenarios: p.Scenarios, Clients: slices.Clone(p.Clients),
-		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
-		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),
-		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options,
-		Servers: s, Sandboxed: sandboxed, ZKEnsemble: p.ZKEnsemble,
+	l.Write(start, iv)
+}
+
+// closeLog finishes a cell's .hlog: the one written while it ran or, for
+// a cell whose intervals came with its result (a fault scenario's), one
+// written now.
+func (m *matrix) closeLog(res Result) error {
+	l := m.logs[res.Key()]
+	delete(m.logs, res.Key())
+	if l == nil {
+		return results.WriteCellLog(m.plan.Out, res.Cell, res.Start, res.Intervals, "lockbench "+Version)
 	}
+	return l.Close(res.Start)
+}
+
+// keep adds a cell's result to the summary and writes it out at once.
+func (m *matrix) keep(res Result) error {
+	m.sum.Cells = append(m.sum.Cells, res.Cell)
+	if m.plan.SLO != "" {
+		slo, _ := results.ParseSLO(m.plan.SLO)
+		m.sum.Capacity = results.Capacity(m.sum.Cells, slo)
+	}
+	if m.plan.Out != "" {
+		if err := m.closeLog(res); err != nil {
+			return err
+		}
+		if err := results.WriteJSON(filepath.Join(m.plan.Out, results.SummaryFile), m.sum); err != nil {
+			return err
+		}
+	}
+	if m.plan.OnResult != nil {
+		m.plan.OnResult(res.Cell)
+	}
+	return nil
+}
+
+// writeMeta writes DIR/meta.json before the first cell.
+func (p Plan) writeMeta(ctx context.Context, started time.Time, f *provisioned) error {
+	if err := os.MkdirAll(p.Out, 0o755); err != nil {
+		return fmt.Errorf("lockbench: %w", err)
+	}
+	meta := p.meta(started, f)
+	meta.ServerVersions = f.versions(ctx)
+	return results.WriteJSON(filepath.Join(p.Out, results.MetaFile), meta)
 }
 
 func randomID() string {

@@ -7,20 +7,19 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/scenarios"
 )
 
 // The checker must catch what it exists for: a Redis lock whose TTL runs
 // out while the holder still works lets a second client in; the ZooKeeper
 // recipe, whose grant lives as long as the session, does not.
 func TestCheckerCatchesTTLShorterThanHold(t *testing.T) {
-	hot, _ := scenarios.Lookup("hot")
+	hot, _ := lockbench.LookupScenario("hot")
 	for _, tc := range []struct {
 		impl   string
 		unsafe bool
 	}{{"redis", true}, {"zk-pred", false}} {
 		t.Run(tc.impl, func(t *testing.T) {
-			srv := benchServers(t, impl.Needs{})
+			srv := allServers(t)
 			cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: tc.impl, Scenario: hot, Clients: 4, Duration: 1500 * time.Millisecond, Hold: 60 * time.Millisecond,
 				Config: impl.Config{Servers: srv, Namespace: "ttl-" + t.Name(), TTL: 20 * time.Millisecond, Retry: 5 * time.Millisecond},

@@ -17,14 +17,16 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/internal/cli"
 )
 
 const (
 	composePath = "docker-compose.yml"
-	runGoPath   = "../internal/cli/run.go"
 
 	redisPort = "6379"
 	zkPort    = "2181"
@@ -260,13 +262,14 @@ func TestLockbenchEnv(t *testing.T) {
 }
 
 // TestCLIReadsEnv fails if `lockbench run` stops reading a variable the
-// compose file sets.
+// compose file sets: each must become its flag's default.
 func TestCLIReadsEnv(t *testing.T) {
-	src := readFile(t, runGoPath)
-	for _, name := range []string{envRedis, envRedlock, envZK} {
+	for flag, name := range map[string]string{"redis": envRedis, "redlock": envRedlock, "zk": envZK} {
 		t.Run(name, func(t *testing.T) {
-			if want := `os.Getenv("` + name + `")`; !strings.Contains(src, want) {
-				t.Errorf("%s does not contain %s", runGoPath, want)
+			t.Setenv(name, "from-env:1")
+			f := cli.RunFlags().Lookup(flag)
+			if f == nil || f.DefValue != "from-env:1" {
+				t.Errorf("--%s does not default to $%s: %+v", flag, name, f)
 			}
 		})
 	}
@@ -372,90 +375,19 @@ func firstArgs(lines []string, instr string) []string {
 	return nil
 }
 
-// runFlag is a flag of `lockbench run`, as declared in internal/cli/run.go.
-type runFlag struct {
-	name, short string
-	isBool      bool
-}
-
-// runFlags reads the flag declarations (fs.XxxVar(&o.field, "name", …)) from
-// run.go: internal/cli does not expose the flag set.
-func runFlags(t *testing.T) []runFlag {
-	t.Helper()
-	re := regexp.MustCompile(`fs\.(\w+)Var(P?)\(&[\w.]+,\s*"([\w-]+)"(?:,\s*"(\w)")?`)
-	var flags []runFlag
-	for _, m := range re.FindAllStringSubmatch(readFile(t, runGoPath), -1) {
-		flags = append(flags, runFlag{name: m[3], short: m[4], isBool: m[1] == "Bool"})
+// parseRunArgs parses args with `lockbench run`'s own flags and returns
+// each flag set to its value.
+func parseRunArgs(args []string) (map[string]string, error) {
+	fs := cli.RunFlags()
+	if err := fs.Parse(args); err != nil {
+		return nil, err
 	}
-	if len(flags) < 10 || !slices.ContainsFunc(flags, func(f runFlag) bool { return f.name == "impl" }) {
-		t.Fatalf("found %d flags in %s, none named impl: has the declaration style changed?", len(flags), runGoPath)
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return flags
-}
-
-// parseRunArgs maps each flag in args to its value, pflag style: --name value,
-// --name=value, -s value; a bool flag takes no separate value.
-func parseRunArgs(args []string, flags []runFlag) (map[string]string, error) {
 	out := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		var key string
-		switch {
-		case strings.HasPrefix(a, "--"):
-			key = a[2:]
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			key = a[1:]
-		default:
-			return nil, fmt.Errorf("unexpected argument %q", a)
-		}
-		key, val, inline := strings.Cut(key, "=")
-		j := slices.IndexFunc(flags, func(f runFlag) bool {
-			return f.name == key || (f.short != "" && f.short == key && !strings.HasPrefix(a, "--"))
-		})
-		if j < 0 {
-			return nil, fmt.Errorf("unknown flag %q", a)
-		}
-		f := flags[j]
-		switch {
-		case inline:
-		case f.isBool:
-			val = "true"
-		case i+1 < len(args):
-			i++
-			val = args[i]
-		default:
-			return nil, fmt.Errorf("flag %q needs a value", a)
-		}
-		out[f.name] = val
-	}
+	fs.Visit(func(f *pflag.Flag) { out[f.Name] = f.Value.String() })
 	return out, nil
-}
-
-func TestParseRunArgs(t *testing.T) {
-	flags := []runFlag{{name: "impl"}, {name: "quiet", short: "q", isBool: true}}
-	for _, tc := range []struct {
-		name    string
-		args    []string
-		want    map[string]string
-		wantErr bool
-	}{
-		{"separate value", []string{"--impl", "redis"}, map[string]string{"impl": "redis"}, false},
-		{"inline value", []string{"--impl=redis,zk-pred"}, map[string]string{"impl": "redis,zk-pred"}, false},
-		{"bool takes no value", []string{"-q", "--impl", "x"}, map[string]string{"quiet": "true", "impl": "x"}, false},
-		{"unknown flag", []string{"--nope", "1"}, nil, true},
-		{"missing value", []string{"--impl"}, nil, true},
-		{"positional", []string{"redis"}, nil, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseRunArgs(tc.args, flags)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, want error: %v", err, tc.wantErr)
-			}
-			if err == nil && !maps.Equal(got, tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
 }
 
 func TestDefaultCommand(t *testing.T) {
@@ -464,7 +396,7 @@ func TestDefaultCommand(t *testing.T) {
 	if len(cmd) == 0 || cmd[0] != "run" {
 		t.Fatalf("lockbench command %q, want run …", cmd)
 	}
-	args, err := parseRunArgs(cmd[1:], runFlags(t))
+	args, err := parseRunArgs(cmd[1:])
 	if err != nil {
 		t.Fatalf("lockbench command %q: %v", cmd, err)
 	}
@@ -474,7 +406,7 @@ func TestDefaultCommand(t *testing.T) {
 		known func(string) bool
 	}{
 		{"impl", func(n string) bool { _, ok := impl.Lookup(n); return ok }},
-		{"scenario", func(n string) bool { _, ok := scenarios.Lookup(n); return ok }},
+		{"scenario", func(n string) bool { _, ok := engine.LookupScenario(n); return ok }},
 		{"clients", func(n string) bool { c, err := strconv.Atoi(n); return err == nil && c > 0 }},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 // runCrash: the holder dies. Its traffic goes through proxies, which are
@@ -20,12 +20,12 @@ import (
 // session timeout (ZooKeeper: the session must expire, on the server's
 // tick). Each waiter then takes the lock once, holding it spec.Hold, and
 // any two holders overlapping is a violation.
-func runCrash(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+func runCrash(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
 	bound := fam.bound(spec.Config)
 	if err := needServers(spec, fam); err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
 	waiters := max(spec.Clients-1, 1)
 	t.set("waiters", float64(waiters))
@@ -39,7 +39,7 @@ func runCrash(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (repo
 	return c, nil
 }
 
-func crashOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, fam family, r, waiters int, t *tally) error {
+func crashOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam family, r, waiters int, t *tally) error {
 	cfg := spec.Config
 	name := lockName("crash", r)
 	bound := fam.bound(cfg)
@@ -116,7 +116,7 @@ func crashOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, fam 
 
 // recoveryVerdict is the sentence for scenarios whose figure is the time
 // until the next client held the lock.
-func recoveryVerdict(c report.Cell, after, boundName string, bound time.Duration) string {
+func recoveryVerdict(c results.Cell, after, boundName string, bound time.Duration) string {
 	f := c.Faults
 	if f.RecoveryMs == nil {
 		return fmt.Sprintf("%s: no client got the lock %s in %s; %s",
@@ -131,7 +131,7 @@ func recoveryVerdict(c report.Cell, after, boundName string, bound time.Duration
 	return s + "; " + violationsClause(c)
 }
 
-func violationsClause(c report.Cell) string {
+func violationsClause(c results.Cell) string {
 	if c.SafetyViolations == 0 {
 		return "no violation of mutual exclusion."
 	}

@@ -8,10 +8,10 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 // runFailover: the server that granted the lock is lost while the lock is
@@ -34,11 +34,11 @@ import (
 //
 // The runner starts these servers itself (it must kill them) and restarts
 // what it killed between repeats.
-func runFailover(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+func runFailover(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
 	var err error
-	switch fam {
+	switch fam.class {
 	case famRedis:
 		err = failoverRedis(ctx, spec, d, t)
 	case famRedlock:
@@ -57,7 +57,7 @@ func runFailover(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (r
 	}
 	f := c.Faults
 	s := fmt.Sprintf("%s: %s; a second client got the lock while the first held it in %d of %d repeats",
-		c.Impl, failoverWhat[fam], int64(f.Details["overlapping_repeats"]), f.Repeats)
+		c.Impl, failoverWhat[fam.class], int64(f.Details["overlapping_repeats"]), f.Repeats)
 	if f.RecoveryMs != nil {
 		s += fmt.Sprintf(", %s p50 after the failure (the first held it %s)", fmtMs(f.RecoveryMs.P50), fmtMs(f.Details["hold_window_ms"]))
 	}
@@ -65,15 +65,15 @@ func runFailover(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (r
 	return c, nil
 }
 
-var failoverWhat = map[family]string{
+var failoverWhat = map[famClass]string{
 	famRedis:   "master killed after the grant, asynchronous replica promoted without the key",
 	famRedlock: "one of five masters killed after the grant",
 	famZK:      "the follower holding the client's session killed",
 }
 
 // window is how long A holds after the failure.
-func window(fam family, cfg impl.Config) time.Duration {
-	if fam == famZK {
+func window(class famClass, cfg impl.Config) time.Duration {
+	if class == famZK {
 		return cfg.SessionTimeout * 3 / 2
 	}
 	return cfg.TTL / 2
@@ -83,7 +83,7 @@ func window(fam family, cfg impl.Config) time.Duration {
 // the window after the failure ends, then releases; B, already connected,
 // asks for the lock from the failure on and holds it spec.Hold. It returns
 // whether the two overlapped.
-func contend(ctx context.Context, spec lockbench.CellSpec, t *tally, name string, a, b impl.Locker, la impl.Lease, aGot, failed time.Time, win time.Duration) bool {
+func contend(ctx context.Context, spec engine.CellSpec, t *tally, name string, a, b impl.Locker, la impl.Lease, aGot, failed time.Time, win time.Duration) bool {
 	h := &holds{lock: name}
 	ka := h.enter(0, aGot)
 	bctx, cancel := context.WithTimeout(ctx, win+2*max(spec.Config.TTL, spec.Config.SessionTimeout)+10*time.Second)
@@ -102,7 +102,8 @@ func contend(ctx context.Context, spec lockbench.CellSpec, t *tally, name string
 	return len(vs) > 0
 }
 
-func failoverRedis(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *tally) error {
+func failoverRedis(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) error {
+	fam := familyOf(d)
 	cfg := spec.Config
 	win := window(famRedis, cfg)
 	for r := range spec.Repeat {
@@ -110,12 +111,12 @@ func failoverRedis(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, 
 			name := lockName("failover", r)
 			sctx, cancel := context.WithTimeout(ctx, setupTimeout)
 			defer cancel()
-			f, err := sandbox.Start(sctx, sandbox.Spec{Redis: 1})
+			f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: 1})
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			master := f.Redis[0]
+			master := f.Servers[fam.need.Kind][0]
 			link, err := NewProxy(master.Addr, 0, 0, cfg.Seed)
 			if err != nil {
 				return err
@@ -128,7 +129,7 @@ func failoverRedis(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, 
 			defer replica.Stop()
 			link.Cut()
 
-			a, err := dial(ctx, d, cfg, impl.Servers{Redis: master.Addr}, 0)
+			a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: {master.Addr}}, 0)
 			if err != nil {
 				return err
 			}
@@ -146,7 +147,7 @@ func failoverRedis(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, 
 				return err
 			}
 			t.add("promoted", 1)
-			b, err := dial(ctx, d, cfg, impl.Servers{Redis: replica.Addr}, 1)
+			b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: {replica.Addr}}, 1)
 			if err != nil {
 				return err
 			}
@@ -173,17 +174,18 @@ func promote(ctx context.Context, addr string) error {
 	return nil
 }
 
-func failoverRedlock(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *tally) error {
+func failoverRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) error {
+	fam := familyOf(d)
 	cfg := spec.Config
 	win := window(famRedlock, cfg)
 	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	f, err := sandbox.Start(sctx, sandbox.Spec{Redis: 5})
+	f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: fam.need.Count})
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	servers := impl.Servers{Redlock: f.RedisAddrs()}
+	servers := impl.Servers{fam.need.Role: f.Addrs(fam.need.Kind)}
 	for r := range spec.Repeat {
 		err := func() error {
 			name := lockName("failover", r)
@@ -201,7 +203,7 @@ func failoverRedlock(ctx context.Context, spec lockbench.CellSpec, d impl.Driver
 			if err != nil {
 				return err
 			}
-			lost := f.Redis[r%len(f.Redis)]
+			lost := f.Servers[fam.need.Kind][r%len(f.Servers[fam.need.Kind])]
 			failed := time.Now()
 			if err := lost.Kill(); err != nil {
 				return err
@@ -221,23 +223,24 @@ func failoverRedlock(ctx context.Context, spec lockbench.CellSpec, d impl.Driver
 
 // zkEnsemble returns the run's ZooKeeper servers when they are an ensemble
 // of at least three, else starts one (fleet non-nil: the caller closes it).
-func zkEnsemble(ctx context.Context, spec lockbench.CellSpec, own bool) ([]string, *sandbox.Fleet, error) {
-	if !own && len(spec.Config.Servers.ZK) >= 3 {
-		return spec.Config.Servers.ZK, nil, nil
+func zkEnsemble(ctx context.Context, spec engine.CellSpec, fam family, own bool) ([]string, *sandbox.Fleet, error) {
+	if addrs := fam.targets(spec.Config.Servers); !own && len(addrs) >= 3 {
+		return addrs, nil, nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*setupTimeout)
 	defer cancel()
-	f, err := sandbox.Start(sctx, sandbox.Spec{ZK: 3})
+	f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: 3})
 	if err != nil {
 		return nil, nil, err
 	}
-	return f.ZKAddrs(), f, nil
+	return f.Addrs(fam.need.Kind), f, nil
 }
 
-func failoverZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *tally) error {
+func failoverZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) error {
+	fam := familyOf(d)
 	cfg := spec.Config
 	win := window(famZK, cfg)
-	addrs, f, err := zkEnsemble(ctx, spec, true)
+	addrs, f, err := zkEnsemble(ctx, spec, familyOf(d), true)
 	if err != nil {
 		return err
 	}
@@ -261,7 +264,7 @@ func failoverZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *
 					p.Cut()
 				}
 			}
-			a, err := dial(ctx, d, cfg, impl.Servers{ZK: ps.Addrs()}, 0)
+			a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, 0)
 			if err != nil {
 				return err
 			}
@@ -269,7 +272,7 @@ func failoverZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *
 			for _, p := range ps {
 				p.Heal()
 			}
-			b, err := dial(ctx, d, cfg, impl.Servers{ZK: addrs}, 1)
+			b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: addrs}, 1)
 			if err != nil {
 				return err
 			}
@@ -284,7 +287,7 @@ func failoverZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *
 			lostBefore := a.Counters().SessionLost.Load()
 
 			failed := time.Now()
-			if err := f.ZK[follower].Kill(); err != nil {
+			if err := f.Servers[fam.need.Kind][follower].Kill(); err != nil {
 				return err
 			}
 			moved := watchMove(ctx, ps, follower, win)
@@ -296,7 +299,7 @@ func failoverZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *
 			t.add("session_lost", float64(a.Counters().SessionLost.Load()-lostBefore))
 			rctx, cancel := context.WithTimeout(ctx, 2*setupTimeout)
 			defer cancel()
-			return f.ZK[follower].Restart(rctx)
+			return f.Servers[fam.need.Kind][follower].Restart(rctx)
 		}()
 		if err != nil {
 			return err

@@ -5,35 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/results"
 )
 
 func init() {
-	register("crash", runCrash, "redis", "redlock", "redsync", "zk-naive", "zk-pred")
-	register("pause", runPause, "redis", "redlock", "zk-naive", "zk-pred")
-	register("failover", runFailover, "redis", "redlock", "zk-naive", "zk-pred")
-	register("restart", runRestart, "redlock")
-	register("latency", runLatency) // every implementation
-	register("partition", runPartition, "redlock", "redsync", "zk-naive", "zk-pred")
+	register(engine.Fault{Name: "crash", Applies: expiring, Run: runCrash,
+		Description: "the holder dies without releasing (connection cut, no close); time until the next waiter acquires vs TTL / session timeout"})
+	register(engine.Fault{Name: "pause", Applies: expiring, Run: runPause,
+		Description: "the holder stalls past its TTL, another acquires, the stale holder writes: violations, and a fenced resource refusing the stale write"})
+	register(engine.Fault{Name: "failover", Applies: failsOver, Run: runFailover,
+		Description: "the holder's server is lost after the grant (Redis: replica promoted without the key): does a second client get the lock too?"})
+	register(engine.Fault{Name: "restart", Applies: quorum, Run: runRestart,
+		Options:     []impl.Option{RestartDelayOption},
+		Description: "a Redlock master restarts empty right after a grant; with --redlock-restart-delay ≥ TTL it stays out until the TTL passed"})
+	register(engine.Fault{Name: "latency", Run: runLatency, // every implementation
+		Options:     []impl.Option{NetDelayOption, NetJitterOption},
+		Description: "every server behind a loopback proxy adding --net-delay ± --net-jitter: lock latency and errors under RTT"})
+	register(engine.Fault{Name: "partition", Applies: partitionable, Run: runPartition,
+		Options:     []impl.Option{NetDelayOption, NetJitterOption},
+		Description: "servers cut off behind proxies: Redlock with one and three masters cut, ZooKeeper with the client's server cut"})
 }
-
-// appliesTo lists, per scenario, the implementations it applies to; nil
-// means every one.
-var appliesTo = map[string][]string{}
-
-// Impls returns the implementations a fault scenario applies to, or nil
-// when it applies to every implementation (or is not a fault scenario).
-func Impls(scenario string) []string { return slices.Clone(appliesTo[scenario]) }
 
 // Options keys read from impl.Config.Options (the CLI sets them).
 const (
-	// OptNetDelay is the delay the latency proxies add each way, as a
-	// time.ParseDuration string. Default DefaultNetDelay.
+	// OptNetDelay is the delay the latency proxies add each way.
 	OptNetDelay = "net-delay"
 	// OptNetJitter is the uniform ± added to OptNetDelay. Default 0.
 	OptNetJitter = "net-jitter"
@@ -45,108 +45,123 @@ const (
 // DefaultNetDelay is the latency scenario's delay when OptNetDelay is unset.
 const DefaultNetDelay = time.Millisecond
 
+// The fault scenarios' options.
+var (
+	NetDelayOption     = impl.DurationOption(OptNetDelay, DefaultNetDelay, 0, "latency/partition: delay the proxies add each way")
+	NetJitterOption    = impl.DurationOption(OptNetJitter, 0, 0, "latency/partition: random ± added to --net-delay")
+	RestartDelayOption = impl.DurationOption(OptRestartDelay, 0, 0, "restart: how long a restarted Redlock master stays out (the remedy: ≥ --ttl)")
+)
+
 // setupTimeout bounds starting servers and connecting clients.
 const setupTimeout = 30 * time.Second
 
-type runner func(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error)
-
-func register(name string, run runner, impls ...string) {
-	appliesTo[name] = impls
-	lockbench.RegisterFault(name, func(ctx context.Context, spec lockbench.CellSpec) (report.Cell, error) {
-		if len(impls) > 0 && !slices.Contains(impls, spec.Impl) {
-			return report.Cell{}, fmt.Errorf("%w: scenario %s applies to %s, not to %q",
-				lockbench.ErrNotApplicable, name, strings.Join(impls, ", "), spec.Impl)
-		}
-		d, ok := impl.Lookup(spec.Impl)
-		if !ok {
-			return report.Cell{}, fmt.Errorf("%w: unknown implementation %q", lockbench.ErrUsage, spec.Impl)
-		}
-		spec.Scenario.Name = name
+func register(f engine.Fault) {
+	run := f.Run
+	f.Run = func(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+		spec.Scenario, _ = engine.LookupScenario(f.Name)
 		spec.Repeat = max(spec.Repeat, 1)
 		spec.Clients = max(spec.Clients, 1)
 		spec.Config = spec.Config.WithDefaults()
-		if spec.Config.Namespace == "" {
-			spec.Config.Namespace = fmt.Sprintf("faults-%d", time.Now().UnixNano())
-		}
-		if spec.MaxTime > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, spec.MaxTime)
-			defer cancel()
-		}
 		return run(ctx, spec, d)
-	})
-}
-
-// family is the kind of servers an implementation uses.
-type family int
-
-const (
-	famNone    family = iota
-	famRedis          // one Redis
-	famRedlock        // independent Redis masters
-	famZK             // a ZooKeeper ensemble
-)
-
-func familyOf(d impl.Driver) family {
-	switch {
-	case d.Needs.Redlock > 0:
-		return famRedlock
-	case d.Needs.Redis:
-		return famRedis
-	case d.Needs.ZK:
-		return famZK
 	}
-	return famNone
+	engine.RegisterFault(f)
 }
 
-// targets lists the servers of s that an implementation of family f uses.
-func (f family) targets(s impl.Servers) []string {
-	switch f {
-	case famRedis:
-		if s.Redis == "" {
-			return nil
-		}
-		return []string{s.Redis}
-	case famRedlock:
-		return slices.Clone(s.Redlock)
-	case famZK:
-		return slices.Clone(s.ZK)
+// expiring: the fault needs a lease that ends without its holder, by a
+// TTL or with the session, on servers of the lock's own.
+func expiring(d impl.Driver) error {
+	if len(d.Needs) == 0 || !d.Caps.Any(impl.LeaseTTL|impl.LeaseSession) {
+		return fmt.Errorf("%s has no lease that ends without its holder (TTL or session)", d.Name)
 	}
 	return nil
 }
 
-// with returns s with the family's servers replaced by addrs.
-func (f family) with(s impl.Servers, addrs []string) impl.Servers {
-	switch f {
-	case famRedis:
-		s.Redis = addrs[0]
-	case famRedlock:
-		s.Redlock = addrs
-	case famZK:
-		s.ZK = addrs
+// failsOver: a single server that can have a replica promoted, a quorum
+// of masters, or an ensemble that moves sessions.
+func failsOver(d impl.Driver) error {
+	if familyOf(d).class == famNone {
+		return fmt.Errorf("%s runs on no server that can fail over", d.Name)
 	}
-	return s
+	return nil
 }
 
-// bound is what recovery from a dead holder is compared with: the TTL for
-// the Redis locks, the session timeout for ZooKeeper.
+// quorum: the fault needs a lock granted by a majority of masters.
+func quorum(d impl.Driver) error {
+	if !d.Caps.Has(impl.Quorum) {
+		return fmt.Errorf("it applies to locks granted by a quorum of masters, and %s is not", d.Name)
+	}
+	return nil
+}
+
+// partitionable: several servers, some of which can be cut off.
+func partitionable(d impl.Driver) error {
+	if c := familyOf(d).class; c != famRedlock && c != famZK {
+		return fmt.Errorf("it cuts some of several servers off, and %s runs on one", d.Name)
+	}
+	return nil
+}
+
+// famClass is how a lock's servers can fail, from its capabilities.
+type famClass int
+
+const (
+	famNone    famClass = iota
+	famRedis            // one server, a TTL lease: a replica can be promoted
+	famRedlock          // a quorum of independent masters
+	famZK               // an ensemble that keeps sessions
+)
+
+// family is a driver's servers: how they can fail and the role they serve.
+type family struct {
+	class famClass
+	need  impl.Need
+}
+
+func familyOf(d impl.Driver) family {
+	if len(d.Needs) == 0 {
+		return family{}
+	}
+	f := family{need: d.Needs[0]}
+	switch {
+	case d.Caps.Has(impl.Quorum):
+		f.class = famRedlock
+	case d.Caps.Has(impl.LeaseSession):
+		f.class = famZK
+	case d.Caps.Has(impl.LeaseTTL) && f.need.Kind == sandbox.KindRedis:
+		f.class = famRedis
+	}
+	return f
+}
+
+// targets lists the servers of s that the family's driver uses.
+func (f family) targets(s impl.Servers) []string {
+	return slices.Clone(s[f.need.Role])
+}
+
+// with returns s with the family's servers replaced by addrs.
+func (f family) with(s impl.Servers, addrs []string) impl.Servers {
+	return s.With(f.need.Role, addrs)
+}
+
+// bound is what recovery from a dead holder is compared with: the TTL
+// or the session timeout, as the driver's lease says.
 func (f family) bound(c impl.Config) time.Duration {
-	if f == famZK {
+	if f.class == famZK {
 		return c.SessionTimeout
 	}
 	return c.TTL
 }
 
 func (f family) boundName() string {
-	if f == famZK {
+	if f.class == famZK {
 		return "session timeout"
 	}
 	return "TTL"
 }
 
-func needServers(spec lockbench.CellSpec, f family) error {
+func needServers(spec engine.CellSpec, f family) error {
 	if len(f.targets(spec.Config.Servers)) == 0 {
-		return fmt.Errorf("%w: %s %s: no server address for %s", lockbench.ErrUsage, spec.Scenario.Name, spec.Impl, spec.Impl)
+		return fmt.Errorf("%w: %s %s: no server address for %s", engine.ErrUsage, spec.Scenario.Name(), spec.Impl, spec.Impl)
 	}
 	return nil
 }
@@ -324,7 +339,7 @@ func optDuration(c impl.Config, key string, def time.Duration) (time.Duration, e
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: option %s=%q: want a duration ≥ 0", lockbench.ErrUsage, key, s)
+		return 0, fmt.Errorf("%w: option %s=%q: want a duration ≥ 0", engine.ErrUsage, key, s)
 	}
 	return d, nil
 }

@@ -10,32 +10,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/impl/redlock"
+	"github.com/lockbench/lockbench/impl/zk"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/results"
 )
 
-// servers are the run's servers: one Redis (also the first of five
+// servers are a test's servers: one Redis (also the first of five
 // Redlock masters) and a standalone ZooKeeper. Runners that must kill or
 // replicate start their own.
-var servers impl.Servers
+func servers(t *testing.T) impl.Servers {
+	t.Helper()
+	return sandboxtest.Start(t, redis.Need, redlock.Masters, zk.Ensemble)
+}
 
+// TestMain fails the package when a runner left a server running.
 func TestMain(m *testing.M) {
-	f, err := sandbox.Start(context.Background(), sandbox.Spec{Redis: 5, ZK: 1})
-	if errors.Is(err, sandbox.ErrMissing) {
-		fmt.Println("skipping faults tests: apt-get install -y redis-server zookeeper")
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	servers = impl.Servers{Redis: f.Redis[0].Addr, Redlock: f.RedisAddrs(), ZK: f.ZKAddrs()}
 	code := m.Run()
-	f.Close()
 	if left := children(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running: %s\n", strings.Join(left, "; "))
 		code = 1
@@ -75,17 +70,17 @@ func children() []string {
 var nsSeq int
 
 // run runs one fault cell through the harness, as `lockbench run` does.
-func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) report.Cell {
+func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) results.Cell {
 	t.Helper()
-	sc, ok := scenarios.Lookup(scenario)
+	sc, ok := engine.LookupScenario(scenario)
 	if !ok {
 		t.Fatalf("no scenario %s", scenario)
 	}
 	nsSeq++
-	cfg.Servers = servers
+	cfg.Servers = servers(t)
 	cfg.Namespace = fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq)
 	start := time.Now()
-	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+	c, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: implName, Scenario: sc, Clients: 2, Repeat: repeat, Config: cfg, MaxTime: 2 * time.Minute,
 	})
 	if err != nil {
@@ -201,10 +196,10 @@ func TestRestartNeedsDelayOfTTL(t *testing.T) {
 
 func TestLatencyAddsDelayEachWay(t *testing.T) {
 	const delay = 5 * time.Millisecond
-	sc, _ := scenarios.Lookup("latency")
-	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+	sc, _ := engine.LookupScenario("latency")
+	c, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "redis", Scenario: sc, Clients: 2, Duration: time.Second,
-		Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("latency-%d", os.Getpid()),
+		Config: impl.Config{Servers: servers(t), Namespace: fmt.Sprintf("latency-%d", os.Getpid()),
 			Options: map[string]string{"net-delay": delay.String(), "net-jitter": "1ms"}},
 	})
 	if err != nil {
@@ -255,16 +250,18 @@ func TestPartitionMinorityWorksMajorityFailsFast(t *testing.T) {
 	})
 }
 
-func TestScenarioNamesTheImplsItAppliesTo(t *testing.T) {
-	for _, tc := range []struct{ scenario, impl, names string }{
-		{"crash", "inproc", "redis, redlock, redsync, zk-naive, zk-pred"},
-		{"restart", "redis", "redlock"},
+// A fault applies by capability: a driver without what the fault needs
+// is refused with a usage error that says what it lacks.
+func TestScenarioSaysWhyItDoesNotApply(t *testing.T) {
+	for _, tc := range []struct{ scenario, impl, why string }{
+		{"crash", "inproc", "no lease that ends without its holder"},
+		{"restart", "redis", "quorum of masters"},
+		{"partition", "redis", "runs on one"},
 	} {
-		sc, _ := scenarios.Lookup(tc.scenario)
-		_, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{Impl: tc.impl, Scenario: sc, Clients: 1,
-			Config: impl.Config{Servers: servers}})
-		if !errors.Is(err, lockbench.ErrUsage) || !strings.Contains(fmt.Sprint(err), tc.names) {
-			t.Errorf("%s on %s: %v; want a usage error naming %s", tc.scenario, tc.impl, err, tc.names)
+		sc, _ := engine.LookupScenario(tc.scenario)
+		_, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: tc.impl, Scenario: sc, Clients: 1})
+		if !errors.Is(err, engine.ErrNotApplicable) || !strings.Contains(fmt.Sprint(err), tc.why) {
+			t.Errorf("%s on %s: %v; want not-applicable saying %q", tc.scenario, tc.impl, err, tc.why)
 		}
 	}
 }

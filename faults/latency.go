@@ -7,10 +7,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/results"
 )
 
 // DefaultLatencyDuration is the measured time of each latency repeat when
@@ -24,29 +23,29 @@ const DefaultLatencyDuration = 2 * time.Second
 // the proxy twice, so an acquisition costs at least 2 × delay per round
 // trip it needs. Repeats are merged: counts add up and the latency
 // distributions are merged from the cells' per-second histograms.
-func runLatency(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
 	cfg := spec.Config
 	delay, err := optDuration(cfg, OptNetDelay, DefaultNetDelay)
 	if err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
 	jitter, err := optDuration(cfg, OptNetJitter, 0)
 	if err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
 	fam := familyOf(d)
 	targets := fam.targets(cfg.Servers)
-	if fam != famNone && len(targets) == 0 {
-		return report.Cell{}, needServers(spec, fam)
+	if fam.class != famNone && len(targets) == 0 {
+		return results.Cell{}, needServers(spec, fam)
 	}
 	loop := spec
-	loop.Scenario, _ = scenarios.Lookup("hot")
+	loop.Scenario, _ = engine.LookupScenario("hot")
 	if loop.Duration <= 0 && loop.Acquires <= 0 {
 		loop.Duration = DefaultLatencyDuration
 	}
 
 	acq, rel := newLatencyHist(), newLatencyHist()
-	var out report.Cell
+	var out results.Cell
 	for r := range spec.Repeat {
 		ps, err := newProxies(targets, delay, jitter, cfg.Seed+uint64(r))
 		if err != nil {
@@ -56,7 +55,7 @@ func runLatency(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (re
 			loop.Config.Servers = fam.with(cfg.Servers, ps.Addrs())
 		}
 		loop.Config.Namespace = fmt.Sprintf("%s-latency-%d", cfg.Namespace, r)
-		res, err := lockbench.RunCellDetail(ctx, loop)
+		res, err := engine.RunCellDetail(ctx, loop)
 		ps.Close()
 		if err != nil {
 			return out, err
@@ -82,7 +81,7 @@ func runLatency(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (re
 		out.NotificationsPerAcquire = float64(out.Notifications) / float64(out.Acquires)
 		out.RoundTripsPerAcquire = float64(out.RoundTrips) / float64(out.Acquires)
 	}
-	out.Faults = &report.Faults{Repeats: spec.Repeat, Details: map[string]float64{
+	out.Faults = &results.Faults{Repeats: spec.Repeat, Details: map[string]float64{
 		"net_delay_ms": ms(delay), "net_jitter_ms": ms(jitter), "proxies": float64(len(targets)),
 	}}
 	var s string
@@ -93,7 +92,7 @@ func runLatency(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (re
 			out.Impl, delay, jitter, 2*delay)
 	}
 	s += fmt.Sprintf("acquire p50 %s, p99 %s, %s by %s at %.0f/s, %s",
-		report.Dur(out.AcquireLatencyUs.P50), report.Dur(out.AcquireLatencyUs.P99),
+		results.Dur(out.AcquireLatencyUs.P50), results.Dur(out.AcquireLatencyUs.P99),
 		plural(out.Acquires, "acquisition"), plural(int64(out.Clients), "client"), out.AcquiresPerS,
 		plural(out.Errors, "error"))
 	if out.Acquires > 0 && out.RoundTripsPerAcquire > 0 {
@@ -107,8 +106,8 @@ func newLatencyHist() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 }
 
-func latencyOf(h *hdrhistogram.Histogram) report.Latency {
-	return report.Latency{
+func latencyOf(h *hdrhistogram.Histogram) results.Latency {
+	return results.Latency{
 		P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
 		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
 		Max: float64(h.Max()), Mean: h.Mean(),
@@ -116,7 +115,7 @@ func latencyOf(h *hdrhistogram.Histogram) report.Latency {
 }
 
 // mergeCells adds c's counts to into; first takes c as it is.
-func mergeCells(into, c report.Cell, first bool) report.Cell {
+func mergeCells(into, c results.Cell, first bool) results.Cell {
 	if first {
 		if c.ErrorsByClass == nil {
 			c.ErrorsByClass = map[string]int64{}
@@ -132,7 +131,7 @@ func mergeCells(into, c report.Cell, first bool) report.Cell {
 	into.Counts = into.Counts.Add(c.Counts)
 	into.SafetyViolations += c.SafetyViolations
 	for _, v := range c.Violations {
-		if len(into.Violations) < report.MaxViolationsKept {
+		if len(into.Violations) < results.MaxViolationsKept {
 			into.Violations = append(into.Violations, v)
 		}
 	}

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 // PartitionPhase is how long the clients run a closed loop with a
@@ -29,17 +29,17 @@ const PartitionPhase = time.Second
 //     session timeout, keeping A's node; B must not get the lock until A
 //     releases, one and a half session timeouts after the cut. Then A
 //     takes the lock again through its new member.
-func runPartition(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+func runPartition(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
-	if fam == famZK {
+	if fam.class == famZK {
 		return partitionZK(ctx, spec, d, t)
 	}
 	if err := needServers(spec, fam); err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
-	if n := len(spec.Config.Servers.Redlock); n < 5 {
-		return report.Cell{}, fmt.Errorf("%w: partition cuts 1 and then 3 masters: needs 5 or more, got %d", lockbench.ErrUsage, n)
+	if n := len(fam.targets(spec.Config.Servers)); n < 5 {
+		return results.Cell{}, fmt.Errorf("%w: partition cuts 1 and then 3 masters: needs 5 or more, got %d", engine.ErrUsage, n)
 	}
 	for r := range spec.Repeat {
 		if err := partitionRedlock(ctx, spec, d, r, t); err != nil {
@@ -48,7 +48,7 @@ func runPartition(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (
 	}
 	c := t.cell(0, "")
 	det := c.Faults.Details
-	m := len(spec.Config.Servers.Redlock)
+	m := len(fam.targets(spec.Config.Servers))
 	c.Verdict = fmt.Sprintf("%s: with 1 of %d masters cut off the clients kept the lock going (%d acquisitions, %d errors in %s × %d); "+
 		"with 3 of %d cut %d of %d attempts failed with no_quorum, the slowest after %s, %d hung, %d acquired; %s",
 		c.Impl, m, int64(det["acquires_minority_cut"]), int64(det["errors_minority_cut"]), PartitionPhase, c.Faults.Repeats,
@@ -57,10 +57,11 @@ func runPartition(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (
 	return c, nil
 }
 
-func partitionRedlock(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, r int, t *tally) error {
+func partitionRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, r int, t *tally) error {
+	fam := familyOf(d)
 	cfg := spec.Config
 	name := lockName("partition", r)
-	ps, err := newProxies(cfg.Servers.Redlock, 0, 0, cfg.Seed)
+	ps, err := newProxies(fam.targets(cfg.Servers), 0, 0, cfg.Seed)
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func partitionRedlock(ctx context.Context, spec lockbench.CellSpec, d impl.Drive
 	ls := make([]impl.Locker, spec.Clients)
 	defer func() { closeAll(t, ls...) }()
 	for i := range ls {
-		if ls[i], err = dial(ctx, d, cfg, impl.Servers{Redlock: ps.Addrs()}, i); err != nil {
+		if ls[i], err = dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, i); err != nil {
 			return err
 		}
 	}
@@ -146,11 +147,11 @@ func partitionRedlock(ctx context.Context, spec lockbench.CellSpec, d impl.Drive
 	return ctx.Err()
 }
 
-func partitionZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t *tally) (report.Cell, error) {
+func partitionZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) (results.Cell, error) {
 	cfg := spec.Config
-	addrs, f, err := zkEnsemble(ctx, spec, false)
+	addrs, f, err := zkEnsemble(ctx, spec, familyOf(d), false)
 	if err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
 	if f != nil {
 		defer f.Close()
@@ -174,7 +175,8 @@ func partitionZK(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, t 
 	return c, nil
 }
 
-func partitionZKOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, addrs []string, r int, t *tally) error {
+func partitionZKOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, addrs []string, r int, t *tally) error {
+	fam := familyOf(d)
 	cfg := spec.Config
 	name := lockName("partition", r)
 	win := window(famZK, cfg)
@@ -183,11 +185,11 @@ func partitionZKOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver
 		return err
 	}
 	defer ps.Close()
-	a, err := dial(ctx, d, cfg, impl.Servers{ZK: ps.Addrs()}, 0)
+	a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, 0)
 	if err != nil {
 		return err
 	}
-	b, err := dial(ctx, d, cfg, impl.Servers{ZK: addrs}, 1)
+	b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: addrs}, 1)
 	if err != nil {
 		closeAll(t, a)
 		return err

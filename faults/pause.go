@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 // runPause: the holder stalls (a GC pause, a stopped VM) past its lease.
@@ -24,12 +24,12 @@ import (
 // sleeps. A ZooKeeper lease ends with the session, which the client library
 // keeps alive from its own goroutines; a stalled process sends nothing, so
 // A's traffic goes through a proxy that is cut for the length of the stall.
-func runPause(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+func runPause(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
 	bound := fam.bound(spec.Config)
 	if err := needServers(spec, fam); err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
 	for r := range spec.Repeat {
 		if err := pauseOnce(ctx, spec, d, fam, r, t); err != nil {
@@ -52,47 +52,23 @@ func runPause(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (repo
 	return c, nil
 }
 
-func pauseOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, fam family, r int, t *tally) error {
+func pauseOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam family, r int, t *tally) error {
 	cfg := spec.Config
 	name := lockName("pause", r)
 	bound := fam.bound(cfg)
-
-	aServers := cfg.Servers
-	var ps proxies
-	if fam == famZK {
-		var err error
-		if ps, err = newProxies(fam.targets(cfg.Servers), 0, 0, cfg.Seed); err != nil {
-			return err
-		}
-		defer ps.Close()
-		aServers = fam.with(cfg.Servers, ps.Addrs())
-	}
-	a, err := dial(ctx, d, cfg, aServers, 0)
+	c, err := newPauseCast(ctx, d, fam, cfg, name, t)
 	if err != nil {
 		return err
 	}
-	defer closeAll(t, a)
-	b, err := dial(ctx, d, cfg, cfg.Servers, 1)
-	if err != nil {
-		return err
-	}
-	defer closeAll(t, b)
-	if err := prepare(ctx, a, name); err != nil {
-		return err
-	}
-	token, closeFence, err := tokens(ctx, fam, cfg, name)
-	if err != nil {
-		return err
-	}
-	defer closeFence()
+	defer c.close(t)
 	plain, fenced := &resource{}, &resource{fenced: true}
 
-	lostBefore := a.Counters().SessionLost.Load()
-	la, _, err := first(ctx, t, a, name)
+	lostBefore := c.a.Counters().SessionLost.Load()
+	la, _, err := first(ctx, t, c.a, name)
 	if err != nil {
 		return err
 	}
-	ta, err := token(ctx, la)
+	ta, err := c.token(ctx, la)
 	if err != nil {
 		return err
 	}
@@ -101,40 +77,15 @@ func pauseOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, fam 
 	// lock until A has written.
 	wctx, cancel := context.WithTimeout(ctx, 3*bound+10*time.Second)
 	defer cancel()
-	type grant struct {
-		at    time.Time
-		token uint64
-		err   error
-	}
-	granted := make(chan grant, 1)
 	aWrote := make(chan struct{})
-	bDone := make(chan struct{})
-	go func() {
-		defer close(bDone)
-		lb, at, err := acquire(wctx, t, b, name, cfg.Retry)
-		if err != nil {
-			granted <- grant{err: err}
-			return
-		}
-		tb, err := token(wctx, lb)
-		if err == nil {
-			plain.Write(1, tb)
-			fenced.Write(1, tb)
-		}
-		granted <- grant{at: at, token: tb, err: err}
-		select {
-		case <-aWrote:
-		case <-wctx.Done():
-		}
-		release(ctx, t, lb)
-	}()
-	settle(ctx, 2*time.Second, b)
+	granted, bDone := c.challenger(ctx, wctx, t, name, cfg.Retry, plain, fenced, aWrote)
+	settle(ctx, 2*time.Second, c.b)
 
 	// A stalls until B has written (B cannot before A's lease is gone), or
 	// until B gave up.
 	stalled := time.Now()
-	if ps != nil {
-		ps.Cut()
+	if c.ps != nil {
+		c.ps.Cut()
 	}
 	g := <-granted
 	if g.err != nil {
@@ -143,14 +94,14 @@ func pauseOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, fam 
 	okPlain := plain.Write(0, ta)
 	okFenced := fenced.Write(0, ta)
 	close(aWrote)
-	if ps != nil {
+	if c.ps != nil {
 		// The stall ends: A's client reconnects and learns its session
 		// expired. Released before it knows, the lease would fail with
 		// "no server" rather than report the lock lost.
-		for _, p := range ps {
+		for _, p := range c.ps {
 			p.Heal()
 		}
-		awaitSessionLost(ctx, a, lostBefore, bound+5*time.Second)
+		awaitSessionLost(ctx, c.a, lostBefore, bound+5*time.Second)
 	}
 	<-bDone
 	release(ctx, t, la)
@@ -163,17 +114,100 @@ func pauseOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, fam 
 	t.add("stale_writes", 1)
 	if okPlain {
 		t.add("unfenced_accepted", 1)
-		t.violate(report.Violation{Lock: name, Kind: "stale_write", Holder: 1, Intruder: 0,
+		t.violate(results.Violation{Lock: name, Kind: "stale_write", Holder: 1, Intruder: 0,
 			AtS: t.at(time.Now()), Token: ta, PrevToken: g.token})
 	}
 	t.stale(okFenced)
 	return nil
 }
 
+// pauseCast is a pause repeat's clients: A, which stalls — behind proxies
+// where its lease is a session, since a stalled process sends nothing but
+// its client library would — and B, which waits; and where tokens come from.
+type pauseCast struct {
+	a, b       impl.Locker
+	ps         proxies
+	token      func(context.Context, impl.Lease) (uint64, error)
+	closeFence func()
+}
+
+func newPauseCast(ctx context.Context, d impl.Driver, fam family, cfg impl.Config, name string, t *tally) (c *pauseCast, err error) {
+	c = &pauseCast{closeFence: func() {}}
+	defer func() {
+		if err != nil {
+			c.close(t)
+		}
+	}()
+	aServers := cfg.Servers
+	if d.Caps.Has(impl.LeaseSession) {
+		if c.ps, err = newProxies(fam.targets(cfg.Servers), 0, 0, cfg.Seed); err != nil {
+			return c, err
+		}
+		aServers = fam.with(cfg.Servers, c.ps.Addrs())
+	}
+	if c.a, err = dial(ctx, d, cfg, aServers, 0); err != nil {
+		return c, err
+	}
+	if c.b, err = dial(ctx, d, cfg, cfg.Servers, 1); err != nil {
+		return c, err
+	}
+	if err = prepare(ctx, c.a, name); err != nil {
+		return c, err
+	}
+	c.token, c.closeFence, err = tokens(ctx, d.Caps.Has(impl.Fencing), fam, cfg, name)
+	return c, err
+}
+
+func (c *pauseCast) close(t *tally) {
+	closeAll(t, c.a, c.b)
+	if c.ps != nil {
+		c.ps.Close()
+	}
+	if c.closeFence != nil {
+		c.closeFence()
+	}
+}
+
+// pauseGrant is B's grant: when, with which token, or why not.
+type pauseGrant struct {
+	at    time.Time
+	token uint64
+	err   error
+}
+
+// challenger runs B: it acquires, writes to both resources with its token
+// and holds the lock until A has written (aWrote) or wctx ends.
+func (c *pauseCast) challenger(ctx, wctx context.Context, t *tally, name string, retry time.Duration,
+	plain, fenced *resource, aWrote <-chan struct{}) (<-chan pauseGrant, <-chan struct{}) {
+	granted := make(chan pauseGrant, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lb, at, err := acquire(wctx, t, c.b, name, retry)
+		if err != nil {
+			granted <- pauseGrant{err: err}
+			return
+		}
+		tb, err := c.token(wctx, lb)
+		if err == nil {
+			plain.Write(1, tb)
+			fenced.Write(1, tb)
+		}
+		granted <- pauseGrant{at: at, token: tb, err: err}
+		select {
+		case <-aWrote:
+		case <-wctx.Done():
+		}
+		release(ctx, t, lb)
+	}()
+	return granted, done
+}
+
 // tokens returns how a holder learns its fencing token: the lease's own
-// (ZooKeeper) or one drawn from a counter on the (first) Redis server.
-func tokens(ctx context.Context, fam family, cfg impl.Config, name string) (func(context.Context, impl.Lease) (uint64, error), func(), error) {
-	if fam == famZK {
+// where the driver offers fencing, or else one drawn from a counter on
+// the lock's (first) server.
+func tokens(ctx context.Context, fenced bool, fam family, cfg impl.Config, name string) (func(context.Context, impl.Lease) (uint64, error), func(), error) {
+	if fenced {
 		return func(_ context.Context, l impl.Lease) (uint64, error) {
 			tok, ok := l.Fence()
 			if !ok {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 // runRestart: a Redlock master forgets a grant. Of five masters of its
@@ -25,19 +25,20 @@ import (
 //
 // A holds until its validity ends by its own reckoning (TTL − drift from
 // the start of its Acquire), so B's grant before that is a violation.
-func runRestart(ctx context.Context, spec lockbench.CellSpec, d impl.Driver) (report.Cell, error) {
+func runRestart(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+	fam := familyOf(d)
 	cfg := spec.Config
 	delay, err := optDuration(cfg, OptRestartDelay, 0)
 	if err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
 	t := newTally(spec)
 	t.set("restart_delay_ms", ms(delay))
 	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	f, err := sandbox.Start(sctx, sandbox.Spec{Redis: 5})
+	f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: fam.need.Count})
 	if err != nil {
-		return report.Cell{}, err
+		return results.Cell{}, err
 	}
 	defer f.Close()
 	for r := range spec.Repeat {
@@ -66,22 +67,23 @@ func restartWhen(delay, ttl time.Duration) string {
 	return fmt.Sprintf("after %s (%s TTL %s)", delay, cmp, ttl)
 }
 
-func restartOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, f *sandbox.Fleet, delay time.Duration, r int, t *tally) error {
+func restartOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, f *sandbox.Fleet, delay time.Duration, r int, t *tally) error {
+	fam := familyOf(d)
 	cfg := spec.Config
 	name := lockName("restart", r)
-	ps, err := newProxies(f.RedisAddrs(), 0, 0, cfg.Seed)
+	ps, err := newProxies(f.Addrs(fam.need.Kind), 0, 0, cfg.Seed)
 	if err != nil {
 		return err
 	}
 	defer ps.Close()
 	ps[3].Cut()
 	ps[4].Cut()
-	a, err := dial(ctx, d, cfg, impl.Servers{Redlock: ps.Addrs()}, 0)
+	a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, 0)
 	if err != nil {
 		return err
 	}
 	defer closeAll(t, a)
-	b, err := dial(ctx, d, cfg, impl.Servers{Redlock: f.RedisAddrs()}, 1)
+	b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: f.Addrs(fam.need.Kind)}, 1)
 	if err != nil {
 		return err
 	}
@@ -100,7 +102,7 @@ func restartOnce(ctx context.Context, spec lockbench.CellSpec, d impl.Driver, f 
 
 	h := &holds{lock: name}
 	ka := h.enter(0, aGot)
-	lost := f.Redis[0]
+	lost := f.Servers[fam.need.Kind][0]
 	crashed := time.Now()
 	if err := lost.Kill(); err != nil {
 		return err

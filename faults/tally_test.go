@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 )
 
 func TestOverlaps(t *testing.T) {
@@ -24,7 +24,7 @@ func TestOverlaps(t *testing.T) {
 		{"open span ends at the end", [][3]int{{0, 0, -1}, {1, 30, 35}}, 1, 5000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tl := newTally(lockbench.CellSpec{})
+			tl := newTally(engine.CellSpec{})
 			tl.start = t0
 			h := &holds{lock: "l"}
 			for _, s := range tc.spans {

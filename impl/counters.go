@@ -1,6 +1,10 @@
 package impl
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/lockbench/lockbench/results"
+)
 
 // Counters are what one client counts while it runs. Every field is an
 // atomic so the hot path neither locks nor allocates, and a progress reader
@@ -25,22 +29,9 @@ type Counters struct {
 	ValidityExpired atomic.Int64 // attempts with a majority but no validity left
 }
 
-// Counts is a plain snapshot of Counters, summed over clients.
-type Counts struct {
-	RoundTrips      int64 `json:"round_trips"`
-	Retries         int64 `json:"retries"`
-	Notifications   int64 `json:"notifications"`
-	Lost            int64 `json:"lost"`
-	Wakeups         int64 `json:"wakeups"`
-	ReleaseWakeups  int64 `json:"release_wakeups"`
-	ArrivalWakeups  int64 `json:"arrival_wakeups"`
-	WastedWakeups   int64 `json:"wasted_wakeups"`
-	ChildrenRead    int64 `json:"children_read"`
-	ZKOps           int64 `json:"zk_ops"`
-	SessionLost     int64 `json:"session_lost"`
-	NoQuorum        int64 `json:"no_quorum"`
-	ValidityExpired int64 `json:"validity_expired"`
-}
+// Counts is a plain snapshot of Counters, summed over clients; the type
+// lives with the result data.
+type Counts = results.Counts
 
 // Snapshot reads every counter once.
 func (c *Counters) Snapshot() Counts {
@@ -58,43 +49,5 @@ func (c *Counters) Snapshot() Counts {
 		SessionLost:     c.SessionLost.Load(),
 		NoQuorum:        c.NoQuorum.Load(),
 		ValidityExpired: c.ValidityExpired.Load(),
-	}
-}
-
-// Add returns the field-wise sum of a and b.
-func (a Counts) Add(b Counts) Counts {
-	return Counts{
-		RoundTrips:      a.RoundTrips + b.RoundTrips,
-		Retries:         a.Retries + b.Retries,
-		Notifications:   a.Notifications + b.Notifications,
-		Lost:            a.Lost + b.Lost,
-		Wakeups:         a.Wakeups + b.Wakeups,
-		ReleaseWakeups:  a.ReleaseWakeups + b.ReleaseWakeups,
-		ArrivalWakeups:  a.ArrivalWakeups + b.ArrivalWakeups,
-		WastedWakeups:   a.WastedWakeups + b.WastedWakeups,
-		ChildrenRead:    a.ChildrenRead + b.ChildrenRead,
-		ZKOps:           a.ZKOps + b.ZKOps,
-		SessionLost:     a.SessionLost + b.SessionLost,
-		NoQuorum:        a.NoQuorum + b.NoQuorum,
-		ValidityExpired: a.ValidityExpired + b.ValidityExpired,
-	}
-}
-
-// Sub returns the field-wise difference a − b.
-func (a Counts) Sub(b Counts) Counts {
-	return Counts{
-		RoundTrips:      a.RoundTrips - b.RoundTrips,
-		Retries:         a.Retries - b.Retries,
-		Notifications:   a.Notifications - b.Notifications,
-		Lost:            a.Lost - b.Lost,
-		Wakeups:         a.Wakeups - b.Wakeups,
-		ReleaseWakeups:  a.ReleaseWakeups - b.ReleaseWakeups,
-		ArrivalWakeups:  a.ArrivalWakeups - b.ArrivalWakeups,
-		WastedWakeups:   a.WastedWakeups - b.WastedWakeups,
-		ChildrenRead:    a.ChildrenRead - b.ChildrenRead,
-		ZKOps:           a.ZKOps - b.ZKOps,
-		SessionLost:     a.SessionLost - b.SessionLost,
-		NoQuorum:        a.NoQuorum - b.NoQuorum,
-		ValidityExpired: a.ValidityExpired - b.ValidityExpired,
 	}
 }

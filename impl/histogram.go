@@ -4,30 +4,14 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/results"
 )
 
-// The geometry of every latency histogram lockbench keeps — the harness's,
-// an implementation's own, the reports' — so that any two merge losslessly
-// (shards from many machines included): 1 µs to 1 h, 3 significant digits.
-const (
-	HistMinUs  = 1
-	HistMaxUs  = int64(time.Hour / time.Microsecond)
-	HistDigits = 3
-)
+// NewHistogram returns an empty histogram of microseconds in the geometry
+// every lockbench histogram shares (see results.NewHistogram), so that an
+// implementation's own distributions merge with the harness's.
+func NewHistogram() *hdrhistogram.Histogram { return results.NewHistogram() }
 
-// NewHistogram returns an empty histogram of microseconds in that geometry.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(HistMinUs, HistMaxUs, HistDigits)
-}
-
-// RecordMicros records d in microseconds. It allocates nothing: a value
-// beyond the range is clamped rather than rejected with an error value.
-func RecordMicros(h *hdrhistogram.Histogram, d time.Duration) {
-	us := d.Microseconds()
-	if us < HistMinUs {
-		us = HistMinUs
-	} else if us > HistMaxUs {
-		us = HistMaxUs
-	}
-	h.RecordValue(us)
-}
+// RecordMicros records d in microseconds without allocating.
+func RecordMicros(h *hdrhistogram.Histogram, d time.Duration) { results.RecordMicros(h, d) }

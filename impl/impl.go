@@ -55,7 +55,8 @@ type Config struct {
 	// Namespace is prefixed to every key or node, so that cells never see
 	// each other's leftovers.
 	Namespace string
-	// Options holds implementation-specific settings, e.g. "redlock-mode".
+	// Options holds the values of the options drivers and scenarios
+	// declare (Option), by name; a missing one has its declared default.
 	Options map[string]string
 }
 
@@ -91,45 +92,23 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Servers lists the addresses an implementation may use, by kind of server.
-type Servers struct {
-	Redis   string   // one Redis for the single-instance lock
-	Redlock []string // independent Redis masters
-	ZK      []string // one ZooKeeper ensemble
-}
+// Servers maps each server role a driver declares (Need.Role: "redis",
+// "zk", …) to the addresses it uses. The CLI fills it from the address
+// flags, or the sandbox from the servers it starts.
+type Servers map[string][]string
 
-// Needs says which servers an implementation needs, so a sandbox can start
-// just those.
-type Needs struct {
-	Redis   bool
-	Redlock int // number of masters
-	ZK      bool
-}
-
-// Herd says how waiters learn that a lock was released, which fixes what
-// theory predicts for wake-ups.
-type Herd int
-
-const (
-	// Polling: waiters poll; no notifications, retries instead.
-	Polling Herd = iota
-	// WatchAll: every waiter is notified of every change (herd effect).
-	WatchAll
-	// WatchPredecessor: only the next waiter is notified of a release.
-	WatchPredecessor
-)
-
-// TheoryWakeups is the number of release wake-ups theory predicts for n
-// clients queued on one lock that passes down the queue once: n(n−1)/2 when
-// every waiter watches every change, n−1 when each watches its predecessor.
-// ok is false for polling implementations, which have no wake-ups.
-func TheoryWakeups(h Herd, n int) (wakeups int64, ok bool) {
-	N := int64(n)
-	switch h {
-	case WatchAll:
-		return N * (N - 1) / 2, true
-	case WatchPredecessor:
-		return N - 1, true
+// Clone returns a copy of s that shares no slice with it.
+func (s Servers) Clone() Servers {
+	out := make(Servers, len(s))
+	for k, v := range s {
+		out[k] = append([]string(nil), v...)
 	}
-	return 0, false
+	return out
+}
+
+// With returns a copy of s with role's addresses replaced by addrs.
+func (s Servers) With(role string, addrs []string) Servers {
+	out := s.Clone()
+	out[role] = append([]string(nil), addrs...)
+	return out
 }

@@ -1,33 +1,11 @@
 package impl
 
 import (
-	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
-
-// Driver describes one implementation: how to build a client and what
-// servers it needs.
-type Driver struct {
-	Name        string
-	Description string
-	Needs       Needs
-	// Herd is how waiters learn of a release; it fixes the theory lines.
-	Herd Herd
-	// New connects one simulated client. It returns once the connection or
-	// session is established, so that no set-up lands inside a measurement.
-	New func(ctx context.Context, cfg Config) (Locker, error)
-	// ServerStats, if set, reads the servers' own counters (cumulative), so
-	// that a cell can report deltas beside what the clients counted. It
-	// returns an error wrapping ErrStatsRefused when the server will not say.
-	ServerStats func(ctx context.Context, s Servers) (map[string]int64, error)
-	// Cleanup, if set, removes what a cell left on the servers under its
-	// namespace (ZooKeeper's lock nodes). The harness calls it once the
-	// cell's sessions are closed and its counters read, on a connection of
-	// its own, so it touches no measurement.
-	Cleanup func(ctx context.Context, s Servers, namespace string) error
-}
 
 var (
 	mu      sync.RWMutex
@@ -41,6 +19,14 @@ func Register(d Driver) {
 	defer mu.Unlock()
 	if d.Name == "" || d.New == nil {
 		panic("impl: Register with empty name or nil New")
+	}
+	for i, n := range d.Needs {
+		if n.Role == "" || n.Kind == "" {
+			panic(fmt.Sprintf("impl: Register(%q): need %d lacks a role or a kind", d.Name, i))
+		}
+		if n.Count <= 0 {
+			d.Needs[i].Count = 1
+		}
 	}
 	if _, dup := drivers[d.Name]; dup {
 		panic(fmt.Sprintf("impl: Register called twice for %q", d.Name))
@@ -66,4 +52,49 @@ func Lookup(name string) (Driver, bool) {
 	defer mu.RUnlock()
 	d, ok := drivers[name]
 	return d, ok
+}
+
+// Roles returns every server role the registered drivers declare, each
+// once (the largest Count wins), sorted by role.
+func Roles() []Need {
+	mu.RLock()
+	defer mu.RUnlock()
+	by := map[string]Need{}
+	for _, d := range drivers {
+		for _, n := range d.Needs {
+			have, ok := by[n.Role]
+			switch {
+			case !ok:
+				by[n.Role] = n
+			case n.Count > have.Count:
+				have.Count = n.Count
+				by[n.Role] = have
+			}
+		}
+	}
+	out := make([]Need, 0, len(by))
+	for _, n := range by {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b Need) int { return strings.Compare(a.Role, b.Role) })
+	return out
+}
+
+// Options returns every option the registered drivers declare, each once,
+// sorted by name. Drivers that share an option declare the same value.
+func Options() []Option {
+	mu.RLock()
+	defer mu.RUnlock()
+	by := map[string]Option{}
+	for _, d := range drivers {
+		for _, o := range d.Options {
+			by[o.Name] = o
+		}
+	}
+	out := make([]Option, 0, len(by))
+	for _, o := range by {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b Option) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -14,7 +16,7 @@ import (
 // between comparable runs goes in the header: benchstat splits its tables
 // on any key that differs, so no dates or versions. Cells without
 // acquisitions have no ns/op and are left out.
-func benchTxt(meta runMeta, cells []Cell) []byte {
+func benchTxt(meta results.Meta, cells []Cell) []byte {
 	var b strings.Builder
 	goos, goarch := meta.Host["os"], meta.Host["arch"]
 	if goos != "" {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"errors"
 	"slices"
 	"strings"
@@ -15,13 +17,13 @@ func TestParseSLO(t *testing.T) {
 		want SLO
 		bad  bool
 	}{
-		{in: "p99=10ms", want: SLO{"p99", 10 * time.Millisecond}},
-		{in: "p50=250us", want: SLO{"p50", 250 * time.Microsecond}},
-		{in: "p90=1.5s", want: SLO{"p90", 1500 * time.Millisecond}},
-		{in: "p999=20ms", want: SLO{"p999", 20 * time.Millisecond}},
-		{in: "P99.9=20ms", want: SLO{"p999", 20 * time.Millisecond}},
-		{in: "max=1s", want: SLO{"max", time.Second}},
-		{in: " p99 = 10ms ", want: SLO{"p99", 10 * time.Millisecond}},
+		{in: "p99=10ms", want: SLO{Quantile: "p99", Limit: 10 * time.Millisecond}},
+		{in: "p50=250us", want: SLO{Quantile: "p50", Limit: 250 * time.Microsecond}},
+		{in: "p90=1.5s", want: SLO{Quantile: "p90", Limit: 1500 * time.Millisecond}},
+		{in: "p999=20ms", want: SLO{Quantile: "p999", Limit: 20 * time.Millisecond}},
+		{in: "P99.9=20ms", want: SLO{Quantile: "p999", Limit: 20 * time.Millisecond}},
+		{in: "max=1s", want: SLO{Quantile: "max", Limit: time.Second}},
+		{in: " p99 = 10ms ", want: SLO{Quantile: "p99", Limit: 10 * time.Millisecond}},
 		{in: "", bad: true},
 		{in: "p99", bad: true},
 		{in: "p95=10ms", bad: true},
@@ -30,20 +32,20 @@ func TestParseSLO(t *testing.T) {
 		{in: "p99=-1ms", bad: true},
 		{in: "p99=fast", bad: true},
 	} {
-		got, err := ParseSLO(tc.in)
+		got, err := results.ParseSLO(tc.in)
 		switch {
 		case tc.bad && err == nil:
-			t.Errorf("ParseSLO(%q) = %v, want an error", tc.in, got)
-		case tc.bad && !errors.Is(err, ErrSLO):
-			t.Errorf("ParseSLO(%q) error %v does not wrap ErrSLO", tc.in, err)
+			t.Errorf("results.ParseSLO(%q) = %v, want an error", tc.in, got)
+		case tc.bad && !errors.Is(err, results.ErrSLO):
+			t.Errorf("results.ParseSLO(%q) error %v does not wrap results.ErrSLO", tc.in, err)
 		case !tc.bad && err != nil:
-			t.Errorf("ParseSLO(%q): %v", tc.in, err)
+			t.Errorf("results.ParseSLO(%q): %v", tc.in, err)
 		case !tc.bad && got != tc.want:
-			t.Errorf("ParseSLO(%q) = %+v, want %+v", tc.in, got, tc.want)
+			t.Errorf("results.ParseSLO(%q) = %+v, want %+v", tc.in, got, tc.want)
 		}
 		if err == nil {
-			if again, err := ParseSLO(got.String()); err != nil || again != got {
-				t.Errorf("ParseSLO(%q.String()) = %v, %v", got, again, err)
+			if again, err := results.ParseSLO(got.String()); err != nil || again != got {
+				t.Errorf("results.ParseSLO(%q.String()) = %v, %v", got, again, err)
 			}
 		}
 	}
@@ -55,7 +57,7 @@ func TestCapacity(t *testing.T) {
 		return Cell{Impl: "x", Scenario: sc, Clients: n, Acquires: 100, AcquiresPerS: perS,
 			AcquireLatencyUs: Latency{P50: p99 / 4, P99: p99, Max: p99 * 10}}
 	}
-	slo := SLO{"p99", 10 * time.Millisecond}
+	slo := SLO{Quantile: "p99", Limit: 10 * time.Millisecond}
 	tests := []struct {
 		name    string
 		cells   []Cell
@@ -79,7 +81,7 @@ func TestCapacity(t *testing.T) {
 		{name: "exactly at the limit meets", cells: []Cell{cell("hot", 2, 50, 10000)},
 			slo: slo, met: true, clients: 2, perS: 50, tested: []int{2}},
 		{name: "another quantile", cells: []Cell{cell("hot", 1, 100, 1000), cell("hot", 4, 300, 4000)},
-			slo: SLO{"max", 20 * time.Millisecond}, met: true, clients: 1, perS: 100, missed: 4, tested: []int{1, 4}},
+			slo: SLO{Quantile: "max", Limit: 20 * time.Millisecond}, met: true, clients: 1, perS: 100, missed: 4, tested: []int{1, 4}},
 		{name: "unsafe never meets", cells: func() []Cell {
 			c := []Cell{cell("hot", 1, 100, 1000), cell("hot", 4, 300, 4000)}
 			c[1].SafetyViolations = 1
@@ -90,7 +92,7 @@ func TestCapacity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rows := Capacity(tc.cells, tc.slo)
+			rows := results.Capacity(tc.cells, tc.slo)
 			if len(rows) != 1 {
 				t.Fatalf("%d rows, want 1", len(rows))
 			}
@@ -100,7 +102,7 @@ func TestCapacity(t *testing.T) {
 				t.Errorf("got %+v, want met=%v clients=%d perS=%v firstMissed=%d tested=%v",
 					r, tc.met, tc.clients, tc.perS, tc.missed, tc.tested)
 			}
-			if d := r.Describe(tc.slo); (!tc.met) != strings.HasPrefix(d, "no client count met") {
+			if d := DescribeCapacity(r, tc.slo); (!tc.met) != strings.HasPrefix(d, "no client count met") {
 				t.Errorf("Describe = %q", d)
 			}
 		})
@@ -109,8 +111,8 @@ func TestCapacity(t *testing.T) {
 
 func TestCapacityGroups(t *testing.T) {
 	t.Parallel()
-	rows := Capacity(append(fixtureCells(), Cell{Impl: "redis", Scenario: "crash", Clients: 2, Acquires: 3}),
-		SLO{"p99", 10 * time.Millisecond})
+	rows := results.Capacity(append(fixtureCells(), Cell{Impl: "redis", Scenario: "crash", Clients: 2, Acquires: 3}),
+		SLO{Quantile: "p99", Limit: 10 * time.Millisecond})
 	var got []string
 	for _, r := range rows {
 		got = append(got, r.Impl+"/"+r.Scenario)
@@ -119,22 +121,22 @@ func TestCapacityGroups(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("rows %v, want %v (first-appearance order, fault scenarios left out)", got, want)
 	}
-	if d := rows[0].Describe(SLO{"p99", 10 * time.Millisecond}); d != "16 clients at 11,500 acq/s (p99 8.20ms ≤ 10ms); the largest count tried, so capacity may be higher" {
+	if d := DescribeCapacity(rows[0], SLO{Quantile: "p99", Limit: 10 * time.Millisecond}); d != "16 clients at 11,500 acq/s (p99 8.20ms ≤ 10ms); the largest count tried, so capacity may be higher" {
 		t.Errorf("Describe = %q", d)
 	}
 }
 
 func TestCapacityRefusesCellsThatShedLoad(t *testing.T) {
 	t.Parallel()
-	slo, _ := ParseSLO("p99=10ms")
+	slo, _ := results.ParseSLO("p99=10ms")
 	ok := Cell{Impl: "x", Scenario: "rate", Clients: 4, Acquires: 1000, AcquiresPerS: 500, AcquireLatencyUs: Latency{P99: 2000}}
 	dropping := ok
 	dropping.Clients = 8
-	dropping.Open = &OpenLoop{Offered: 2000, Dropped: 1000}
+	dropping.Open = &results.OpenLoop{Offered: 2000, Dropped: 1000}
 	failing := ok
 	failing.Clients = 16
 	failing.Errors = 50
-	rows := Capacity([]Cell{ok, dropping, failing}, slo)
+	rows := results.Capacity([]Cell{ok, dropping, failing}, slo)
 	if len(rows) != 1 || !rows[0].Met || rows[0].Clients != 4 || rows[0].FirstMissed != 8 {
 		t.Fatalf("%+v", rows)
 	}

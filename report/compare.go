@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"fmt"
 	"io"
 	"math"
@@ -101,11 +103,11 @@ func Compare(old, new []Cell, opts CompareOptions) Comparison {
 // CompareDirs compares the results in two directories: their summary.json
 // and, where both have them, their .hlog files for the noise estimate.
 func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error) {
-	old, err := ReadSummary(filepath.Join(oldDir, SummaryFile))
+	old, err := results.ReadSummary(filepath.Join(oldDir, results.SummaryFile))
 	if err != nil {
 		return Comparison{}, err
 	}
-	new, err := ReadSummary(filepath.Join(newDir, SummaryFile))
+	new, err := results.ReadSummary(filepath.Join(newDir, results.SummaryFile))
 	if err != nil {
 		return Comparison{}, err
 	}
@@ -125,7 +127,7 @@ func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error)
 func readLogs(dir string, cells []Cell) (map[string]*CellLog, error) {
 	logs := map[string]*CellLog{}
 	for _, c := range cells {
-		l, err := readCellLog(dir, c)
+		l, err := results.ReadCellLog(dir, c)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +148,7 @@ type sample struct {
 }
 
 func spreadOf(l *CellLog) spread {
-	stats := l.IntervalStats(TagAcquire)
+	stats := l.IntervalStats(results.TagAcquire)
 	var perS, p50, p99 []float64
 	for _, s := range stats {
 		perS = append(perS, s.PerS)
@@ -246,7 +248,7 @@ func (c Comparison) Write(w io.Writer) error {
 func (m MetricDelta) format(v float64) string {
 	switch {
 	case m.Latency:
-		return Dur(v)
+		return results.Dur(v)
 	case m.Name == "acq/s":
 		return commas(round(v))
 	}
@@ -261,4 +263,21 @@ func pct(x float64) string {
 		return "-inf"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*x)
+}
+
+// stddev is the sample standard deviation of xs; 0 for fewer than two.
+func stddev(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
 }

@@ -1,13 +1,13 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func metricOf(t *testing.T, d CellDelta, name string) MetricDelta {
@@ -94,9 +94,9 @@ func TestCompareFromZero(t *testing.T) {
 func logWithRates(rates ...int) *CellLog {
 	var l CellLog
 	for i, n := range rates {
-		h := hdrhistogram.New(histMinUs, histMaxUs, histDigits)
+		h := results.NewHistogram()
 		h.RecordValues(100, int64(n))
-		h.SetTag(TagAcquire)
+		h.SetTag(results.TagAcquire)
 		h.SetStartTimeMs(int64(i) * 1000)
 		h.SetEndTimeMs(int64(i+1) * 1000)
 		l.Intervals = append(l.Intervals, h)

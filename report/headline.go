@@ -1,10 +1,10 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"fmt"
 	"strings"
-
-	"github.com/lockbench/lockbench/impl"
 )
 
 // Headlines returns one sentence per implementation, in the order the
@@ -15,11 +15,11 @@ import (
 func Headlines(cells []Cell) []string {
 	var order []string
 	byImpl := map[string][]cellGroup{}
-	for _, g := range groupCells(cells) {
-		if _, ok := byImpl[g.impl]; !ok {
-			order = append(order, g.impl)
+	for _, g := range results.GroupCells(cells) {
+		if _, ok := byImpl[g.Impl]; !ok {
+			order = append(order, g.Impl)
 		}
-		byImpl[g.impl] = append(byImpl[g.impl], g)
+		byImpl[g.Impl] = append(byImpl[g.Impl], g)
 	}
 	var out []string
 	for _, name := range order {
@@ -29,15 +29,15 @@ func Headlines(cells []Cell) []string {
 		}
 		for _, g := range byImpl[name] {
 			var s string
-			if isBurst(g.scenario) {
+			if isBurst(g.Cells[0]) {
 				s = burstHeadline(g)
-			} else if isFault(g.scenario) {
+			} else if isFault(g.Cells[0]) {
 				s = faultHeadline(g)
 			} else {
-				s = loopHeadline(g, herdOf(name, cells))
+				s = loopHeadline(g, wakingOf(name, cells))
 			}
 			if s != "" {
-				parts = append(parts, g.scenario+": "+s)
+				parts = append(parts, g.Scenario+": "+s)
 			}
 		}
 		if len(parts) == 0 {
@@ -52,10 +52,10 @@ func violationSummary(groups []cellGroup) string {
 	var total int64
 	var where []string
 	for _, g := range groups {
-		for _, c := range g.cells {
+		for _, c := range g.Cells {
 			if c.SafetyViolations > 0 {
 				total += c.SafetyViolations
-				where = append(where, fmt.Sprintf("%s with %d clients", g.scenario, c.Clients))
+				where = append(where, fmt.Sprintf("%s with %d clients", g.Scenario, c.Clients))
 			}
 		}
 	}
@@ -68,9 +68,9 @@ func violationSummary(groups []cellGroup) string {
 // burstHeadline judges the largest burst: wake-ups against theory when the
 // implementation is woken, else how long the queue took to drain.
 func burstHeadline(g cellGroup) string {
-	c, ok := largestMeasured(g.cells)
+	c, ok := largestMeasured(g.Cells)
 	if !ok {
-		return "no acquisitions" + errorsClause(g.cells)
+		return "no acquisitions" + errorsClause(g.Cells)
 	}
 	n, what := releaseWakeups(c)
 	var s string
@@ -85,51 +85,51 @@ func burstHeadline(g cellGroup) string {
 		}
 	} else {
 		s = fmt.Sprintf("%s by %s, p99 %s", plural(c.Acquires, "acquisition"), plural(int64(c.Clients), "client"),
-			Dur(c.AcquireLatencyUs.P99))
+			results.Dur(c.AcquireLatencyUs.P99))
 		if c.RetriesPerAcquire > 0 {
 			s += fmt.Sprintf(", %s retries per acquisition", perAcq(c.RetriesPerAcquire))
 		}
 	}
-	return s + errorsClause(g.cells)
+	return s + errorsClause(g.Cells)
 }
 
 // faultHeadline repeats what a fault scenario concluded (its verdict) or,
 // without one, how long recovery took against the configured bound.
 func faultHeadline(g cellGroup) string {
-	c := g.cells[len(g.cells)-1]
+	c := g.Cells[len(g.Cells)-1]
 	switch {
 	case c.Verdict != "":
 		// The sentence is already about this implementation.
 		return strings.TrimRight(strings.TrimPrefix(c.Verdict, c.Impl+": "), ". ")
 	case c.Faults != nil && c.Faults.RecoveryMs != nil:
 		f := c.Faults
-		s := fmt.Sprintf("recovery p50 %s, max %s over %s", Dur(f.RecoveryMs.P50*1000), Dur(f.RecoveryMs.Max*1000),
+		s := fmt.Sprintf("recovery p50 %s, max %s over %s", results.Dur(f.RecoveryMs.P50*1000), results.Dur(f.RecoveryMs.Max*1000),
 			plural(int64(f.Repeats), "repeat"))
 		if f.ConfiguredMs > 0 {
-			s += fmt.Sprintf(" (configured bound %s)", Dur(f.ConfiguredMs*1000))
+			s += fmt.Sprintf(" (configured bound %s)", results.Dur(f.ConfiguredMs*1000))
 		}
-		return s + errorsClause(g.cells)
+		return s + errorsClause(g.Cells)
 	}
-	return loopHeadline(g, herdKnown{})
+	return loopHeadline(g, waking{})
 }
 
 // loopHeadline gives a closed loop's best throughput and, at the largest
 // client count, what each acquisition cost in notifications or retries.
-func loopHeadline(g cellGroup, h herdKnown) string {
+func loopHeadline(g cellGroup, h waking) string {
 	best, ok := Cell{}, false
-	for _, c := range g.cells {
+	for _, c := range g.Cells {
 		if c.Acquires > 0 && (!ok || c.AcquiresPerS > best.AcquiresPerS) {
 			best, ok = c, true
 		}
 	}
 	if !ok {
-		return "no acquisitions" + errorsClause(g.cells)
+		return "no acquisitions" + errorsClause(g.Cells)
 	}
 	s := fmt.Sprintf("best %s acq/s at %s (p99 %s)", commas(round(best.AcquiresPerS)),
-		plural(int64(best.Clients), "client"), Dur(best.AcquireLatencyUs.P99))
-	last, _ := largestMeasured(g.cells)
+		plural(int64(best.Clients), "client"), results.Dur(best.AcquireLatencyUs.P99))
+	last, _ := largestMeasured(g.Cells)
 	at := fmt.Sprintf(" at %s", plural(int64(last.Clients), "client"))
-	if last.NotificationsPerAcquire > 0 || (h.known && h.herd != impl.Polling) {
+	if last.NotificationsPerAcquire > 0 || h.theory != nil {
 		s += fmt.Sprintf(", %s notifications per acquisition%s", perAcq(last.NotificationsPerAcquire), at)
 		if t, ok := notificationTheory(h, last.Clients); ok && last.Locks <= 1 {
 			s += fmt.Sprintf(" (theory %s)", theoryLabel(h, t))
@@ -138,14 +138,17 @@ func loopHeadline(g cellGroup, h herdKnown) string {
 	if last.RetriesPerAcquire > 0 {
 		s += fmt.Sprintf(", %s retries per acquisition%s", perAcq(last.RetriesPerAcquire), at)
 	}
-	return s + errorsClause(g.cells)
+	return s + errorsClause(g.Cells)
 }
 
-func theoryLabel(h herdKnown, t float64) string {
-	if h.herd == impl.WatchPredecessor {
-		return "1"
+// theoryLabel is the per-hand-off theory as a sentence shows it: its
+// formula, and the figure where the formula depends on n ("n−1 = 15").
+func theoryLabel(h waking, t float64) string {
+	f := h.theory.PerHandoffFormula
+	if !strings.Contains(f, "n") {
+		return f
 	}
-	return fmt.Sprintf("n−1 = %s", commas(round(t)))
+	return fmt.Sprintf("%s = %s", f, commas(round(t)))
 }
 
 func errorsClause(cells []Cell) string {

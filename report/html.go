@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"bytes"
 	"encoding/base64"
 	"fmt"
@@ -20,7 +22,7 @@ type htmlPage struct {
 	Capacity    []capacityView
 	Figures     []figureView
 	Notes       []string
-	Config      []metaField
+	Config      []results.Field
 	Files       []string
 	HaveHgrm    bool
 	ExampleHgrm string
@@ -35,14 +37,14 @@ type capacityView struct{ Impl, Scenario, Text string }
 
 // htmlReport renders report.html: one self-contained file, its images
 // embedded as data URIs, nothing fetched from anywhere.
-func htmlReport(r *results, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, error) {
+func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, error) {
 	cells := r.summary.Cells
 	p := htmlPage{
 		Title:     "lockbench report — " + filepath.Base(filepath.Clean(r.dir)),
-		Run:       r.meta.describe(),
+		Run:       r.meta.Describe(),
 		Headlines: Headlines(cells),
 		Config:    r.meta.Fields,
-		Files:     []string{MetaFile, SummaryFile, CSVFile, BenchFile, MarkdownFile},
+		Files:     []string{results.MetaFile, results.SummaryFile, CSVFile, BenchFile, MarkdownFile},
 	}
 	p.Rows, p.Wakeups = summaryRows(cells)
 	for _, c := range cells {
@@ -56,19 +58,19 @@ func htmlReport(r *results, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, er
 		}
 		if _, ok := r.logs[c.Key()]; ok {
 			if !p.HaveHgrm {
-				p.HaveHgrm, p.ExampleHgrm = true, CellFile(c)+HgrmExt
+				p.HaveHgrm, p.ExampleHgrm = true, results.CellFile(c)+results.HgrmExt
 			}
 		} else {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: no interval log (%s), so no timeline and a spectrum from the summary's percentiles only.", c.Key(), CellFile(c)+HlogExt))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no interval log (%s), so no timeline and a spectrum from the summary's percentiles only.", c.Key(), results.CellFile(c)+results.HlogExt))
 		}
 		if c.ServerNote != "" {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no server counters: %s", c.Key(), oneLine(c.ServerNote)))
 		}
 	}
 	if slo != nil {
-		p.SLO = fmt.Sprintf("%s ≤ %v", slo.label(), slo.Limit)
-		for _, row := range Capacity(cells, *slo) {
-			p.Capacity = append(p.Capacity, capacityView{row.Impl, row.Scenario, row.Describe(*slo)})
+		p.SLO = fmt.Sprintf("%s ≤ %v", slo.Label(), slo.Limit)
+		for _, row := range results.Capacity(cells, *slo) {
+			p.Capacity = append(p.Capacity, capacityView{row.Impl, row.Scenario, DescribeCapacity(row, *slo)})
 		}
 	}
 	for i, f := range figs {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"fmt"
 	"strings"
 )
@@ -21,7 +23,7 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 		r := summaryRow{
 			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients),
 			PerS: commas(round(c.AcquiresPerS)),
-			P50:  Dur(c.AcquireLatencyUs.P50), P99: Dur(c.AcquireLatencyUs.P99), P999: Dur(c.AcquireLatencyUs.P999),
+			P50:  results.Dur(c.AcquireLatencyUs.P50), P99: results.Dur(c.AcquireLatencyUs.P99), P999: results.Dur(c.AcquireLatencyUs.P999),
 			Errors:  commas(c.Errors),
 			Retries: perAcq(c.RetriesPerAcquire), Notif: perAcq(c.NotificationsPerAcquire),
 			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: c.SafetyViolations > 0,
@@ -40,10 +42,10 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 
 // markdown renders summary.md: the headlines, the table and, with an SLO,
 // the capacity found.
-func markdown(meta runMeta, cells []Cell, slo *SLO) []byte {
+func markdown(meta results.Meta, cells []Cell, slo *SLO) []byte {
 	var b strings.Builder
 	b.WriteString("## lockbench results\n\n")
-	if d := meta.describe(); d != "" {
+	if d := meta.Describe(); d != "" {
 		fmt.Fprintf(&b, "_%s._\n\n", d)
 	}
 	for _, h := range Headlines(cells) {
@@ -77,11 +79,11 @@ func markdown(meta runMeta, cells []Cell, slo *SLO) []byte {
 		b.WriteString("\nWake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.\n")
 	}
 	if slo != nil {
-		fmt.Fprintf(&b, "\n### Capacity at %s ≤ %v\n\n", slo.label(), slo.Limit)
+		fmt.Fprintf(&b, "\n### Capacity at %s ≤ %v\n\n", slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
 		mdRow(&b, []string{":--", ":--", ":--"})
-		for _, r := range Capacity(cells, *slo) {
-			mdRow(&b, []string{mdEscape(r.Impl), mdEscape(r.Scenario), mdEscape(r.Describe(*slo))})
+		for _, r := range results.Capacity(cells, *slo) {
+			mdRow(&b, []string{mdEscape(r.Impl), mdEscape(r.Scenario), mdEscape(DescribeCapacity(r, *slo))})
 		}
 	}
 	return []byte(b.String())

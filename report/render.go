@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/lockbench/lockbench/results"
 )
 
 // RenderOptions tune Render. The zero value renders everything without
@@ -19,9 +21,9 @@ type RenderOptions struct {
 }
 
 // results is a results directory as read back from disk.
-type results struct {
+type loaded struct {
 	dir     string
-	meta    runMeta
+	meta    results.Meta
 	summary *Summary
 	// logs holds each cell's interval log by Cell.Key(); cells without
 	// an .hlog have none.
@@ -30,23 +32,23 @@ type results struct {
 
 // load reads a results directory: meta.json and summary.json must be
 // there; .hlog files are used where present.
-func load(dir string) (*results, error) {
+func load(dir string) (*loaded, error) {
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("report: %s is not a directory", dir)
 	}
-	meta, err := readMeta(filepath.Join(dir, MetaFile))
+	meta, err := results.ReadMeta(filepath.Join(dir, results.MetaFile))
 	if err != nil {
 		return nil, err
 	}
-	sum, err := ReadSummary(filepath.Join(dir, SummaryFile))
+	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
 	if err != nil {
 		return nil, err
 	}
-	r := &results{dir: dir, meta: meta, summary: sum, logs: map[string]*CellLog{}}
+	r := &loaded{dir: dir, meta: meta, summary: sum, logs: map[string]*CellLog{}}
 	for _, c := range sum.Cells {
-		l, err := readCellLog(dir, c)
+		l, err := results.ReadCellLog(dir, c)
 		if err != nil {
 			return nil, err
 		}
@@ -55,10 +57,6 @@ func load(dir string) (*results, error) {
 		}
 	}
 	return r, nil
-}
-
-func cellPath(dir string, c Cell, ext string) string {
-	return filepath.Join(dir, CellFile(c)+ext)
 }
 
 // Render renders everything a results directory's data files support —
@@ -77,14 +75,14 @@ func Render(dir string, opts RenderOptions) error {
 		if s == "" {
 			s = r.meta.SLO
 		}
-		v, err := ParseSLO(s)
+		v, err := results.ParseSLO(s)
 		if err != nil {
 			return err
 		}
 		slo = &v
 	}
 	write := func(path string, data []byte) error {
-		if err := WriteFileAtomic(path, data); err != nil {
+		if err := results.WriteFileAtomic(path, data); err != nil {
 			return err
 		}
 		if opts.OnWrite != nil {
@@ -105,7 +103,7 @@ func Render(dir string, opts RenderOptions) error {
 		return err
 	}
 	for _, c := range cells {
-		h := r.logs[c.Key()].Merged(TagAcquire)
+		h := r.logs[c.Key()].Merged(results.TagAcquire)
 		if h == nil {
 			continue
 		}
@@ -116,7 +114,7 @@ func Render(dir string, opts RenderOptions) error {
 		if _, err := h.PercentilesPrint(&b, 5, 1000); err != nil {
 			return fmt.Errorf("report: %s: %w", c.Key(), err)
 		}
-		if err := write(cellPath(dir, c, HgrmExt), b.Bytes()); err != nil {
+		if err := write(results.CellPath(dir, c, results.HgrmExt), b.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"bufio"
 	"bytes"
 	"encoding/base64"
@@ -105,8 +107,8 @@ func TestRenderSummaryCSV(t *testing.T) {
 
 func TestSummaryCSVFlattensPointersAndMaps(t *testing.T) {
 	t.Parallel()
-	a := Cell{Impl: "a", Distributions: map[string]Spread{"validity_ms": {Count: 3, P1: 1.5}},
-		Faults: &Faults{Repeats: 2, RecoveryMs: &Spread{P50: 12}, Details: map[string]float64{"masters_cut": 3}}}
+	a := Cell{Impl: "a", Distributions: map[string]results.Spread{"validity_ms": {Count: 3, P1: 1.5}},
+		Faults: &results.Faults{Repeats: 2, RecoveryMs: &results.Spread{P50: 12}, Details: map[string]float64{"masters_cut": 3}}}
 	b := Cell{Impl: "b"}
 	data, err := summaryCSV([]Cell{a, b})
 	if err != nil {
@@ -234,12 +236,12 @@ func TestRenderHgrmMatchesHlog(t *testing.T) {
 	dir, _ := renderFixture(t, sum, true, RenderOptions{})
 	for _, c := range sum.Cells {
 		// The .hlog, read with HdrHistogram's own reader.
-		f, err := os.Open(filepath.Join(dir, CellFile(c)+HlogExt))
+		f, err := os.Open(filepath.Join(dir, results.CellFile(c)+results.HlogExt))
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := hdrhistogram.NewHistogramLogReader(f)
-		merged := hdrhistogram.New(histMinUs, histMaxUs, histDigits)
+		merged := results.NewHistogram()
 		for {
 			h, err := r.NextIntervalHistogram()
 			if err != nil {
@@ -248,13 +250,13 @@ func TestRenderHgrmMatchesHlog(t *testing.T) {
 			if h == nil {
 				break
 			}
-			if h.Tag() == TagAcquire {
+			if h.Tag() == results.TagAcquire {
 				merged.Merge(h)
 			}
 		}
 		f.Close()
 
-		rows, footer := parseHgrm(t, readFile(t, filepath.Join(dir, CellFile(c)+HgrmExt)))
+		rows, footer := parseHgrm(t, readFile(t, filepath.Join(dir, results.CellFile(c)+results.HgrmExt)))
 		last := rows[len(rows)-1]
 		if last.count != merged.TotalCount() || last.pct != 1 {
 			t.Errorf("%s: last row %+v, want percentile 1 and count %d", c.Key(), last, merged.TotalCount())
@@ -331,7 +333,7 @@ func TestRenderHTMLSelfContained(t *testing.T) {
 	t.Parallel()
 	sum := fixtureSummary()
 	sum.Cells[1].SafetyViolations = 2
-	sum.Cells[1].Violations = []Violation{{Lock: "l0", Kind: "overlap", Holder: 1, Intruder: 3, AtS: 1.5}}
+	sum.Cells[1].Violations = []results.Violation{{Lock: "l0", Kind: "overlap", Holder: 1, Intruder: 3, AtS: 1.5}}
 	dir, written := renderFixture(t, sum, true, RenderOptions{SLO: "p99=10ms"})
 	page := string(readFile(t, filepath.Join(dir, HTMLFile)))
 	var pngs []string
@@ -413,7 +415,7 @@ func TestRenderSkipsPlotsWithoutData(t *testing.T) {
 		}
 	}
 	for _, p := range written {
-		if strings.HasSuffix(p, HgrmExt) {
+		if strings.HasSuffix(p, results.HgrmExt) {
 			t.Errorf("%s written without an .hlog", p)
 		}
 	}
@@ -433,7 +435,7 @@ func TestRenderTwiceIsIdentical(t *testing.T) {
 	if err := Render(dir, RenderOptions{SLO: "p99=10ms"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{MarkdownFile, CSVFile, BenchFile, HTMLFile, "redis_hot_c16" + HgrmExt} {
+	for _, name := range []string{MarkdownFile, CSVFile, BenchFile, HTMLFile, "redis_hot_c16" + results.HgrmExt} {
 		p := filepath.Join(dir, name)
 		if !bytes.Equal(first[p], readFile(t, p)) {
 			t.Errorf("%s differs between two renders", name)
@@ -447,7 +449,7 @@ func TestRenderSLOFromMeta(t *testing.T) {
 	writeFixtureDir(t, dir, fixtureSummary(), false)
 	meta := fixtureMeta()
 	meta["slo"] = "p999=50ms"
-	if err := WriteJSON(filepath.Join(dir, MetaFile), meta); err != nil {
+	if err := results.WriteJSON(filepath.Join(dir, results.MetaFile), meta); err != nil {
 		t.Fatal(err)
 	}
 	if err := Render(dir, RenderOptions{}); err != nil {
@@ -481,25 +483,25 @@ func TestRenderErrors(t *testing.T) {
 		{"missing directory", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope") }, RenderOptions{}, true, nil},
 		{"no summary.json", func(t *testing.T) string {
 			d := good(t)
-			os.Remove(filepath.Join(d, SummaryFile))
+			os.Remove(filepath.Join(d, results.SummaryFile))
 			return d
 		}, RenderOptions{}, true, nil},
 		{"no meta.json", func(t *testing.T) string {
 			d := good(t)
-			os.Remove(filepath.Join(d, MetaFile))
+			os.Remove(filepath.Join(d, results.MetaFile))
 			return d
 		}, RenderOptions{}, true, nil},
 		{"bad summary.json", func(t *testing.T) string {
 			d := good(t)
-			os.WriteFile(filepath.Join(d, SummaryFile), []byte(`{"cells": [`), 0o644)
+			os.WriteFile(filepath.Join(d, results.SummaryFile), []byte(`{"cells": [`), 0o644)
 			return d
 		}, RenderOptions{}, false, nil},
 		{"bad .hlog", func(t *testing.T) string {
 			d := good(t)
-			os.WriteFile(filepath.Join(d, CellFile(fixtureCells()[0])+HlogExt), []byte("Tag=acquire,0.0,1.0,1.0,notbase64!\n"), 0o644)
+			os.WriteFile(filepath.Join(d, results.CellFile(fixtureCells()[0])+results.HlogExt), []byte("Tag=acquire,0.0,1.0,1.0,notbase64!\n"), 0o644)
 			return d
 		}, RenderOptions{}, false, nil},
-		{"bad SLO", good, RenderOptions{SLO: "p95=1ms"}, false, ErrSLO},
+		{"bad SLO", good, RenderOptions{SLO: "p95=1ms"}, false, results.ErrSLO},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

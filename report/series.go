@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"fmt"
 	"math"
 	"slices"
@@ -9,8 +11,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-
-	"github.com/lockbench/lockbench/impl"
 )
 
 // The plotted data is computed here by plain functions, apart from the
@@ -105,18 +105,18 @@ func spectrumSeries(c Cell, h *hdrhistogram.Histogram) plotter.XYs {
 // count of each implementation.
 func latencySeries(cells []Cell, logs map[string]*CellLog) map[string][]series {
 	out := map[string][]series{}
-	for _, g := range groupCells(cells) {
-		c, ok := largestMeasured(g.cells)
+	for _, g := range results.GroupCells(cells) {
+		c, ok := largestMeasured(g.Cells)
 		if !ok {
 			continue
 		}
-		xys := spectrumSeries(c, logs[c.Key()].Merged(TagAcquire))
+		xys := spectrumSeries(c, logs[c.Key()].Merged(results.TagAcquire))
 		if len(xys) == 0 {
 			continue
 		}
-		out[g.scenario] = append(out[g.scenario], series{
-			Label: fmt.Sprintf("%s (%s)", g.impl, plural(int64(c.Clients), "client")),
-			Impl:  g.impl, Scenario: g.scenario, XYs: xys,
+		out[g.Scenario] = append(out[g.Scenario], series{
+			Label: fmt.Sprintf("%s (%s)", g.Impl, plural(int64(c.Clients), "client")),
+			Impl:  g.Impl, Scenario: g.Scenario, XYs: xys,
 		})
 	}
 	return out
@@ -127,9 +127,9 @@ func latencySeries(cells []Cell, logs map[string]*CellLog) map[string][]series {
 // left out, and so are series left without points.
 func perGroup(cells []Cell, label string, point func(Cell) (x, y float64, ok bool)) []series {
 	var out []series
-	for _, g := range groupCells(cells) {
-		s := series{Label: g.impl + "/" + g.scenario + label, Impl: g.impl, Scenario: g.scenario}
-		for _, c := range g.cells {
+	for _, g := range results.GroupCells(cells) {
+		s := series{Label: g.Impl + "/" + g.Scenario + label, Impl: g.Impl, Scenario: g.Scenario}
+		for _, c := range g.Cells {
 			if x, y, ok := point(c); ok {
 				s.XYs = append(s.XYs, plotter.XY{X: x, Y: y})
 			}
@@ -174,9 +174,9 @@ func p99ThroughputSeries(cells []Cell) []series {
 // cellsOf returns the cells of one implementation and scenario by
 // ascending client count.
 func cellsOf(cells []Cell, impl, scenario string) []Cell {
-	for _, g := range groupCells(cells) {
-		if g.impl == impl && g.scenario == scenario {
-			return g.cells
+	for _, g := range results.GroupCells(cells) {
+		if g.Impl == impl && g.Scenario == scenario {
+			return g.Cells
 		}
 	}
 	return nil
@@ -201,11 +201,11 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 	if len(measured) == 0 {
 		return nil, nil
 	}
-	herds := map[impl.Herd]bool{}
+	var theories []results.Theory
 	var ns []int
 	for _, c := range loop {
-		if h := herdOf(c.Impl, cells); h.known && c.Locks <= 1 {
-			herds[h.herd] = true
+		if w := wakingOf(c.Impl, cells); w.theory != nil && c.Locks <= 1 && !slices.Contains(theories, *w.theory) {
+			theories = append(theories, *w.theory)
 		}
 		if c.Clients >= 2 && !slices.Contains(ns, c.Clients) {
 			ns = append(ns, c.Clients)
@@ -215,34 +215,35 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 	if len(ns) == 0 {
 		return measured, nil
 	}
-	if herds[impl.WatchAll] {
-		theory = append(theory, theoryLine("theory n−1 (all watch all)", ns, func(n float64) float64 { return n - 1 }))
-	}
-	if herds[impl.WatchPredecessor] {
-		theory = append(theory, theoryLine("theory 1 (predecessor watch)", ns, func(float64) float64 { return 1 }))
+	for _, t := range theories {
+		theory = append(theory, theoryLine("theory "+t.PerHandoffFormula+" ("+t.Waiters+")", ns, t.PerHandoff))
 	}
 	return measured, theory
 }
 
 // burstSeries is, for bursts, the wake-ups of each implementation that has
-// any against the number of clients, with n(n−1)/2 and n−1 for reference
-// over n ≥ 2.
+// any against the number of clients, with the theories the cells carry
+// (n(n−1)/2, n−1, …) for reference over n ≥ 2.
 func burstSeries(cells []Cell) (measured, theory []series) {
 	var burst []Cell
 	for _, c := range cells {
-		if isBurst(c.Scenario) {
+		if isBurst(c) {
 			burst = append(burst, c)
 		}
 	}
 	var ns []int
-	for _, g := range groupCells(burst) {
-		s := series{Impl: g.impl, Scenario: g.scenario}
-		for _, c := range g.cells {
+	var theories []results.Theory
+	for _, g := range results.GroupCells(burst) {
+		s := series{Impl: g.Impl, Scenario: g.Scenario}
+		for _, c := range g.Cells {
+			if t := c.TheoryOf(); t != nil && !slices.Contains(theories, *t) {
+				theories = append(theories, *t)
+			}
 			n, what := releaseWakeups(c)
 			if n <= 0 {
 				continue
 			}
-			s.Label = g.impl + " " + what
+			s.Label = g.Impl + " " + what
 			s.XYs = append(s.XYs, plotter.XY{X: float64(c.Clients), Y: float64(n)})
 			if c.Clients >= 2 && !slices.Contains(ns, c.Clients) {
 				ns = append(ns, c.Clients)
@@ -256,9 +257,8 @@ func burstSeries(cells []Cell) (measured, theory []series) {
 		return nil, nil
 	}
 	slices.Sort(ns)
-	theory = []series{
-		theoryLine("theory n(n−1)/2 (all watch all)", ns, func(n float64) float64 { return n * (n - 1) / 2 }),
-		theoryLine("theory n−1 (predecessor watch)", ns, func(n float64) float64 { return n - 1 }),
+	for _, t := range theories {
+		theory = append(theory, theoryLine("theory "+t.Formula+" ("+t.Waiters+")", ns, t.Burst))
 	}
 	return measured, theory
 }
@@ -288,17 +288,17 @@ func theoryLine(label string, ns []int, f func(float64) float64) series {
 // implementation, from the .hlog; a cell needs two intervals to be a line.
 func timelineSeries(cells []Cell, logs map[string]*CellLog) (perS, p99 map[string][]series) {
 	perS, p99 = map[string][]series{}, map[string][]series{}
-	for _, g := range groupCells(cells) {
-		c, ok := largestMeasured(g.cells)
+	for _, g := range results.GroupCells(cells) {
+		c, ok := largestMeasured(g.Cells)
 		if !ok {
 			continue
 		}
-		stats := logs[c.Key()].IntervalStats(TagAcquire)
+		stats := logs[c.Key()].IntervalStats(results.TagAcquire)
 		if len(stats) < 2 {
 			continue
 		}
-		label := fmt.Sprintf("%s (%s)", g.impl, plural(int64(c.Clients), "client"))
-		rate := series{Label: label, Impl: g.impl, Scenario: g.scenario}
+		label := fmt.Sprintf("%s (%s)", g.Impl, plural(int64(c.Clients), "client"))
+		rate := series{Label: label, Impl: g.Impl, Scenario: g.Scenario}
 		lat := rate
 		for _, st := range stats {
 			rate.XYs = append(rate.XYs, plotter.XY{X: st.MidS, Y: st.PerS})
@@ -306,9 +306,9 @@ func timelineSeries(cells []Cell, logs map[string]*CellLog) (perS, p99 map[strin
 				lat.XYs = append(lat.XYs, plotter.XY{X: st.MidS, Y: st.P99 / 1000})
 			}
 		}
-		perS[g.scenario] = append(perS[g.scenario], rate)
+		perS[g.Scenario] = append(perS[g.Scenario], rate)
 		if len(lat.XYs) > 0 {
-			p99[g.scenario] = append(p99[g.scenario], lat)
+			p99[g.Scenario] = append(p99[g.Scenario], lat)
 		}
 	}
 	return perS, p99
@@ -347,9 +347,9 @@ func fairnessSeries(perClient []float64) (lorenz plotter.XYs, jain float64) {
 // client (Cell.Fairness); cells from before it existed have none.
 func fairnessSeriesOf(cells []Cell) map[string][]series {
 	out := map[string][]series{}
-	for _, g := range groupCells(cells) {
-		for i := len(g.cells) - 1; i >= 0; i-- {
-			c := g.cells[i]
+	for _, g := range results.GroupCells(cells) {
+		for i := len(g.Cells) - 1; i >= 0; i-- {
+			c := g.Cells[i]
 			if c.Fairness == nil || len(c.Fairness.PerClient) < 2 {
 				continue
 			}
@@ -361,9 +361,9 @@ func fairnessSeriesOf(cells []Cell) map[string][]series {
 			if l == nil {
 				continue
 			}
-			out[g.scenario] = append(out[g.scenario], series{
-				Label: fmt.Sprintf("%s (%s, Jain %.3f)", g.impl, plural(int64(c.Clients), "client"), jain),
-				Impl:  g.impl, Scenario: g.scenario, XYs: l,
+			out[g.Scenario] = append(out[g.Scenario], series{
+				Label: fmt.Sprintf("%s (%s, Jain %.3f)", g.Impl, plural(int64(c.Clients), "client"), jain),
+				Impl:  g.Impl, Scenario: g.Scenario, XYs: l,
 			})
 			break
 		}

@@ -1,14 +1,13 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"math"
 	"path/filepath"
 	"testing"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot/plotter"
-
-	"github.com/lockbench/lockbench/impl"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -55,7 +54,7 @@ func TestNinesAxis(t *testing.T) {
 
 func TestSpectrumSeries(t *testing.T) {
 	t.Parallel()
-	h := hdrhistogram.New(histMinUs, histMaxUs, histDigits)
+	h := results.NewHistogram()
 	for v := int64(1); v <= 10000; v++ {
 		h.RecordValue(v)
 	}
@@ -248,22 +247,22 @@ func TestIntervalStatsBaseTime(t *testing.T) {
 	// absolute time, the reader must give the same timeline.
 	dir := t.TempDir()
 	ivs := []interval{
-		{TagAcquire, 1000, []int64{10, 20, 30}}, {TagRelease, 1000, []int64{5}},
-		{TagAcquire, 1000, []int64{10, 20}}, {TagRelease, 1000, []int64{5}},
-		{TagAcquire, 1000, []int64{10}}, {TagRelease, 1000, []int64{5}},
-		{TagAcquire, 200, []int64{10}}, // a stub at the end: left out
+		{results.TagAcquire, 1000, []int64{10, 20, 30}}, {results.TagRelease, 1000, []int64{5}},
+		{results.TagAcquire, 1000, []int64{10, 20}}, {results.TagRelease, 1000, []int64{5}},
+		{results.TagAcquire, 1000, []int64{10}}, {results.TagRelease, 1000, []int64{5}},
+		{results.TagAcquire, 200, []int64{10}}, // a stub at the end: left out
 	}
 	start := fixtureStart.UnixMilli()
-	var got [2][]IntervalStat
+	var got [2][]results.IntervalStat
 	for i, rel := range []bool{false, true} {
-		p := filepath.Join(dir, "x"+HlogExt)
+		p := filepath.Join(dir, "x"+results.HlogExt)
 		writeHlog(t, p, start, ivs, rel)
-		l, err := ReadHlog(p)
+		l, err := results.ReadHlog(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[i] = l.IntervalStats(TagAcquire)
-		if n := l.Merged(TagAcquire).TotalCount(); n != 7 {
+		got[i] = l.IntervalStats(results.TagAcquire)
+		if n := l.Merged(results.TagAcquire).TotalCount(); n != 7 {
 			t.Errorf("merged %d acquisitions, want 7", n)
 		}
 	}
@@ -305,28 +304,30 @@ func TestFairnessSeries(t *testing.T) {
 	if got := fairnessSeriesOf(cells); len(got) != 0 {
 		t.Errorf("fairness drawn without per-client data: %v", got)
 	}
-	cells[2].Fairness = &Fairness{PerClient: []int64{1, 2, 3, 4}}
-	cells[1].Fairness = &Fairness{PerClient: []int64{5, 5, 5, 5}} // a smaller count: not drawn
+	cells[2].Fairness = &results.Fairness{PerClient: []int64{1, 2, 3, 4}}
+	cells[1].Fairness = &results.Fairness{PerClient: []int64{5, 5, 5, 5}} // a smaller count: not drawn
 	got := fairnessSeriesOf(cells)
 	if len(got["hot"]) != 1 || got["hot"][0].Impl != "redis" {
 		t.Errorf("fairness series %v, want redis/hot only", got)
 	}
 }
 
-func TestHerdOf(t *testing.T) {
+func TestWakingOf(t *testing.T) {
 	t.Parallel()
 	cells := fixtureCells()
 	for _, tc := range []struct {
 		name string
-		want herdKnown
+		want waking
 	}{
-		{"zk-naive", herdKnown{impl.WatchAll, true}},
-		{"zk-pred", herdKnown{impl.WatchPredecessor, true}},
-		{"redis", herdKnown{impl.Polling, true}},
-		{"unknown", herdKnown{}},
+		{"zk-naive", waking{theory: &results.WatchAll}},
+		{"zk-pred", waking{theory: &results.WatchPredecessor}},
+		{"redis", waking{polling: true}},
+		{"unknown", waking{}},
 	} {
-		if got := herdOf(tc.name, cells); got != tc.want {
-			t.Errorf("herdOf(%s) = %+v, want %+v", tc.name, got, tc.want)
+		got := wakingOf(tc.name, cells)
+		if got.polling != tc.want.polling || (got.theory == nil) != (tc.want.theory == nil) ||
+			got.theory != nil && *got.theory != *tc.want.theory {
+			t.Errorf("wakingOf(%s) = %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -340,16 +341,16 @@ func TestIntervalStatsFillsGaps(t *testing.T) {
 		tag   string
 		start int64
 		n     int64
-	}{{TagAcquire, 0, 50}, {TagRelease, 0, 50}, {TagRelease, 1000, 1}, {TagAcquire, 3000, 40}} {
-		h := hdrhistogram.New(histMinUs, histMaxUs, histDigits)
+	}{{results.TagAcquire, 0, 50}, {results.TagRelease, 0, 50}, {results.TagRelease, 1000, 1}, {results.TagAcquire, 3000, 40}} {
+		h := results.NewHistogram()
 		h.RecordValues(200, iv.n)
 		h.SetTag(iv.tag)
 		h.SetStartTimeMs(5_000_000 + iv.start)
 		h.SetEndTimeMs(5_000_000 + iv.start + 1000)
 		l.Intervals = append(l.Intervals, h)
 	}
-	got := l.IntervalStats(TagAcquire)
-	want := []IntervalStat{
+	got := l.IntervalStats(results.TagAcquire)
+	want := []results.IntervalStat{
 		{MidS: 0.5, PerS: 50, P50: 200, P99: 200},
 		{MidS: 1.5, Empty: true},
 		{MidS: 2.5, Empty: true},

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"fmt"
 	"io"
 	"strings"
@@ -84,8 +86,8 @@ func rowFields(c Cell, herd bool) []string {
 	}
 	f := []string{
 		impl, c.Scenario, fmt.Sprint(c.Clients), fmt.Sprintf("%.0f", c.AcquiresPerS),
-		Dur(c.AcquireLatencyUs.P50), Dur(c.AcquireLatencyUs.P90), Dur(c.AcquireLatencyUs.P99),
-		Dur(c.AcquireLatencyUs.P999), Dur(c.AcquireLatencyUs.Max),
+		results.Dur(c.AcquireLatencyUs.P50), results.Dur(c.AcquireLatencyUs.P90), results.Dur(c.AcquireLatencyUs.P99),
+		results.Dur(c.AcquireLatencyUs.P999), results.Dur(c.AcquireLatencyUs.Max),
 		fmt.Sprint(c.Errors), fmt.Sprint(c.Lost),
 		fmt.Sprintf("%.2f", c.RetriesPerAcquire), fmt.Sprintf("%.2f", c.NotificationsPerAcquire),
 		"-", "-",
@@ -94,7 +96,7 @@ func rowFields(c Cell, herd bool) []string {
 		f[13] = fmt.Sprintf("%.2f", c.Fairness.Jain)
 	}
 	if c.HandoffGapUs != nil {
-		f[14] = Dur(c.HandoffGapUs.P50)
+		f[14] = results.Dur(c.HandoffGapUs.P50)
 	}
 	if herd {
 		theory := "-"
@@ -121,29 +123,13 @@ func rowFields(c Cell, herd bool) []string {
 	return f
 }
 
-// Dur formats microseconds for a table: 850µs, 12.3ms, 4.1s.
-func Dur(us float64) string {
-	switch {
-	case us <= 0:
-		return "0"
-	case us < 1000:
-		return fmt.Sprintf("%.0fµs", us)
-	case us < 10_000:
-		return fmt.Sprintf("%.2fms", us/1000)
-	case us < 1_000_000:
-		return fmt.Sprintf("%.1fms", us/1000)
-	default:
-		return fmt.Sprintf("%.2fs", us/1e6)
-	}
-}
-
 // notes are the indented lines under a row: the open loop's accounting,
 // safety violations, and warnings about lockbench itself.
 func notes(c Cell) []string {
 	var out []string
 	if o := c.Open; o != nil {
 		out = append(out, fmt.Sprintf("open loop: %d offered at %.0f/s (%s), %d dropped, %d unfinished; latency above counts from the intended arrival; service p50 %s p99 %s; schedule lag p99 %s",
-			o.Offered, o.Rate, o.Arrival, o.Dropped, o.Unfinished, Dur(o.ServiceLatencyUs.P50), Dur(o.ServiceLatencyUs.P99), Dur(o.ScheduleLagUs.P99)))
+			o.Offered, o.Rate, o.Arrival, o.Dropped, o.Unfinished, results.Dur(o.ServiceLatencyUs.P50), results.Dur(o.ServiceLatencyUs.P99), results.Dur(o.ScheduleLagUs.P99)))
 	}
 	if c.Truncated != "" {
 		out = append(out, "TRUNCATED: "+c.Truncated)

@@ -1,120 +1,51 @@
 package report
 
-import (
-	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/scenarios"
-)
+import "github.com/lockbench/lockbench/results"
 
-// isBurst says whether a scenario is a one-shot burst rather than a closed
-// loop. Unknown scenarios (from a newer lockbench) count as closed loops.
-func isBurst(scenario string) bool {
-	s, ok := scenarios.Lookup(scenario)
-	return ok && s.Kind == scenarios.Burst
+// waking is how an implementation's waiters learn of a release, as far as
+// the data says: the theory its cells carry, or polling when it retried
+// and was never notified.
+type waking struct {
+	theory  *results.Theory
+	polling bool
 }
 
-// isFault says whether a scenario injects a failure, so that its
-// throughput and latency describe the failure more than the lock.
-func isFault(scenario string) bool {
-	s, ok := scenarios.Lookup(scenario)
-	return ok && s.Kind == scenarios.Fault
-}
+func (w waking) known() bool { return w.theory != nil || w.polling }
 
-// withoutFaults keeps the cells of load scenarios: those whose numbers
-// belong on throughput, latency and capacity curves.
-func withoutFaults(cells []Cell) []Cell {
-	var out []Cell
-	for _, c := range cells {
-		if !isFault(c.Scenario) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// closedLoops keeps the cells of closed-loop scenarios: a burst's rate is
-// set by its hold time and hand-offs, and would flatten the others' curves.
-func closedLoops(cells []Cell) []Cell {
-	var out []Cell
-	for _, c := range cells {
-		if !isBurst(c.Scenario) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// herdKnown is how waiters of an implementation learn of a release, and
-// whether that is known at all.
-type herdKnown struct {
-	herd  impl.Herd
-	known bool
-}
-
-// herdOf says how an implementation's waiters learn of a release: from the
-// registry when the implementation is registered in this process (the
-// command registers all), otherwise from the data, so that a results
-// directory renders the same anywhere: a burst cell's theory of n(n−1)/2
-// wake-ups means every waiter watches every change, n−1 a predecessor
-// watch; retries without notifications mean polling.
-func herdOf(name string, cells []Cell) herdKnown {
-	if d, ok := impl.Lookup(name); ok {
-		return herdKnown{d.Herd, true}
-	}
+// wakingOf reads how an implementation's waiters learn of a release from
+// its cells, so that a results directory renders the same anywhere.
+func wakingOf(name string, cells []Cell) waking {
 	var retries, notes int64
 	for _, c := range cells {
 		if c.Impl != name {
 			continue
 		}
+		if t := c.TheoryOf(); t != nil {
+			return waking{theory: t}
+		}
 		retries += c.Retries
 		notes += c.Notifications + c.Wakeups
-		if c.TheoryWakeups == nil || c.Clients < 3 {
-			continue
-		}
-		for _, h := range []impl.Herd{impl.WatchAll, impl.WatchPredecessor} {
-			if t, _ := impl.TheoryWakeups(h, c.Clients); t == *c.TheoryWakeups {
-				return herdKnown{h, true}
-			}
-		}
 	}
-	if retries > 0 && notes == 0 {
-		return herdKnown{impl.Polling, true}
-	}
-	return herdKnown{}
+	return waking{polling: retries > 0 && notes == 0}
 }
 
 // theoryFormula names the formula behind a burst cell's theory, for
-// sentences: "n(n−1)/2", "n−1", or "" when it is neither.
+// sentences: "n(n−1)/2", "n−1", or "" when the cell does not say.
 func theoryFormula(c Cell) string {
-	if c.TheoryWakeups == nil {
-		return ""
-	}
-	t := *c.TheoryWakeups
-	all, _ := impl.TheoryWakeups(impl.WatchAll, c.Clients)
-	pred, _ := impl.TheoryWakeups(impl.WatchPredecessor, c.Clients)
-	switch {
-	case t == all && t != pred:
-		return "n(n−1)/2"
-	case t == pred && t != all:
-		return "n−1"
+	if t := c.TheoryOf(); t != nil {
+		return t.Formula
 	}
 	return ""
 }
 
 // notificationTheory is what theory predicts for notifications per
-// acquisition in a closed loop of n clients on one lock: each release
-// notifies every other waiter (n−1) when all watch all, one when each
-// watches its predecessor.
-func notificationTheory(h herdKnown, n int) (float64, bool) {
-	if !h.known || n < 2 {
+// acquisition in a closed loop of n clients on one lock: the release
+// wake-ups of one hand-off with n waiting.
+func notificationTheory(w waking, n int) (float64, bool) {
+	if w.theory == nil || n < 2 {
 		return 0, false
 	}
-	switch h.herd {
-	case impl.WatchAll:
-		return float64(n - 1), true
-	case impl.WatchPredecessor:
-		return 1, true
-	}
-	return 0, false
+	return w.theory.PerHandoff(float64(n)), true
 }
 
 // releaseWakeups is the wake-up count a burst cell is judged by: release

@@ -29,8 +29,22 @@ const (
 // Fixed returns the distribution that is always d.
 func Fixed(d time.Duration) Dist { return Dist{kind: fixed, a: d, source: d.String()} }
 
-// ParseDist reads "5ms", "exp:5ms" or "uniform:1ms-10ms".
+// MaxDist bounds every duration a distribution is given: a hold or think
+// time beyond a day is a typo, and bounding it keeps every draw from
+// overflowing.
+const MaxDist = 24 * time.Hour
+
+// ParseDist reads "5ms", "exp:5ms" or "uniform:1ms-10ms", each duration at
+// most MaxDist.
 func ParseDist(s string) (Dist, error) {
+	d, err := parseDist(s)
+	if err == nil && (d.a > MaxDist || d.b > MaxDist) {
+		return Dist{}, fmt.Errorf("%q: durations are at most %v", s, MaxDist)
+	}
+	return d, err
+}
+
+func parseDist(s string) (Dist, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if !ok {
 		d, err := time.ParseDuration(s)
@@ -113,15 +127,15 @@ func ParseKeys(s string) (Keys, error) {
 		return Keys{source: "uniform"}, nil
 	case "zipf":
 		v, err := strconv.ParseFloat(arg, 64)
-		if err != nil || v <= 1 {
-			return Keys{}, fmt.Errorf("%q: zipf needs an exponent > 1, e.g. zipf:1.2", s)
+		if err != nil || !(v > 1) || math.IsInf(v, 0) {
+			return Keys{}, fmt.Errorf("%q: zipf needs a finite exponent > 1, e.g. zipf:1.2", s)
 		}
 		return Keys{kind: keysZipf, s: v, source: s}, nil
 	case "hot":
 		fs, ps, ok := strings.Cut(arg, "/")
 		f, err1 := strconv.ParseFloat(fs, 64)
 		p, err2 := strconv.ParseFloat(ps, 64)
-		if !ok || err1 != nil || err2 != nil || f <= 0 || f >= 1 || p <= 0 || p >= 1 {
+		if !ok || err1 != nil || err2 != nil || !(f > 0 && f < 1 && p > 0 && p < 1) {
 			return Keys{}, fmt.Errorf("%q: hot needs F/P with fractions in (0,1), e.g. hot:0.2/0.8", s)
 		}
 		return Keys{kind: keysHot, f: f, p: p, source: s}, nil

@@ -11,13 +11,15 @@ import (
 	"sync/atomic"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/results"
 )
 
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "inproc",
 		Description: "in-process lock, no server: the harness's own overhead (baseline)",
-		Herd:        impl.WatchPredecessor,
+		Caps:        impl.Fencing,
+		Theory:      &results.WatchPredecessor,
 		New:         New,
 	})
 }

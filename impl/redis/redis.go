@@ -19,10 +19,14 @@ func init() {
 	impl.Register(impl.Driver{
 		Name:        "redis",
 		Description: "single Redis: SET NX PX, polling with jitter, Lua compare-and-delete",
-		Needs:       impl.Needs{Redis: true},
+		Needs:       []impl.Need{Need},
+		Caps:        impl.LeaseTTL,
 		New:         New,
 	})
 }
+
+// Need is the one Redis server the lock uses (--redis, LOCKBENCH_REDIS).
+var Need = impl.Need{Role: "redis", Kind: "redis", Count: 1, Usage: "Redis address for the single-instance lock"}
 
 // Locker is one client of the single-instance Redis lock.
 type Locker struct {
@@ -35,14 +39,15 @@ type Locker struct {
 	asleep   atomic.Bool // between polls, for Settled
 }
 
-// New connects one client to cfg.Servers.Redis.
+// New connects one client to the server of Need's role.
 func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	cfg = cfg.WithDefaults()
-	if cfg.Servers.Redis == "" {
+	addrs := cfg.Servers[Need.Role]
+	if len(addrs) == 0 {
 		return nil, fmt.Errorf("redis: no server address")
 	}
 	l := &Locker{
-		addr:  cfg.Servers.Redis,
+		addr:  addrs[0],
 		cfg:   cfg,
 		rng:   rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Client))),
 		timer: time.NewTimer(time.Hour),

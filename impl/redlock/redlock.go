@@ -20,10 +20,35 @@ func init() {
 	impl.Register(impl.Driver{
 		Name:        "redlock",
 		Description: "Redlock over independent Redis masters: SET NX PX on each, majority and validity, polling with jitter",
-		Needs:       impl.Needs{Redlock: 5},
-		Herd:        impl.Polling,
+		Needs:       []impl.Need{Masters},
+		Options:     []impl.Option{ModeOption, TimeoutOption},
+		Caps:        impl.LeaseTTL | impl.Quorum,
 		New:         New,
+		Validate:    ValidateTimeout,
 	})
+}
+
+// Masters are the independent Redis masters Redlock runs on (--redlock,
+// LOCKBENCH_REDLOCK): five by default, as Redlock is described.
+var Masters = impl.Need{Role: "redlock", Kind: "redis", Count: 5,
+	Usage: "Redlock masters, comma-separated: an odd number ≥ 3", Check: CheckMasters}
+
+// Options of the Redlock client; redsync takes TimeoutOption too.
+var (
+	ModeOption = impl.ChoiceOption(OptMode, ModeParallel,
+		"Redlock: ask the masters in parallel, or sequential (in turn, as first described)", ModeParallel, ModeSequential)
+	TimeoutOption = impl.DurationOption(OptTimeout, DefaultTimeout, time.Microsecond,
+		"Redlock: bound on each master's reply, far below --ttl")
+)
+
+// ValidateTimeout refuses a per-master timeout that is not below the TTL:
+// one master's reply may not cost the whole validity.
+func ValidateTimeout(cfg impl.Config) error {
+	cfg = cfg.WithDefaults()
+	if t := cfg.Duration(TimeoutOption); t >= cfg.TTL {
+		return fmt.Errorf("--%s (%v) must be below --ttl (%v): a master's reply may not cost the whole validity", OptTimeout, t, cfg.TTL)
+	}
+	return nil
 }
 
 // Keys of impl.Config.Options read by New.
@@ -73,10 +98,10 @@ type result struct {
 	err error
 }
 
-// New connects one client to every master in cfg.Servers.Redlock.
+// New connects one client to every master of the Masters role.
 func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	cfg = cfg.WithDefaults()
-	addrs := cfg.Servers.Redlock
+	addrs := cfg.Servers[Masters.Role]
 	if err := CheckMasters(addrs); err != nil {
 		return nil, err
 	}
@@ -84,7 +109,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		cfg:     cfg,
 		addrs:   addrs,
 		quorum:  len(addrs)/2 + 1,
-		timeout: DefaultTimeout,
+		timeout: cfg.Duration(TimeoutOption),
 		drift:   cfg.TTL/100 + driftFixed,
 		stats:   NewStats(len(addrs)),
 		rng:     rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Client))),
@@ -92,20 +117,10 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		res:     make([]result, len(addrs)),
 	}
 	l.timer.Stop()
-	if s := cfg.Options[OptTimeout]; s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("redlock: %s=%q: want a positive duration", OptTimeout, s)
-		}
-		l.timeout = d
+	if err := impl.CheckOptions([]impl.Option{ModeOption, TimeoutOption}, cfg.Options); err != nil {
+		return nil, fmt.Errorf("redlock: %w", err)
 	}
-	switch m := cfg.Options[OptMode]; m {
-	case "", ModeParallel:
-	case ModeSequential:
-		l.sequential = true
-	default:
-		return nil, fmt.Errorf("redlock: %s=%q: want %q or %q", OptMode, m, ModeParallel, ModeSequential)
-	}
+	l.sequential = cfg.Option(ModeOption) == ModeSequential
 	cls, err := DialMasters(ctx, addrs, cfg, &l.counters)
 	if err != nil {
 		return nil, err

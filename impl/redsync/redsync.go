@@ -23,9 +23,11 @@ func init() {
 	impl.Register(impl.Driver{
 		Name:        "redsync",
 		Description: "go-redsync/redsync v4 over the Redlock masters (library peer of redlock)",
-		Needs:       impl.Needs{Redlock: 5},
-		Herd:        impl.Polling,
+		Needs:       []impl.Need{redlock.Masters},
+		Options:     []impl.Option{redlock.TimeoutOption},
+		Caps:        impl.LeaseTTL | impl.Quorum,
 		New:         New,
+		Validate:    redlock.ValidateTimeout,
 	})
 }
 
@@ -60,10 +62,10 @@ type Locker struct {
 	triedErr []error
 }
 
-// New connects one client to every master in cfg.Servers.Redlock.
+// New connects one client to every master of Redlock's masters role.
 func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	cfg = cfg.WithDefaults()
-	addrs := cfg.Servers.Redlock
+	addrs := cfg.Servers[redlock.Masters.Role]
 	if err := redlock.CheckMasters(addrs); err != nil {
 		return nil, fmt.Errorf("redsync: %w", err)
 	}
@@ -87,15 +89,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	l.rs = redsync.New(pools...)
 	// The same per-master bound as our redlock (--redlock-timeout), which
 	// redsync takes as a fraction of the TTL.
-	timeout := redlock.DefaultTimeout
-	if v := cfg.Options[redlock.OptTimeout]; v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			l.Close()
-			return nil, fmt.Errorf("redsync: %s=%q: want a positive duration", redlock.OptTimeout, v)
-		}
-		timeout = d
-	}
+	timeout := cfg.Duration(redlock.TimeoutOption)
 	l.opts = []redsync.Option{
 		redsync.WithTimeoutFactor(float64(timeout) / float64(cfg.TTL)),
 		redsync.WithExpiry(cfg.TTL),

@@ -3,8 +3,6 @@ package redsync_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,52 +11,59 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/impltest"
+	"github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/impl/redsync"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
 )
 
-// fleet is five redis-server masters shared by every test. A test that
-// stops masters restarts them in t.Cleanup, so tests do not run in parallel.
-var (
-	fleet   *sandbox.Fleet
-	skipMsg string
-)
-
-func TestMain(m *testing.M) {
-	f, err := sandbox.Start(context.Background(), sandbox.Spec{Redis: 5})
-	switch {
-	case errors.Is(err, sandbox.ErrMissing):
-		skipMsg = "redis-server not installed: apt-get install -y redis-server"
-	case err != nil:
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fleet = f
-	code := m.Run()
-	if f != nil {
-		f.Close()
-	}
-	os.Exit(code)
-}
-
-func needFleet(t *testing.T) {
+// masters starts the Redlock masters for the test (or takes them from
+// LOCKBENCH_REDLOCK).
+func masters(t *testing.T) impl.Servers {
 	t.Helper()
-	if skipMsg != "" {
-		t.Skip(skipMsg)
-	}
+	return sandboxtest.Start(t, redlock.Masters)
 }
 
-func config(t *testing.T) impl.Config {
+func config(t *testing.T, servers impl.Servers) impl.Config {
 	return impl.Config{
-		Servers:   impl.Servers{Redlock: fleet.RedisAddrs()},
+		Servers:   servers,
 		Namespace: t.Name(),
 		Seed:      1,
 	}
 }
 
-func hot(t *testing.T) scenarios.Scenario {
-	s, ok := scenarios.Lookup("hot")
+func TestConformance(t *testing.T) {
+	d, ok := impl.Lookup("redsync")
+	if !ok {
+		t.Fatal("driver redsync not registered")
+	}
+	impltest.Run(t, d, sandboxtest.Start(t, d.Needs...), impltest.Options{
+		Leftovers: impltest.RedisKeys(redlock.Masters.Role, redis.Key),
+		// A master's reply, and so the undoing of a cancelled attempt, is
+		// bounded by --redlock-timeout (50ms by default): on a starved
+		// test machine an undo that takes longer leaves its key to the
+		// TTL, which the leftover checks would count. Half the TTL keeps
+		// the bound from biting without touching what is checked.
+		Configure: func(cfg *impl.Config) {
+			cfg.Options = map[string]string{redlock.OptTimeout: (cfg.TTL / 2).String()}
+		},
+		Skip: map[string]string{
+			"deadline-acquire": "known bug: redsync.(*Locker).Acquire returns impl.ErrNoQuorum (\"0 of 5 masters reachable\", class no_quorum) " +
+				"instead of ctx.Err() when ctx's deadline passes during a try: every master's request times out " +
+				"on that deadline, and delay's check `if l.actx.Err() != nil` runs before the context's timer has " +
+				"marked it done, so delay ends LockContext with a no-quorum cause",
+			"abandoned-grant": "known bug: redsync.(*Locker).Acquire leaves the try's keys held for the whole TTL " +
+				"(up to all 5 masters) when ctx's deadline passes after the SETs reached the masters but before " +
+				"a majority replied: redsync undoes the try on the expired ctx, which fails, and Acquire returns the " +
+				"no-quorum cause (see deadline-acquire) without its own cleanup, which only the ctx.Err() branch runs",
+		},
+	})
+}
+
+func hot(t *testing.T) lockbench.Scenario {
+	s, ok := lockbench.LookupScenario("hot")
 	if !ok {
 		t.Fatal("no scenario hot")
 	}
@@ -80,10 +85,9 @@ func newLocker(t *testing.T, cfg impl.Config) impl.Locker {
 }
 
 func TestAcquires(t *testing.T) {
-	needFleet(t)
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "redsync", Scenario: hot(t), Clients: 4, Duration: 500 * time.Millisecond,
-		Config: config(t),
+		Config: config(t, masters(t)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +104,7 @@ func TestAcquires(t *testing.T) {
 }
 
 func TestCancelLeavesNothing(t *testing.T) {
-	needFleet(t)
-	cfg := config(t)
+	cfg := config(t, masters(t))
 	a, b := newLocker(t, cfg), newLocker(t, cfg)
 	ctx := context.Background()
 	held, err := a.Acquire(ctx, "x")
@@ -126,20 +129,15 @@ func TestCancelLeavesNothing(t *testing.T) {
 }
 
 func TestThreeMastersDownFailsFast(t *testing.T) {
-	needFleet(t)
-	l := newLocker(t, config(t)) // connected while every master is up
+	// A fleet of the test's own: it stops masters and leaves them stopped.
+	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindRedis: redlock.Masters.Count})
+	ms := f.Servers[sandbox.KindRedis]
+	l := newLocker(t, config(t, impl.Servers{redlock.Masters.Role: f.Addrs(sandbox.KindRedis)})) // connected while every master is up
 	stopped := []int{0, 1, 2}
-	t.Cleanup(func() {
-		for _, i := range stopped {
-			if !fleet.Redis[i].Running() {
-				fleet.Redis[i].Restart(context.Background())
-			}
-		}
-	})
 	var wg sync.WaitGroup
 	for _, i := range stopped {
 		wg.Go(func() {
-			if err := fleet.Redis[i].Stop(); err != nil {
+			if err := ms[i].Stop(); err != nil {
 				t.Error(err)
 			}
 		})
@@ -156,7 +154,7 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 		t.Fatalf("acquire: %v (class %s), want no quorum", err, impl.Class(err))
 	}
 	var ne *impl.NodeError
-	if !errors.As(err, &ne) || !slices.ContainsFunc(stopped, func(i int) bool { return fleet.Redis[i].Addr == ne.Addr }) {
+	if !errors.As(err, &ne) || !slices.ContainsFunc(stopped, func(i int) bool { return ms[i].Addr == ne.Addr }) {
 		t.Errorf("no *impl.NodeError naming a stopped master in %v", err)
 	}
 }

@@ -76,8 +76,9 @@ func (p *cutProxy) setCut(cut bool) {
 // reports the lock lost, and a client on the other side gets the lock.
 func TestSessionExpiryIsCountedAndNothingHangs(t *testing.T) {
 	ctx := context.Background()
-	p := newCutProxy(t, servers.ZK[0])
-	behind := impl.Config{Servers: impl.Servers{ZK: []string{p.addr()}}, Namespace: "expiry",
+	servers := ensemble(t)
+	p := newCutProxy(t, servers[zk.Ensemble.Role][0])
+	behind := impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {p.addr()}}, Namespace: "expiry",
 		SessionTimeout: time.Second, DialTimeout: 5 * time.Second}
 	direct := behind
 	direct.Servers = servers

@@ -9,34 +9,39 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/results"
 )
 
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "zk-naive",
 		Description: "ZooKeeper, every waiter watches all children (herd effect)",
-		Needs:       impl.Needs{ZK: true},
-		Herd:        impl.WatchAll,
+		Needs:       []impl.Need{Ensemble},
+		Caps:        impl.LeaseSession | impl.Fencing,
+		Theory:      &results.WatchAll,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Naive) },
-		ServerStats: ServerStats,
 		Cleanup:     Cleanup,
 	})
 	impl.Register(impl.Driver{
 		Name:        "zk-pred",
 		Description: "ZooKeeper recipe, each waiter watches its predecessor only",
-		Needs:       impl.Needs{ZK: true},
-		Herd:        impl.WatchPredecessor,
+		Needs:       []impl.Need{Ensemble},
+		Caps:        impl.LeaseSession | impl.Fencing,
+		Theory:      &results.WatchPredecessor,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Predecessor) },
-		ServerStats: ServerStats,
 		Cleanup:     Cleanup,
 	})
 }
+
+// Ensemble is the ZooKeeper ensemble the locks use (--zk, LOCKBENCH_ZK).
+var Ensemble = impl.Need{Role: "zk", Kind: "zookeeper", Count: 1, Usage: "ZooKeeper servers of one ensemble, comma-separated"}
 
 // Mode is how a waiter waits.
 type Mode int
@@ -65,6 +70,11 @@ type Locker struct {
 	// set the current watch. Any notification since — even one the waiter
 	// has taken off its channel but not acted on yet — unsettles it.
 	seen atomic.Int64
+	// read is the children version (the parent's cversion) of the read
+	// that set the current watch, and latest the highest any client of
+	// this process has read of the same lock (naive mode; see Settled).
+	read   atomic.Int64
+	latest atomic.Pointer[atomic.Int64]
 }
 
 type silent struct{}
@@ -75,7 +85,8 @@ func (silent) Printf(string, ...any) {}
 // or an error wrapping impl.ErrUnreachable within cfg.DialTimeout.
 func New(ctx context.Context, cfg impl.Config, mode Mode) (*Locker, error) {
 	cfg = cfg.WithDefaults()
-	if len(cfg.Servers.ZK) == 0 {
+	addrs := cfg.Servers[Ensemble.Role]
+	if len(addrs) == 0 {
 		return nil, errors.New("zk: no server address")
 	}
 	l := &Locker{mode: mode, cfg: cfg, parents: map[string]string{}}
@@ -98,10 +109,10 @@ func New(ctx context.Context, cfg impl.Config, mode Mode) (*Locker, error) {
 			}
 		}
 	}
-	conn, _, err := zk.Connect(cfg.Servers.ZK, cfg.SessionTimeout,
+	conn, _, err := zk.Connect(addrs, cfg.SessionTimeout,
 		zk.WithLogger(silent{}), zk.WithEventCallback(onEvent))
 	if err != nil {
-		return nil, fmt.Errorf("zk %s: %w", strings.Join(cfg.Servers.ZK, ","), err)
+		return nil, fmt.Errorf("zk %s: %w", strings.Join(addrs, ","), err)
 	}
 	l.conn = conn
 	t := time.NewTimer(cfg.DialTimeout)
@@ -110,7 +121,7 @@ func New(ctx context.Context, cfg impl.Config, mode Mode) (*Locker, error) {
 	case <-ready:
 		return l, nil
 	case <-t.C:
-		err = fmt.Errorf("zk %s: %w: no session within %v", strings.Join(cfg.Servers.ZK, ","), impl.ErrUnreachable, cfg.DialTimeout)
+		err = fmt.Errorf("zk %s: %w: no session within %v", strings.Join(addrs, ","), impl.ErrUnreachable, cfg.DialTimeout)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -129,12 +140,51 @@ func (l *Locker) Close() error { l.conn.Close(); return nil }
 // by the connection's event callback, which runs before the event reaches
 // the waiter, so there is no moment at which an event is in the waiter's
 // hands and the client still looks settled.
+//
+// A waiter that watches every change is settled only once its last read
+// saw the latest version of the queue any client has read: a release
+// whose notification is still on its way to this client's connection —
+// delivered to the next holder first — has not reached it yet, and a
+// second release before it re-reads would fold two releases into one
+// wake-up. The versions are shared within the process only to make the
+// burst's hand-off barrier exact; they cost the server nothing.
 func (l *Locker) Settled() bool {
-	return l.armed.Load() && l.counters.Notifications.Load() == l.seen.Load()
+	if !l.armed.Load() || l.counters.Notifications.Load() != l.seen.Load() {
+		return false
+	}
+	latest := l.latest.Load()
+	return l.mode != Naive || latest == nil || l.read.Load() >= latest.Load()
+}
+
+// versions holds, per lock parent node, the highest children version read
+// by any client in this process (naive mode's barrier, see Settled). A
+// node is known by its creation zxid and time too: one created again
+// under the same path, on this server or a fresh one, starts afresh.
+var versions sync.Map // nodeVersion → *atomic.Int64
+
+type nodeVersion struct {
+	path         string
+	czxid, ctime int64
+}
+
+// noteRead records the children version a read of parent returned.
+func (l *Locker) noteRead(parent string, stat *zk.Stat) {
+	v, _ := versions.LoadOrStore(nodeVersion{parent, stat.Czxid, stat.Ctime}, new(atomic.Int64))
+	latest := v.(*atomic.Int64)
+	cversion := stat.Cversion
+	l.read.Store(int64(cversion))
+	for {
+		cur := latest.Load()
+		if int64(cversion) <= cur || latest.CompareAndSwap(cur, int64(cversion)) {
+			break
+		}
+	}
+	l.latest.Store(latest)
 }
 
 // Prepare creates the parent nodes of the named locks.
-func (l *Locker) Prepare(_ context.Context, names []string) error {
+func (l *Locker) Prepare(ctx context.Context, names []string) error {
+	defer l.bound(ctx)()
 	for _, n := range names {
 		if err := l.ensureParent(l.parent(n)); err != nil {
 			return err
@@ -172,13 +222,14 @@ func (l *Locker) ensureParent(p string) error {
 // Cleanup deletes a cell's lock nodes and its namespace node, on a
 // connection of its own. Nodes still in use (a session not yet gone) stay.
 func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
-	if namespace == "" || len(s.ZK) == 0 {
+	if namespace == "" || len(s[Ensemble.Role]) == 0 {
 		return nil
 	}
 	l, err := New(ctx, impl.Config{Servers: s, DialTimeout: 5 * time.Second}, Predecessor)
 	if err != nil {
 		return err
 	}
+	defer l.bound(ctx)()
 	defer l.Close()
 	ns := root + "/" + namespace
 	locks, _, err := l.conn.Children(ns)
@@ -219,6 +270,7 @@ func (l *Locker) wrap(what string, err error) error {
 // lowest. On cancellation it deletes its node, so no dead entry stays in
 // the queue.
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	defer l.bound(ctx)()
 	parent := l.parent(name)
 	path, err := l.create(parent)
 	if err != nil {
@@ -234,14 +286,16 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		var ch <-chan zk.Event
 		l.seen.Store(l.counters.Notifications.Load())
 		l.op()
+		var stat *zk.Stat
 		if l.mode == Naive {
-			children, _, ch, err = l.conn.ChildrenW(parent)
+			children, stat, ch, err = l.conn.ChildrenW(parent)
 		} else {
-			children, _, err = l.conn.Children(parent)
+			children, stat, err = l.conn.Children(parent)
 		}
 		if err != nil {
 			return nil, l.abandon(path, l.wrap("children", err))
 		}
+		l.noteRead(parent, stat)
 		l.counters.ChildrenRead.Add(int64(len(children)))
 		slices.SortFunc(children, bySeq)
 		pos, found := slices.BinarySearchFunc(children, me, bySeq)
@@ -301,6 +355,34 @@ func (l *Locker) wait(ctx context.Context, ch <-chan zk.Event) (zk.Event, error)
 		return ev, nil
 	case <-ctx.Done():
 		return zk.Event{}, ctx.Err()
+	}
+}
+
+// AbandonAfter is how long a ZooKeeper call may outlive its context before
+// the client gives it up. go-zookeeper's calls take no context: against a
+// server that stopped answering they wait on, so the client's connection
+// is closed under them, which ends the call (and the session) at once.
+const AbandonAfter = time.Second
+
+// bound makes the calls until the returned stop is called give up
+// AbandonAfter after ctx is done. A context that never ends costs nothing.
+func (l *Locker) bound(ctx context.Context) (stop func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	unregister := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(AbandonAfter)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			l.conn.Close()
+		}
+	})
+	return func() {
+		close(done)
+		unregister()
 	}
 }
 
@@ -395,7 +477,8 @@ type lease struct {
 // Fence returns the node's sequence number, which grows in grant order.
 func (s *lease) Fence() (uint64, bool) { return s.seq, true }
 
-func (s *lease) Release(context.Context) error {
+func (s *lease) Release(ctx context.Context) error {
+	defer s.l.bound(ctx)()
 	s.l.op()
 	err := s.l.conn.Delete(s.path, -1)
 	if errors.Is(err, zk.ErrNoNode) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -13,44 +12,76 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
 )
 
-var servers impl.Servers
-
-func TestMain(m *testing.M) {
-	f, err := sandbox.Start(context.Background(), sandbox.Spec{ZK: 1})
-	if errors.Is(err, sandbox.ErrMissing) {
-		fmt.Println("skipping ZooKeeper tests:", err)
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	servers.ZK = f.ZKAddrs()
-	code := m.Run()
-	f.Close()
-	os.Exit(code)
+// ensemble starts a ZooKeeper server for the test (or takes the ensemble
+// from LOCKBENCH_ZK).
+func ensemble(t *testing.T) impl.Servers {
+	t.Helper()
+	return sandboxtest.Start(t, zk.Ensemble)
 }
 
-func burst(t *testing.T, implName string, n int) lockbench.CellSpec {
-	s, _ := scenarios.Lookup("burst")
+func burst(t *testing.T, servers impl.Servers, implName string, n int) lockbench.CellSpec {
+	s, _ := lockbench.LookupScenario("burst")
 	return lockbench.CellSpec{
 		Impl: implName, Scenario: s, Clients: n, Hold: time.Millisecond, Warmup: time.Second,
 		Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("%s-%d", t.Name(), n)},
 	}
 }
 
+// Both ZooKeeper drivers on one ensemble.
+func TestConformance(t *testing.T) {
+	servers := ensemble(t)
+	for _, name := range []string{"zk-naive", "zk-pred"} {
+		t.Run(name, func(t *testing.T) {
+			d, ok := impl.Lookup(name)
+			if !ok {
+				t.Fatalf("driver %s not registered", name)
+			}
+			impltest.Run(t, d, servers, impltest.Options{Leftovers: queued})
+		})
+	}
+}
+
+// queued counts the queue nodes under every lock node of namespace: the
+// children of /lockbench/<namespace>/<lock>. The lock nodes themselves are
+// persistent and stay until the driver's Cleanup; they queue nothing.
+func queued(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
+	conn, _, err := gozk.Connect(servers[zk.Ensemble.Role], 5*time.Second, gozk.WithLogger(nolog{}))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	ns := "/lockbench/" + namespace
+	locks, _, err := conn.Children(ns)
+	if errors.Is(err, gozk.ErrNoNode) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("children of %s: %w", ns, err)
+	}
+	n := 0
+	for _, l := range locks {
+		kids, _, err := conn.Children(ns + "/" + l)
+		if err != nil && !errors.Is(err, gozk.ErrNoNode) {
+			return 0, fmt.Errorf("children of %s/%s: %w", ns, l, err)
+		}
+		n += len(kids)
+	}
+	return n, ctx.Err()
+}
+
 // The herd in its exact form, and the server agreeing with the clients.
 // Cells run one at a time: the server-side counters are only comparable
 // when lockbench is the server's only client.
 func TestBurstHerdMatchesTheoryAndServer(t *testing.T) {
+	servers := ensemble(t)
 	for _, n := range []int{2, 8, 32, 128} {
 		for _, name := range []string{"zk-naive", "zk-pred"} {
-			cell, err := lockbench.RunCell(context.Background(), burst(t, name, n))
+			cell, err := lockbench.RunCell(context.Background(), burst(t, servers, name, n))
 			if err != nil {
 				t.Fatalf("%s n=%d: %v", name, n, err)
 			}
@@ -91,7 +122,8 @@ func TestBurstHerdMatchesTheoryAndServer(t *testing.T) {
 }
 
 func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
-	hot, _ := scenarios.Lookup("hot")
+	servers := ensemble(t)
+	hot, _ := lockbench.LookupScenario("hot")
 	const n = 8
 	per := map[string]float64{}
 	for _, name := range []string{"zk-naive", "zk-pred"} {
@@ -121,6 +153,7 @@ func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
 }
 
 func TestCancelledWaiterLeavesNoNode(t *testing.T) {
+	servers := ensemble(t)
 	ctx := context.Background()
 	cfg := impl.Config{Servers: servers, Namespace: "cancel"}
 	for _, mode := range []zk.Mode{zk.Naive, zk.Predecessor} {
@@ -145,7 +178,7 @@ func TestCancelledWaiterLeavesNoNode(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("waiter returned %v, want deadline exceeded", err)
 		}
-		conn, _, err := gozk.Connect(servers.ZK, 5*time.Second, gozk.WithLogger(nolog{}))
+		conn, _, err := gozk.Connect(servers[zk.Ensemble.Role], 5*time.Second, gozk.WithLogger(nolog{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,32 +202,9 @@ func TestUnreachableIsPromptAndClassified(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	_, err = zk.New(context.Background(), impl.Config{Servers: impl.Servers{ZK: []string{addr}}, DialTimeout: time.Second}, zk.Predecessor)
+	_, err = zk.New(context.Background(), impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {addr}}, DialTimeout: time.Second}, zk.Predecessor)
 	if !errors.Is(err, impl.ErrUnreachable) || impl.Class(err) != impl.ClassUnreachable {
 		t.Fatalf("want unreachable, got %v", err)
-	}
-}
-
-func TestMntrRefusedIsSaid(t *testing.T) {
-	// A listener that answers like a server whose whitelist lacks mntr.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		buf := make([]byte, 4)
-		c.Read(buf)
-		c.Write([]byte("mntr is not executed because it is not in the whitelist.\n"))
-		c.Close()
-	}()
-	_, err = zk.ServerStats(context.Background(), impl.Servers{ZK: []string{l.Addr().String()}})
-	if !errors.Is(err, impl.ErrStatsRefused) {
-		t.Fatalf("want ErrStatsRefused, got %v", err)
 	}
 }
 
@@ -205,7 +215,8 @@ func (nolog) Printf(string, ...any) {}
 // A cell leaves nothing behind on the server: its lock nodes (persistent,
 // so that sequence numbers never restart mid-cell) are removed after it.
 func TestCellCleansUpItsNodes(t *testing.T) {
-	hot, _ := scenarios.Lookup("hot")
+	servers := ensemble(t)
+	hot, _ := lockbench.LookupScenario("hot")
 	ns := "cleanup-" + fmt.Sprint(time.Now().UnixNano())
 	cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "zk-pred", Scenario: hot, Clients: 3, Locks: 2, Acquires: 60, Think: time.Millisecond,
@@ -214,7 +225,7 @@ func TestCellCleansUpItsNodes(t *testing.T) {
 	if err != nil || cell.SafetyViolations != 0 {
 		t.Fatalf("%v, %d violations", err, cell.SafetyViolations)
 	}
-	conn, _, err := gozk.Connect(servers.ZK, 5*time.Second, gozk.WithLogger(nolog{}))
+	conn, _, err := gozk.Connect(servers[zk.Ensemble.Role], 5*time.Second, gozk.WithLogger(nolog{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/internal/sandbox"
@@ -56,7 +57,7 @@ func commands() []command {
 
 // Main runs lockbench with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
@@ -102,7 +103,7 @@ func exitCode(err error, ctx context.Context, stderr io.Writer) int {
 // error, a server's log tail) would bury the point.
 func oneLine(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
-	return first
+	return strings.TrimPrefix(first, "lockbench: ")
 }
 
 func usage(w io.Writer) {
@@ -154,37 +155,67 @@ func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %-10s %s\n", n, d.Description)
 	}
 	fmt.Fprintln(stdout, "\nScenarios:")
-	for _, s := range scenarioList() {
-		fmt.Fprintf(stdout, "  %-10s %s\n", s.Name, s.Description)
+	for _, s := range engine.Scenarios() {
+		fmt.Fprintf(stdout, "  %-10s %s\n", s.Name(), s.Description())
 	}
 	return nil
 }
 
 func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("sandbox", "sandbox [--redis N] [--zk N]", stderr)
-	nRedis := fs.Int("redis", 5, "number of redis-server processes (the first serves `redis`, all five `redlock`)")
-	nZK := fs.Int("zk", 1, "ZooKeeper servers: 1 standalone, 3 an ensemble, 0 none")
+	fs := newFlags("sandbox", "sandbox [--KIND N …]", stderr)
+	counts := map[string]*int{}
+	for _, k := range sandbox.Kinds() {
+		def, usage := sandboxDefault(k)
+		counts[k.Name] = fs.Int(k.Flag, def, usage)
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *nRedis < 0 || *nZK < 0 || *nZK == 2 {
-		return fmt.Errorf("%w: --redis must be ≥ 0 and --zk 0, 1 or ≥ 3", errUsage)
+	spec := sandbox.Spec{}
+	for _, k := range sandbox.Kinds() {
+		n := *counts[k.Name]
+		if n < 0 || k.Ensemble && n == 2 {
+			return fmt.Errorf("%w: --%s must be ≥ 0 (an ensemble: 0, 1 or ≥ 3), got %d", errUsage, k.Flag, n)
+		}
+		spec[k.Name] = n
 	}
-	f, err := sandbox.Start(ctx, sandbox.Spec{Redis: *nRedis, ZK: *nZK})
+	f, err := sandbox.Start(ctx, spec)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	for _, s := range f.Redis {
-		fmt.Fprintf(stdout, "# redis      %s\n", s.Addr)
+	for _, k := range sandbox.Kinds() {
+		for _, a := range f.Addrs(k.Name) {
+			fmt.Fprintf(stdout, "# %-10s %s\n", k.Name, a)
+		}
 	}
-	for _, s := range f.ZK {
-		fmt.Fprintf(stdout, "# zookeeper  %s\n", s.Addr)
-	}
-	for _, l := range f.Env() {
-		fmt.Fprintln(stdout, l)
+	for _, n := range impl.Roles() {
+		if addrs := lockbench.RoleAddrs(f, n); len(addrs) > 0 {
+			fmt.Fprintf(stdout, "%s=%s\n", impl.EnvName(n.Role), strings.Join(addrs, ","))
+		}
 	}
 	fmt.Fprintln(stdout, "# up until Ctrl-C")
 	<-ctx.Done()
 	return nil
+}
+
+// sandboxDefault is how many servers of kind k `lockbench sandbox` starts
+// by default: enough for every role of that kind (five Redis masters), one
+// server of an ensemble kind.
+func sandboxDefault(k sandbox.Kind) (int, string) {
+	n := 1
+	var roles []string
+	for _, need := range impl.Roles() {
+		if need.Kind != k.Name {
+			continue
+		}
+		roles = append(roles, "--"+need.Role)
+		if !k.Ensemble {
+			n = max(n, need.Count)
+		}
+	}
+	if k.Ensemble {
+		return n, fmt.Sprintf("%s servers: 1 standalone, 3 an ensemble, 0 none (serves %s)", k.Name, strings.Join(roles, ", "))
+	}
+	return n, fmt.Sprintf("number of %s servers, 0 for none (serve %s)", k.Name, strings.Join(roles, ", "))
 }

@@ -1,14 +1,14 @@
 package cli
 
 import (
+	"github.com/lockbench/lockbench/results"
+
 	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/lockbench/lockbench/report"
 )
 
 func run(args ...string) (code int, stdout, stderr string) {
@@ -35,6 +35,25 @@ func TestUsageErrorsAreOneLineExit2(t *testing.T) {
 		"unknown command":      {"frobnicate"},
 		"stray argument":       {"list", "extra"},
 		"benchcheck one file":  {"benchcheck", "a.txt"},
+		"zipf NaN":             {"run", "--scenario", "keys", "--dist", "zipf:NaN"},
+		"zipf Inf":             {"run", "--scenario", "keys", "--dist", "zipf:Inf"},
+		"hot NaN":              {"run", "--scenario", "keys", "--dist", "hot:NaN/0.5"},
+		"uniform huge":         {"run", "--hold", "uniform:0s-2562047h"},
+		"exp huge":             {"run", "--think", "exp:100000h"},
+		"rate Inf":             {"run", "--scenario", "rate", "--rate", "Inf"},
+		"rate NaN":             {"run", "--scenario", "rate", "--rate", "NaN"},
+		"jitter NaN":           {"run", "--jitter", "NaN"},
+		"jitter negative":      {"run", "--jitter", "-0.5"},
+		"clients hole":         {"run", "--clients", "4,,8"},
+		"clients twice":        {"run", "--clients", "4,4"},
+		"impl twice":           {"run", "--impl", "redis,redis"},
+		"scenario twice":       {"run", "--scenario", "hot,hot"},
+		"locks zero":           {"run", "--locks", "0"},
+		"max-cell-time zero":   {"run", "--max-cell-time", "0s"},
+		"ensemble of two":      {"run", "--impl", "zk-pred", "--zk-ensemble", "2"},
+		"bad driver option":    {"run", "--impl", "redlock", "--redlock-mode", "chaotic"},
+		"timeout above ttl":    {"run", "--impl", "redlock", "--redlock-timeout", "20s"},
+		"noise NaN":            {"compare", "a", "b", "--noise", "NaN"},
 	}
 	for name, args := range cases {
 		code, out, errOut := run(args...)
@@ -93,7 +112,7 @@ func TestViolationsExit3AfterWritingResults(t *testing.T) {
 	if !strings.Contains(out, "UNSAFE") || !strings.Contains(errOut, "mutual exclusion was violated") {
 		t.Errorf("the table does not flag the cell:\n%s\n%s", out, errOut)
 	}
-	sum, err := report.ReadSummary(filepath.Join(dir, report.SummaryFile))
+	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +120,11 @@ func TestViolationsExit3AfterWritingResults(t *testing.T) {
 		t.Fatalf("summary.json: %+v", sum.Cells)
 	}
 	var meta map[string]any
-	b, err := os.ReadFile(filepath.Join(dir, report.MetaFile))
+	b, err := os.ReadFile(filepath.Join(dir, results.MetaFile))
 	if err != nil || json.Unmarshal(b, &meta) != nil {
 		t.Fatalf("meta.json: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, report.CellFile(sum.Cells[0])+".hlog")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, results.CellFile(sum.Cells[0])+".hlog")); err != nil {
 		t.Error(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 const reportSynopsis = `report DIR [--slo p99=10ms]
@@ -33,19 +34,19 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	dir := dirs[0]
 	if *slo != "" {
-		if _, err := report.ParseSLO(*slo); err != nil {
+		if _, err := results.ParseSLO(*slo); err != nil {
 			return fmt.Errorf("%w: --slo: %v", errUsage, err)
 		}
 	}
 	var written []string
 	err = report.Render(dir, report.RenderOptions{SLO: *slo, OnWrite: func(p string) { written = append(written, p) }})
-	if errors.Is(err, report.ErrSLO) {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, report.MetaFile), err)
+	if errors.Is(err, results.ErrSLO) {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, results.MetaFile), err)
 	}
 	if err != nil {
 		return err
 	}
-	sum, err := report.ReadSummary(filepath.Join(dir, report.SummaryFile))
+	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *noise <= 0 || *noise >= 100 {
+	if !(*noise > 0 && *noise < 100) {
 		return fmt.Errorf("%w: --noise must be a percentage above 0 and below 100, got %g", errUsage, *noise)
 	}
 	for _, d := range dirs {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +14,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -39,29 +45,39 @@ Examples:
 Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation
 (after all results are written), 130 interrupted (completed cells are kept).`
 
+// runOpts holds run's flags as parsed; plan turns them into a Plan, which
+// judges them (Plan.Validate).
 type runOpts struct {
-	impls, scens, clients                 string
-	locks                                 int
-	duration, warmup                      time.Duration
-	hold, think, dist, arrival, ramp      string
-	rate                                  float64
-	maxInflight                           int
-	acquires                              int64
-	ttl, retry, sessionTimeout, dial, max time.Duration
-	jitter                                float64
-	redis, redlock, zk                    string
-	redlockMode                           string
-	redlockTimeout                        time.Duration
-	zkEnsemble, connectPar                int
-	repeat                                int
-	netDelay, netJitter, restartDelay     time.Duration
-	out, slo                              string
-	seed                                  uint64
-	quiet                                 bool
+	impls, scens, clients            string
+	locks                            int
+	duration, warmup                 time.Duration
+	hold, think, dist, arrival, ramp string
+	rate                             float64
+	maxInflight                      int
+	acquires                         int64
+	ttl, retry, sessionTimeout, dial time.Duration
+	max                              time.Duration
+	jitter                           float64
+	connectPar, repeat               int
+	out, slo                         string
+	seed                             uint64
+	quiet, force                     bool
+
+	// Built from the registered drivers, server kinds and scenarios.
+	servers map[string]*string // role → addresses, comma-separated
+	sizes   map[string]*int    // ensemble kind → sandbox size
+	options map[string]*string // option name → value
 }
 
-func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// RunFlags returns `lockbench run`'s flags as a user meets them, defaults
+// (and the LOCKBENCH_… variables they read) included; the compose tests
+// parse the compose file's command with them.
+func RunFlags() *pflag.FlagSet {
 	var o runOpts
+	return runFlags(&o, io.Discard)
+}
+
+func runFlags(o *runOpts, stderr io.Writer) *pflag.FlagSet {
 	fs := newFlags("run", runSynopsis, stderr)
 	fs.StringVar(&o.impls, "impl", "redis", "implementations, comma-separated (see `lockbench list`)")
 	fs.StringVar(&o.scens, "scenario", "hot", "scenarios, comma-separated")
@@ -80,50 +96,110 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&o.ttl, "ttl", impl.DefaultTTL, "lock TTL (Redis PX)")
 	fs.DurationVar(&o.retry, "retry", impl.DefaultRetry, "pause between polling attempts")
 	fs.Float64Var(&o.jitter, "jitter", impl.DefaultJitter, "random fraction of --retry added or removed")
-	fs.StringVar(&o.redis, "redis", os.Getenv("LOCKBENCH_REDIS"), "Redis address for `redis` (default: sandbox; env LOCKBENCH_REDIS)")
-	fs.StringVar(&o.redlock, "redlock", os.Getenv("LOCKBENCH_REDLOCK"), "Redlock masters, comma-separated (default: sandbox of 5; env LOCKBENCH_REDLOCK)")
-	fs.StringVar(&o.redlockMode, "redlock-mode", "parallel", "Redlock: ask the masters in parallel, or sequential (in turn, as first described)")
-	fs.DurationVar(&o.redlockTimeout, "redlock-timeout", 50*time.Millisecond, "Redlock: bound on each master's reply, far below --ttl")
-	fs.StringVar(&o.zk, "zk", os.Getenv("LOCKBENCH_ZK"), "ZooKeeper servers, comma-separated (default: sandbox; env LOCKBENCH_ZK)")
-	fs.IntVar(&o.zkEnsemble, "zk-ensemble", 1, "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)")
+	o.servers = map[string]*string{}
+	for _, n := range impl.Roles() {
+		env := impl.EnvName(n.Role)
+		o.servers[n.Role] = fs.String(n.Role, os.Getenv(env), fmt.Sprintf("%s (default: sandbox; env %s)", n.Usage, env))
+	}
+	o.sizes = map[string]*int{}
+	for _, k := range sandbox.Kinds() {
+		if k.Ensemble && k.SizeFlag != "" {
+			o.sizes[k.Name] = fs.Int(k.SizeFlag, 1, k.SizeUsage)
+		}
+	}
 	fs.DurationVar(&o.sessionTimeout, "zk-session-timeout", impl.DefaultSessionTimeout, "ZooKeeper session timeout")
 	fs.IntVar(&o.repeat, "repeat", 1, "fault scenarios: times each cell repeats its script")
-	fs.DurationVar(&o.netDelay, "net-delay", time.Millisecond, "latency/partition: delay the proxies add each way")
-	fs.DurationVar(&o.netJitter, "net-jitter", 0, "latency/partition: random ± added to --net-delay")
-	fs.DurationVar(&o.restartDelay, "redlock-restart-delay", 0, "restart: how long a restarted Redlock master stays out (the remedy: ≥ --ttl)")
+	o.options = map[string]*string{}
+	for _, opt := range append(impl.Options(), engine.ScenarioOptions()...) {
+		if _, dup := o.options[opt.Name]; !dup {
+			o.options[opt.Name] = fs.String(opt.Name, opt.Default, opt.Usage)
+		}
+	}
 	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
 	fs.IntVar(&o.connectPar, "connect-parallel", lockbench.DefaultConnectParallel, "clients connecting at once before a cell")
 	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
 	fs.StringVar(&o.slo, "slo", "", "plan capacity: e.g. p99=10ms (p50, p90, p99, p999, max) — the largest client count per implementation that met it")
-	fs.StringVar(&o.out, "out", "", "results directory (default results/<timestamp>)")
+	fs.StringVar(&o.out, "out", "", "results directory, new or empty (default: a new results/<timestamp>)")
+	fs.BoolVar(&o.force, "force", false, "with --out: clear a directory that holds files already")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice: jitter, key choice, hold/think draws, arrivals (tokens are unique, never seeded)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	return fs
+}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o runOpts
+	fs := runFlags(&o, stderr)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	plan, err := o.plan(fs.Changed("duration"))
-	if err == nil && o.ramp != "" {
-		switch {
-		case fs.Changed("duration") || o.acquires > 0:
-			err = fmt.Errorf("%w: --ramp sets each stair's length; drop --duration and --acquires", errUsage)
-		default:
-			var r lockbench.Ramp
-			if r, err = lockbench.ParseRamp(o.ramp); err != nil {
-				err = fmt.Errorf("%w: --ramp: %v", errUsage, err)
-			} else {
-				plan.Ramp = &r
-			}
-		}
+	plan, err := o.plan(fs)
+	if err != nil {
+		return err
+	}
+	if err := plan.Validate(); err != nil {
+		return err
+	}
+	if plan.Out, err = outDir(plan.Out, o.force); err != nil {
+		return err
+	}
+	sum, err := runPlan(ctx, plan, o.quiet, stdout, stderr)
+	var rerr error
+	if sum != nil && len(sum.Cells) > 0 {
+		rerr = printOutcome(stdout, stderr, plan, sum)
 	}
 	if err != nil {
 		return err
 	}
-	if plan.Out == "" {
-		plan.Out = filepath.Join("results", time.Now().Format("20060102-150405"))
+	if err := unsafeCells(sum); err != nil {
+		return err
 	}
+	return rerr
+}
 
+// outDir makes the results directory. The default is new for every run —
+// results/<timestamp>, with a suffix when another run took it — so that no
+// run replaces another's files; a directory the user names must be empty,
+// or is cleared first with force.
+func outDir(dir string, force bool) (string, error) {
+	if dir == "" {
+		base := filepath.Join("results", time.Now().Format("20060102-150405"))
+		if err := os.MkdirAll("results", 0o755); err != nil {
+			return "", fmt.Errorf("results directory: %w", err)
+		}
+		for i := 1; ; i++ {
+			dir = base
+			if i > 1 {
+				dir = fmt.Sprintf("%s-%d", base, i)
+			}
+			err := os.Mkdir(dir, 0o755)
+			if err == nil {
+				return dir, nil
+			}
+			if !errors.Is(err, fs.ErrExist) || i >= 1000 {
+				return "", fmt.Errorf("results directory: %w", err)
+			}
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", fmt.Errorf("--out: %w", err)
+	case len(ents) > 0 && !force:
+		return "", fmt.Errorf("%w: --out %s holds files of an earlier run; name a new directory, or add --force to clear it", errUsage, dir)
+	case len(ents) > 0:
+		if err := os.RemoveAll(dir); err != nil {
+			return "", fmt.Errorf("--out: %w", err)
+		}
+	}
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// runPlan runs the plan, printing the sandbox, a row per cell and the
+// progress line.
+func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stderr io.Writer) (*results.Summary, error) {
 	table := report.NewTable(stdout, herdColumns(plan.Impls))
-	prog := newProgressLine(stderr, o.quiet)
+	prog := newProgressLine(stderr, quiet)
 	plan.OnServers = func(s impl.Servers, sandboxed []string) {
 		if len(sandboxed) > 0 {
 			fmt.Fprintf(stdout, "lockbench %s — sandbox: %s\n", lockbench.Version, describeServers(s, sandboxed))
@@ -132,40 +208,46 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	plan.OnProgress = prog.update
 	plan.OnSkip = func(spec lockbench.CellSpec, err error) {
 		prog.clear()
-		fmt.Fprintf(stdout, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name,
+		fmt.Fprintf(stdout, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
 			strings.TrimPrefix(oneLine(err.Error()), lockbench.ErrNotApplicable.Error()+": "))
 	}
-	plan.OnResult = func(c report.Cell) {
+	plan.OnResult = func(c results.Cell) {
 		prog.clear()
 		table.Row(c)
 	}
 	sum, err := lockbench.Run(ctx, plan)
 	prog.clear()
-	if sum != nil && len(sum.Cells) > 0 {
-		if sum.SLO != "" {
-			slo, _ := report.ParseSLO(sum.SLO)
-			fmt.Fprintf(stdout, "capacity at %s:\n", sum.SLO)
-			for _, row := range sum.Capacity {
-				fmt.Fprintf(stdout, "  %-10s %-8s %s\n", row.Impl, row.Scenario, row.Describe(slo))
-			}
-		}
-		// Render what was measured, even when a later cell failed or the
-		// run was interrupted; the data files are already written.
-		if rerr := report.Render(plan.Out, report.RenderOptions{SLO: plan.SLO}); rerr != nil {
-			fmt.Fprintf(stderr, "lockbench: report: %s\n", oneLine(rerr.Error()))
-		} else {
-			fmt.Fprintf(stdout, "report: %s\n", filepath.Join(plan.Out, "report.html"))
-		}
-		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(plan.Out, "summary.json"))
-		for _, c := range sum.Cells {
-			if c.Server == nil && c.ServerNote != "" {
-				fmt.Fprintf(stdout, "note: %s: no server counters: %s\n", c.Key(), oneLine(c.ServerNote))
-			}
+	return sum, err
+}
+
+// printOutcome prints the capacity plan, renders the report and names the
+// files: what was measured is shown even when a later cell failed or the
+// run was interrupted; the data files are already written.
+func printOutcome(stdout, stderr io.Writer, plan lockbench.Plan, sum *results.Summary) error {
+	if sum.SLO != "" {
+		slo, _ := results.ParseSLO(sum.SLO)
+		fmt.Fprintf(stdout, "capacity at %s:\n", sum.SLO)
+		for _, row := range sum.Capacity {
+			fmt.Fprintf(stdout, "  %-10s %-8s %s\n", row.Impl, row.Scenario, report.DescribeCapacity(row, slo))
 		}
 	}
-	if err != nil {
-		return err
+	rerr := report.Render(plan.Out, report.RenderOptions{SLO: plan.SLO})
+	if rerr != nil {
+		rerr = fmt.Errorf("report: %w", rerr)
+	} else {
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(plan.Out, "report.html"))
 	}
+	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(plan.Out, "summary.json"))
+	for _, c := range sum.Cells {
+		if c.Server == nil && c.ServerNote != "" {
+			fmt.Fprintf(stdout, "note: %s: no server counters: %s\n", c.Key(), oneLine(c.ServerNote))
+		}
+	}
+	return rerr
+}
+
+// unsafeCells is the error for cells that saw a safety violation.
+func unsafeCells(sum *results.Summary) error {
 	var unsafe []string
 	for _, c := range sum.Cells {
 		if c.SafetyViolations > 0 {
@@ -178,114 +260,110 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-func (o runOpts) plan(durationSet bool) (lockbench.Plan, error) {
+// plan turns the parsed flags into a Plan. It only parses — lists,
+// distributions, the ramp — and leaves every judgement to Plan.Validate.
+func (o runOpts) plan(fs *pflag.FlagSet) (lockbench.Plan, error) {
 	var p lockbench.Plan
-	p.Impls = splitList(o.impls)
-	p.Scenarios = splitList(o.scens)
-	for _, f := range splitList(o.clients) {
+	var err error
+	if p.Impls, err = strictList("impl", o.impls); err != nil {
+		return p, err
+	}
+	if p.Scenarios, err = strictList("scenario", o.scens); err != nil {
+		return p, err
+	}
+	clients, err := strictList("clients", o.clients)
+	if err != nil {
+		return p, err
+	}
+	for _, f := range clients {
 		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return p, fmt.Errorf("%w: --clients: %q is not a positive whole number", errUsage, f)
+		if err != nil {
+			return p, fmt.Errorf("%w: --clients: %q is not a whole number", errUsage, f)
 		}
 		p.Clients = append(p.Clients, n)
 	}
-	if len(p.Impls) == 0 || len(p.Scenarios) == 0 || len(p.Clients) == 0 {
-		return p, fmt.Errorf("%w: --impl, --scenario and --clients need at least one value", errUsage)
-	}
-	switch {
-	case o.acquires < 0:
-		return p, fmt.Errorf("%w: --acquires must be positive, got %d", errUsage, o.acquires)
-	case o.acquires > 0 && durationSet:
+	if o.acquires != 0 && fs.Changed("duration") {
 		return p, fmt.Errorf("%w: give --duration or --acquires, not both", errUsage)
-	case o.acquires == 0 && o.duration <= 0:
-		return p, fmt.Errorf("%w: --duration must be positive, got %v", errUsage, o.duration)
-	case o.locks < 1:
-		return p, fmt.Errorf("%w: --locks must be ≥ 1, got %d", errUsage, o.locks)
-	case o.warmup < 0:
-		return p, fmt.Errorf("%w: --warmup must not be negative", errUsage)
-	case o.rate < 0 || o.maxInflight < 0:
-		return p, fmt.Errorf("%w: --rate and --max-inflight must not be negative", errUsage)
-	case o.arrival != lockbench.ArrivalConstant && o.arrival != lockbench.ArrivalPoisson:
-		return p, fmt.Errorf("%w: --arrival must be constant or poisson, got %q", errUsage, o.arrival)
-	case o.ttl <= 0 || o.retry <= 0 || o.sessionTimeout <= 0 || o.dial <= 0 || o.max <= 0:
-		return p, fmt.Errorf("%w: --ttl, --retry, --zk-session-timeout, --connect-timeout and --max-cell-time must be positive", errUsage)
-	case o.jitter < 0 || o.jitter > 1:
-		return p, fmt.Errorf("%w: --jitter must be within 0 and 1, got %g", errUsage, o.jitter)
-	case o.zkEnsemble != 1 && o.zkEnsemble < 3:
-		return p, fmt.Errorf("%w: --zk-ensemble must be 1 or ≥ 3, got %d", errUsage, o.zkEnsemble)
-	case o.redlockMode != "parallel" && o.redlockMode != "sequential":
-		return p, fmt.Errorf("%w: --redlock-mode must be parallel or sequential, got %q", errUsage, o.redlockMode)
-	case o.redlockTimeout <= 0:
-		return p, fmt.Errorf("%w: --redlock-timeout must be positive", errUsage)
-	case o.redlockTimeout >= o.ttl && slices.ContainsFunc(p.Impls, func(n string) bool { return strings.HasPrefix(n, "red") && n != "redis" }):
-		return p, fmt.Errorf("%w: --redlock-timeout (%v) must be below --ttl (%v): a master's reply may not cost the whole validity", errUsage, o.redlockTimeout, o.ttl)
-	case o.repeat < 1:
-		return p, fmt.Errorf("%w: --repeat must be ≥ 1, got %d", errUsage, o.repeat)
-	case o.netDelay < 0 || o.netJitter < 0 || o.restartDelay < 0:
-		return p, fmt.Errorf("%w: --net-delay, --net-jitter and --redlock-restart-delay must not be negative", errUsage)
-	case o.connectPar < 1:
-		return p, fmt.Errorf("%w: --connect-parallel must be ≥ 1", errUsage)
 	}
-	for _, a := range append(append(splitList(o.redis), splitList(o.redlock)...), splitList(o.zk)...) {
-		if !strings.Contains(a, ":") {
-			return p, fmt.Errorf("%w: server address %q lacks a port (host:port)", errUsage, a)
+	cell, err := o.cell()
+	if err != nil {
+		return p, err
+	}
+	p.Cell = cell
+	if o.ramp != "" {
+		if fs.Changed("duration") || o.acquires != 0 {
+			return p, fmt.Errorf("%w: --ramp sets each stair's length; drop --duration and --acquires", errUsage)
+		}
+		r, err := lockbench.ParseRamp(o.ramp)
+		if err != nil {
+			return p, fmt.Errorf("%w: --ramp: %v", errUsage, err)
+		}
+		p.Ramp = &r
+	}
+	p.Sizes = map[string]int{}
+	for kind, n := range o.sizes {
+		if *n != 1 {
+			p.Sizes[kind] = *n
 		}
 	}
-	if rl := splitList(o.redlock); len(rl) > 0 && (len(rl) < 3 || len(rl)%2 == 0) {
-		return p, fmt.Errorf("%w: --redlock needs an odd number ≥ 3 of masters, got %d", errUsage, len(rl))
-	}
+	p.SLO, p.Out = o.slo, o.out
+	return p, nil
+}
+
+// cell is the template cell the flags describe.
+func (o runOpts) cell() (lockbench.CellSpec, error) {
 	hold, err := scenarios.ParseDist(o.hold)
 	if err != nil {
-		return p, fmt.Errorf("%w: --hold: %v", errUsage, err)
+		return lockbench.CellSpec{}, fmt.Errorf("%w: --hold: %v", errUsage, err)
 	}
 	think, err := scenarios.ParseDist(o.think)
 	if err != nil {
-		return p, fmt.Errorf("%w: --think: %v", errUsage, err)
+		return lockbench.CellSpec{}, fmt.Errorf("%w: --think: %v", errUsage, err)
 	}
 	keys, err := scenarios.ParseKeys(o.dist)
 	if err != nil {
-		return p, fmt.Errorf("%w: --dist: %v", errUsage, err)
+		return lockbench.CellSpec{}, fmt.Errorf("%w: --dist: %v", errUsage, err)
 	}
-	for _, sc := range p.Scenarios {
-		if s, ok := scenarios.Lookup(sc); ok && s.Kind == scenarios.OpenLoop && o.rate <= 0 {
-			return p, fmt.Errorf("%w: scenario %s needs --rate", errUsage, sc)
-		}
-	}
-	p.Cell = lockbench.CellSpec{
+	c := lockbench.CellSpec{
 		Locks: o.locks, Warmup: o.warmup, MaxTime: o.max, Repeat: o.repeat,
 		Hold: hold.Mean(), Think: think.Mean(), HoldDist: hold, ThinkDist: think, Keys: keys,
 		Rate: o.rate, Arrival: o.arrival, MaxInflight: o.maxInflight,
 		ConnectParallel: o.connectPar,
 		Config: impl.Config{
-			Servers: impl.Servers{Redis: o.redis, Redlock: splitList(o.redlock), ZK: splitList(o.zk)},
+			Servers: impl.Servers{},
 			TTL:     o.ttl, Retry: o.retry, Jitter: o.jitter, SessionTimeout: o.sessionTimeout,
-			DialTimeout: o.dial, Seed: o.seed,
-			Options: map[string]string{
-				"redlock-mode":          o.redlockMode,
-				"redlock-timeout":       o.redlockTimeout.String(),
-				"net-delay":             o.netDelay.String(),
-				"net-jitter":            o.netJitter.String(),
-				"redlock-restart-delay": o.restartDelay.String(),
-			},
+			DialTimeout: o.dial, Seed: o.seed, Options: map[string]string{},
 		},
 	}
-	if o.jitter == 0 {
-		p.Cell.Config.Jitter = -1 // explicit zero: WithDefaults would restore 0.5
-	}
-	if o.acquires > 0 {
-		p.Cell.Acquires = o.acquires
-	} else {
-		p.Cell.Duration = o.duration
-	}
-	if o.slo != "" {
-		if _, err := report.ParseSLO(o.slo); err != nil {
-			return p, fmt.Errorf("%w: --slo: %v", errUsage, err)
+	for role, v := range o.servers {
+		if addrs := splitList(*v); len(addrs) > 0 {
+			c.Config.Servers[role] = addrs
 		}
 	}
-	p.SLO = o.slo
-	p.ZKEnsemble = o.zkEnsemble
-	p.Out = o.out
-	return p, nil
+	for name, v := range o.options {
+		c.Config.Options[name] = *v
+	}
+	if o.jitter == 0 {
+		c.Config.Jitter = -1 // explicit zero: WithDefaults would restore 0.5
+	}
+	if o.acquires != 0 {
+		c.Acquires = o.acquires
+	} else {
+		c.Duration = o.duration
+	}
+	return c, nil
+}
+
+// strictList splits a comma-separated flag value, refusing empty items
+// ("4,,8"): a list with a hole in it is a typo, not a shorter list.
+func strictList(flag, s string) ([]string, error) {
+	out := strings.Split(s, ",")
+	for i, f := range out {
+		if out[i] = strings.TrimSpace(f); out[i] == "" {
+			return nil, fmt.Errorf("%w: --%s %q has an empty item", errUsage, flag, s)
+		}
+	}
+	return out, nil
 }
 
 func splitList(s string) []string {
@@ -298,27 +376,31 @@ func splitList(s string) []string {
 	return out
 }
 
-func scenarioList() []scenarios.Scenario { return scenarios.All() }
-
+// herdColumns says whether any implementation's waiters are woken, so
+// that the table shows wake-up columns.
 func herdColumns(impls []string) bool {
 	for _, n := range impls {
-		if d, ok := impl.Lookup(n); ok && d.Herd != impl.Polling {
+		if d, ok := impl.Lookup(n); ok && d.Theory != nil {
 			return true
 		}
 	}
 	return false
 }
 
+// describeServers names the sandboxed roles and their servers: one
+// address, an ensemble's addresses, or how many independent servers.
 func describeServers(s impl.Servers, sandboxed []string) string {
 	var parts []string
-	for _, k := range sandboxed {
-		switch k {
-		case "redis":
-			parts = append(parts, "redis "+s.Redis)
-		case "redlock":
-			parts = append(parts, fmt.Sprintf("redlock %d masters", len(s.Redlock)))
-		case "zk":
-			parts = append(parts, "zookeeper "+strings.Join(s.ZK, ","))
+	for _, n := range impl.Roles() {
+		if !slices.Contains(sandboxed, n.Role) {
+			continue
+		}
+		addrs := s[n.Role]
+		k, _ := sandbox.LookupKind(n.Kind)
+		if len(addrs) > 1 && !k.Ensemble {
+			parts = append(parts, fmt.Sprintf("%s %d %s servers", n.Role, len(addrs), n.Kind))
+		} else {
+			parts = append(parts, n.Role+" "+strings.Join(addrs, ","))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -358,10 +440,10 @@ func (p *progressLine) update(i, total int, spec lockbench.CellSpec, pr lockbenc
 		of = "/" + pr.Total.Round(time.Second).String()
 	}
 	msg := fmt.Sprintf("[%d/%d] %s %s clients=%d  %s%s  %.0f acq/s  p99≈%s  errors %d",
-		i+1, total, spec.Impl, spec.Scenario.Name, spec.Clients, pr.Elapsed.Round(time.Second), of,
-		pr.AcquiresPerS, report.Dur(pr.P99Us), pr.Errors)
+		i+1, total, spec.Impl, spec.Scenario.Name(), spec.Clients, pr.Elapsed.Round(time.Second), of,
+		pr.AcquiresPerS, results.Dur(pr.P99Us), pr.Errors)
 	if pr.Warmup {
-		msg = fmt.Sprintf("[%d/%d] %s %s clients=%d  warming up", i+1, total, spec.Impl, spec.Scenario.Name, spec.Clients)
+		msg = fmt.Sprintf("[%d/%d] %s %s clients=%d  warming up", i+1, total, spec.Impl, spec.Scenario.Name(), spec.Clients)
 	}
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\x1b[K%s", msg)

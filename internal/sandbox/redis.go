@@ -10,6 +10,30 @@ import (
 	"strings"
 )
 
+func init() {
+	RegisterKind(Kind{
+		Name: KindRedis, Flag: "redis",
+		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
+			bin, err := findRedis()
+			if err != nil {
+				return nil, err
+			}
+			var out []*Server
+			for i := range n {
+				s, err := startRedis(ctx, bin, filepath.Join(dir, fmt.Sprintf("redis-%d", i)))
+				if s != nil {
+					out = append(out, s)
+				}
+				if err != nil {
+					return out, err
+				}
+			}
+			return out, nil
+		},
+		Version: redisVersion,
+	})
+}
+
 // redisCandidates are looked at when redis-server is not on PATH (sbin is
 // often missing from a user's PATH).
 var redisCandidates = []string{"/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server", "/opt/homebrew/bin/redis-server"}

@@ -11,15 +11,15 @@ func TestReplicaFollowsMaster(t *testing.T) {
 		t.Skip(err)
 	}
 	ctx := context.Background()
-	f, err := Start(ctx, Spec{Redis: 1})
+	f, err := Start(ctx, Spec{KindRedis: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	if _, err := command(ctx, f.Redis[0].Addr, "SET", "k", "before"); err != nil {
+	if _, err := command(ctx, f.Servers[KindRedis][0].Addr, "SET", "k", "before"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := StartReplica(ctx, f.Redis[0], "")
+	r, err := StartReplica(ctx, f.Servers[KindRedis][0], "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,29 +7,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Spec says what to start.
-type Spec struct {
-	// Redis is the number of independent redis-server processes.
-	Redis int
-	// ZK is the ZooKeeper size: 0 none, 1 standalone, 3 (any n ≥ 3) an
-	// ensemble of n members on loopback.
-	ZK int
-	// StartTimeout bounds the wait for each server to answer. Default 30s.
-	StartTimeout time.Duration
-}
+// Spec says what to start: for each server kind by name, how many
+// (independent servers, or the size of one ensemble).
+type Spec map[string]int
 
 // DefaultStartTimeout bounds the wait for a server to answer.
 const DefaultStartTimeout = 30 * time.Second
 
 // Fleet is a set of running servers. Close stops them.
 type Fleet struct {
-	Redis []*Server
-	ZK    []*Server
+	// Servers holds the servers of each kind, in start order.
+	Servers map[string][]*Server
 
 	dir       string
 	closeOnce sync.Once
@@ -53,70 +47,58 @@ func (e *MissingError) Error() string {
 // Unwrap lets errors.Is(err, ErrMissing) hold.
 func (e *MissingError) Unwrap() error { return ErrMissing }
 
-// Start launches what spec asks for and waits until every server answers.
-// On error, whatever had started is stopped again.
+// Start launches what spec asks for, kind by kind in name order, and
+// waits until every server answers (each within DefaultStartTimeout). On
+// error, whatever had started is stopped again.
 func Start(ctx context.Context, spec Spec) (f *Fleet, err error) {
-	if spec.StartTimeout <= 0 {
-		spec.StartTimeout = DefaultStartTimeout
-	}
 	dir, err := os.MkdirTemp("", "lockbench-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	f = &Fleet{dir: dir}
+	f = &Fleet{dir: dir, Servers: map[string][]*Server{}}
 	defer func() {
 		if err != nil {
 			f.Close()
 			f = nil
 		}
 	}()
-	ctx, cancel := context.WithTimeout(ctx, spec.StartTimeout)
-	defer cancel()
-	if spec.Redis > 0 {
-		bin, err := findRedis()
-		if err != nil {
-			return f, err
-		}
-		for i := range spec.Redis {
-			var s *Server
-			err := retryPorts(ctx, func(attempt int) error {
-				var err error
-				s, err = startRedis(ctx, bin, filepath.Join(dir, fmt.Sprintf("redis-%d-%d", i, attempt)))
-				if s != nil && err != nil {
-					s.Kill() // exited or not ready: either way, not ours to leave
-				}
-				return err
-			})
-			if err != nil {
-				return f, err
-			}
-			f.Redis = append(f.Redis, s)
+	names := make([]string, 0, len(spec))
+	for name, n := range spec {
+		if n > 0 {
+			names = append(names, name)
 		}
 	}
-	if spec.ZK > 0 {
-		err := retryPorts(ctx, func(attempt int) error {
-			zs, err := startZK(ctx, filepath.Join(dir, fmt.Sprintf("zk-%d", attempt)), spec.ZK)
-			if err != nil {
-				for _, s := range zs {
-					s.Kill()
-				}
-				return err
-			}
-			f.ZK = zs
-			return nil
-		})
-		if err != nil {
+	slices.Sort(names)
+	for _, name := range names {
+		k, ok := LookupKind(name)
+		if !ok {
+			return f, fmt.Errorf("sandbox: unknown server kind %q", name)
+		}
+		if err := f.start(ctx, k, spec[name]); err != nil {
 			return f, err
 		}
 	}
 	return f, nil
 }
 
-// RedisAddrs returns the Redis addresses in start order.
-func (f *Fleet) RedisAddrs() []string { return addrs(f.Redis) }
+func (f *Fleet) start(ctx context.Context, k Kind, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, DefaultStartTimeout)
+	defer cancel()
+	return retryPorts(ctx, func(attempt int) error {
+		ss, err := k.Start(ctx, filepath.Join(f.dir, fmt.Sprintf("%s-%d", k.Name, attempt)), n)
+		if err != nil {
+			for _, s := range ss {
+				s.Kill() // exited or not ready: either way, not ours to leave
+			}
+			return err
+		}
+		f.Servers[k.Name] = append(f.Servers[k.Name], ss...)
+		return nil
+	})
+}
 
-// ZKAddrs returns the ZooKeeper client addresses.
-func (f *Fleet) ZKAddrs() []string { return addrs(f.ZK) }
+// Addrs returns the addresses of the servers of kind, in start order.
+func (f *Fleet) Addrs(kind string) []string { return addrs(f.Servers[kind]) }
 
 func addrs(ss []*Server) []string {
 	out := make([]string, len(ss))
@@ -126,28 +108,16 @@ func addrs(ss []*Server) []string {
 	return out
 }
 
-// Env returns LOCKBENCH_REDIS=…, LOCKBENCH_REDLOCK=…, LOCKBENCH_ZK=… lines
-// for the servers that are up, for a shell or a test to pick up.
-func (f *Fleet) Env() []string {
-	var lines []string
-	if len(f.Redis) > 0 {
-		lines = append(lines, "LOCKBENCH_REDIS="+f.Redis[0].Addr)
-		lines = append(lines, "LOCKBENCH_REDLOCK="+strings.Join(f.RedisAddrs(), ","))
-	}
-	if len(f.ZK) > 0 {
-		lines = append(lines, "LOCKBENCH_ZK="+strings.Join(f.ZKAddrs(), ","))
-	}
-	return lines
-}
-
 // Close stops every server and removes the temporary directory. It is safe
 // to call more than once and from several goroutines.
 func (f *Fleet) Close() error {
 	f.closeOnce.Do(func() {
 		var errs []error
-		for _, s := range append(append([]*Server{}, f.Redis...), f.ZK...) {
-			if err := s.Stop(); err != nil {
-				errs = append(errs, err)
+		for _, ss := range f.Servers {
+			for _, s := range ss {
+				if err := s.Stop(); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 		if err := os.RemoveAll(f.dir); err != nil {

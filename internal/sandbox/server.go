@@ -109,6 +109,7 @@ func (s *Server) signal(sig syscall.Signal) error {
 	default:
 	}
 	killGroup(cmd.Process.Pid, sig)
+	killGroup(cmd.Process.Pid, syscall.SIGCONT) // a frozen server must run to hear it
 	select {
 	case <-done:
 		return nil
@@ -175,4 +176,23 @@ func probe(ctx context.Context, addr, cmd string) (string, error) {
 		}
 	}
 	return string(buf), nil
+}
+
+// Freeze stops the server's processes with SIGSTOP: it keeps its sockets
+// and answers nothing, as a server in a long GC pause or a stopped VM.
+// Thaw lets it go on.
+func (s *Server) Freeze() error { return s.send(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server with SIGCONT.
+func (s *Server) Thaw() error { return s.send(syscall.SIGCONT) }
+
+func (s *Server) send(sig syscall.Signal) error {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil || !s.Running() {
+		return fmt.Errorf("sandbox: %s on %s is not running", s.Kind, s.Addr)
+	}
+	killGroup(cmd.Process.Pid, sig)
+	return nil
 }

@@ -10,6 +10,16 @@ import (
 	"strings"
 )
 
+func init() {
+	RegisterKind(Kind{
+		Name: KindZooKeeper, Flag: "zk", Ensemble: true,
+		SizeFlag: "zk-ensemble", SizeUsage: "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)",
+		Start:   startZK,
+		Stats:   zkStats,
+		Version: zkVersion,
+	})
+}
+
 // zkClasspath finds ZooKeeper's jars: $ZOOKEEPER_HOME, Debian's
 // /usr/share/java, or the lib folder beside zkServer.sh on PATH.
 func zkClasspath() (string, error) {

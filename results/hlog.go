@@ -1,24 +1,13 @@
-package report
+package results
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/lockbench/lockbench/impl"
-)
-
-// Range of the latency histograms in an .hlog, in microseconds: the
-// geometry everything in lockbench records with (impl.NewHistogram).
-const (
-	histMinUs  = impl.HistMinUs
-	histMaxUs  = impl.HistMaxUs
-	histDigits = impl.HistDigits
 )
 
 // CellLog is a cell's interval log: one histogram per tag and interval
@@ -31,7 +20,7 @@ type CellLog struct {
 func ReadHlog(path string) (*CellLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
 	r := hdrhistogram.NewHistogramLogReader(f)
@@ -39,7 +28,7 @@ func ReadHlog(path string) (*CellLog, error) {
 	for {
 		h, err := r.NextIntervalHistogram()
 		if err != nil {
-			return nil, fmt.Errorf("report: %s: %w", path, err)
+			return nil, fmt.Errorf("results: %s: %w", path, err)
 		}
 		if h == nil {
 			return &l, nil
@@ -48,10 +37,10 @@ func ReadHlog(path string) (*CellLog, error) {
 	}
 }
 
-// readCellLog reads a cell's .hlog in dir; a missing one is nil, not an
+// ReadCellLog reads a cell's .hlog in dir; a missing one is nil, not an
 // error, since runs from before .hlog files existed have none.
-func readCellLog(dir string, c Cell) (*CellLog, error) {
-	l, err := ReadHlog(cellPath(dir, c, HlogExt))
+func ReadCellLog(dir string, c Cell) (*CellLog, error) {
+	l, err := ReadHlog(CellPath(dir, c, HlogExt))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -79,7 +68,7 @@ func (l *CellLog) Merged(tag string) *hdrhistogram.Histogram {
 	if len(hs) == 0 {
 		return nil
 	}
-	m := hdrhistogram.New(histMinUs, histMaxUs, histDigits)
+	m := NewHistogram()
 	for _, h := range hs {
 		m.Merge(h)
 	}
@@ -139,21 +128,4 @@ func (l *CellLog) IntervalStats(tag string) []IntervalStat {
 		})
 	}
 	return out
-}
-
-// stddev is the sample standard deviation of xs; 0 for fewer than two.
-func stddev(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	mean := sum / float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(ss / float64(len(xs)-1))
 }

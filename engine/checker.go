@@ -1,11 +1,11 @@
-package lockbench
+package engine
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 // checker watches mutual exclusion per lock name: at most one client may be
@@ -20,7 +20,7 @@ type checker struct {
 
 	count atomic.Int64
 	mu    sync.Mutex
-	kept  []report.Violation
+	kept  []results.Violation
 }
 
 type lockState struct {
@@ -61,7 +61,7 @@ func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Ti
 		for {
 			prev := s.token.Load()
 			if prev != 0 && token < prev { // token ≤ highest seen
-				k.record(report.Violation{Lock: k.names[lock], Kind: "token_regression", Intruder: client,
+				k.record(results.Violation{Lock: k.names[lock], Kind: "token_regression", Intruder: client,
 					Holder: prevHolder, AtS: float64(n) / 1e9, Token: token, PrevToken: prev - 1})
 				break
 			}
@@ -82,25 +82,25 @@ func (k *checker) exit(v visit, client int, now time.Time) {
 		if !stillOther {
 			end = min(n, max(s.lastExit.Load(), v.enteredN))
 		}
-		k.record(report.Violation{Lock: k.names[v.lock], Kind: "overlap", Holder: v.other, Intruder: client,
+		k.record(results.Violation{Lock: k.names[v.lock], Kind: "overlap", Holder: v.other, Intruder: client,
 			AtS: float64(v.enteredN) / 1e9, OverlapUs: float64(end-v.enteredN) / 1e3})
 	}
 	s.lastExit.Store(n)
 }
 
-func (k *checker) record(v report.Violation) {
+func (k *checker) record(v results.Violation) {
 	k.count.Add(1)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if len(k.kept) < report.MaxViolationsKept {
+	if len(k.kept) < results.MaxViolationsKept {
 		k.kept = append(k.kept, v)
 	}
 }
 
-func (k *checker) violations() (int64, []report.Violation) {
+func (k *checker) violations() (int64, []results.Violation) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.count.Load(), append([]report.Violation(nil), k.kept...)
+	return k.count.Load(), append([]results.Violation(nil), k.kept...)
 }
 
 // released notes that the holder of lock called Release at now. The call,

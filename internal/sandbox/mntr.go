@@ -1,4 +1,4 @@
-package zk
+package sandbox
 
 import (
 	"bufio"
@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/lockbench/lockbench/impl"
 )
 
 // watchCounters are the mntr summaries whose sums count watches triggered,
@@ -22,13 +20,13 @@ var watchCounters = []string{
 	"zk_sum_node_changed_watch_count",
 }
 
-// ServerStats reads mntr from every server of the ensemble and sums it:
+// zkStats reads mntr from every server of an ensemble and sums it:
 // watch_triggered (all watch notifications the servers sent),
 // packets_sent and packets_received. A server that refuses mntr gives an
-// error wrapping impl.ErrStatsRefused.
-func ServerStats(ctx context.Context, s impl.Servers) (map[string]int64, error) {
+// error wrapping ErrStatsRefused.
+func zkStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 	out := map[string]int64{}
-	for _, addr := range s.ZK {
+	for _, addr := range addrs {
 		m, err := Mntr(ctx, addr)
 		if err != nil {
 			return nil, err
@@ -47,7 +45,7 @@ func Mntr(ctx context.Context, addr string) (map[string]int64, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("zk mntr %s: %w: %w", addr, impl.ErrUnreachable, err)
+		return nil, fmt.Errorf("zk mntr %s: unreachable: %w", addr, err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(3 * time.Second))
@@ -71,7 +69,7 @@ func Mntr(ctx context.Context, addr string) (map[string]int64, error) {
 		}
 	}
 	if _, ok := out["zk_packets_sent"]; !ok {
-		return nil, fmt.Errorf("zk mntr %s: %w: %q", addr, impl.ErrStatsRefused, strings.TrimSpace(first))
+		return nil, fmt.Errorf("zk mntr %s: %w: %q", addr, ErrStatsRefused, strings.TrimSpace(first))
 	}
 	return out, nil
 }

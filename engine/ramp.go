@@ -1,4 +1,4 @@
-package lockbench
+package engine
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Ramp is a staircase of client counts within one series: Start clients,
@@ -49,11 +49,12 @@ func (r Ramp) Stairs(top int) []int {
 // them; warm-up applies to the first stair only.
 func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 	spec.Duration, spec.Acquires = ramp.Every, 0
-	if err := spec.validate(); err != nil {
+	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if k := spec.Scenario.Kind; k != scenarios.ClosedLoop && k != scenarios.OpenLoop {
-		return nil, fmt.Errorf("%w: --ramp needs a closed- or open-loop scenario, not %s", ErrUsage, spec.Scenario.Name)
+	ls, ok := spec.Scenario.(interface{ loadShape() shape })
+	if k := spec.Scenario.Kind(); !ok || k != results.KindClosed && k != results.KindOpen {
+		return nil, fmt.Errorf("%w: --ramp needs a closed- or open-loop scenario, not %s", ErrUsage, spec.Scenario.Name())
 	}
 	if ramp.Start > spec.Clients {
 		return nil, fmt.Errorf("%w: ramp starts at %d clients, above the %d connected", ErrUsage, ramp.Start, spec.Clients)
@@ -76,13 +77,13 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 	for i, k := range ramp.Stairs(spec.Clients) {
 		s := spec
 		s.Clients = k
-		if s.Scenario.Kind == scenarios.OpenLoop && spec.MaxInflight == spec.Clients {
+		if s.Scenario.Kind() == results.KindOpen && spec.MaxInflight == spec.Clients {
 			s.MaxInflight = k // the default follows the stair
 		}
 		if i > 0 {
 			s.Warmup = 0
 		}
-		r := newCellRun(s, d, lockers[:k])
+		r := newCellRun(s, d, lockers[:k], ls.loadShape())
 		r.keepOpen = true
 		res, err := r.run(ctx)
 		if err != nil {

@@ -1,17 +1,21 @@
-package report
+package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/lockbench/lockbench/impl"
 )
+
+// SchemaVersion is the version of summary.json's form this package writes
+// and reads. Version 1 had no "schema" key; it reads as 1.
+const SchemaVersion = 2
 
 // Summary is the content of summary.json.
 type Summary struct {
+	Schema  int       `json:"schema"`
 	Version string    `json:"lockbench_version"`
 	Started time.Time `json:"started"`
 	Cells   []Cell    `json:"cells"`
@@ -19,6 +23,10 @@ type Summary struct {
 	// implementation and scenario that met it.
 	SLO      string        `json:"slo,omitempty"`
 	Capacity []CapacityRow `json:"capacity,omitempty"`
+	// Failure says why the run ended early or failed (a server that died,
+	// an interrupt, a report that could not be rendered); empty when it
+	// ran as asked.
+	Failure string `json:"failure,omitempty"`
 }
 
 // Latency is a latency distribution in microseconds.
@@ -44,14 +52,16 @@ type Spread struct {
 
 // Cell is the result of one implementation × scenario × clients cell.
 type Cell struct {
-	Impl      string  `json:"impl"`
-	Scenario  string  `json:"scenario"`
-	Clients   int     `json:"clients"`
-	Locks     int     `json:"locks"`
+	Impl     string `json:"impl"`
+	Scenario string `json:"scenario"`
+	Clients  int    `json:"clients"`
+	Locks    int    `json:"locks"`
+	// Kind is how the scenario drove the clients (KindClosed, …).
+	Kind      Kind    `json:"kind,omitempty"`
 	DurationS float64 `json:"duration_s"`
 	Acquires  int64   `json:"acquires"`
 	Errors    int64   `json:"errors"`
-	// ErrorsByClass counts errors by impl.Class.
+	// ErrorsByClass counts errors by class (no_quorum, timeout, …).
 	ErrorsByClass map[string]int64 `json:"errors_by_class"`
 
 	AcquiresPerS            float64 `json:"acquires_per_s"`
@@ -62,12 +72,15 @@ type Cell struct {
 	RoundTripsPerAcquire    float64 `json:"round_trips_per_acquire"`
 
 	// Counters summed over clients: round_trips, retries, notifications,
-	// lost, wakeups, release_wakeups, … (see impl.Counts).
-	impl.Counts
+	// lost, wakeups, release_wakeups, … (see Counts).
+	Counts
 
 	// TheoryWakeups is what theory predicts for wake-ups in this cell, when
 	// the implementation and scenario make a prediction (burst).
 	TheoryWakeups *int64 `json:"theory_wakeups,omitempty"`
+	// Theory is what the implementation's way of waking waiters predicts
+	// at this cell's client count, when it makes a prediction.
+	Theory *Theory `json:"theory,omitempty"`
 	// Server holds counters read from the servers themselves (deltas over
 	// the cell), e.g. watch_triggered, packets_sent, packets_received.
 	Server map[string]int64 `json:"server,omitempty"`
@@ -190,20 +203,25 @@ func (c Cell) Key() string {
 func WriteFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return fmt.Errorf("results: %w", err)
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("report: write %s: %w", path, err)
+		return fmt.Errorf("results: write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("report: write %s: %w", path, err)
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	// CreateTemp makes the file private; results are for everyone to read.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("results: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("report: %w", err)
+		return fmt.Errorf("results: %w", err)
 	}
 	return nil
 }
@@ -212,20 +230,31 @@ func WriteFileAtomic(path string, data []byte) error {
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return fmt.Errorf("results: %w", err)
 	}
 	return WriteFileAtomic(path, append(b, '\n'))
 }
 
-// ReadSummary reads a summary.json.
+// ErrSchema is wrapped by ReadSummary's error for a summary of a schema
+// this lockbench does not know.
+var ErrSchema = errors.New("results: unknown summary schema")
+
+// ReadSummary reads a summary.json, refusing a schema newer than
+// SchemaVersion.
 func ReadSummary(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("results: %w", err)
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
+		return nil, fmt.Errorf("results: %s: %w", path, err)
+	}
+	if s.Schema == 0 {
+		s.Schema = 1
+	}
+	if s.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%w: %s has schema %d; this lockbench reads up to %d (upgrade lockbench)", ErrSchema, path, s.Schema, SchemaVersion)
 	}
 	return &s, nil
 }

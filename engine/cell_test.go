@@ -1,4 +1,4 @@
-package lockbench
+package engine
 
 import (
 	"context"
@@ -13,12 +13,11 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/inproc"
-	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/results"
 )
 
-func scenario(t testing.TB, name string) scenarios.Scenario {
-	s, ok := scenarios.Lookup(name)
+func scenario(t testing.TB, name string) Scenario {
+	s, ok := LookupScenario(name)
 	if !ok {
 		t.Fatalf("no scenario %s", name)
 	}
@@ -90,7 +89,7 @@ func TestDurationCellStops(t *testing.T) {
 	}
 	var sum, rel int64
 	for i, iv := range res.Intervals {
-		if want := res.Start.Add(time.Duration(i) * IntervalLength); !iv.Start.Equal(want) {
+		if want := res.Start.Add(time.Duration(i) * results.IntervalLength); !iv.Start.Equal(want) {
 			t.Errorf("interval %d starts at %v, want %v", i, iv.Start, want)
 		}
 		sum += iv.Acquire.TotalCount()
@@ -101,10 +100,10 @@ func TestDurationCellStops(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := WriteIntervalLog(dir, res); err != nil {
+	if err := results.WriteCellLog(dir, res.Cell, res.Start, res.Intervals, "lockbench test"); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, report.CellFile(cell)+".hlog"))
+	f, err := os.Open(filepath.Join(dir, results.CellFile(cell)+".hlog"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +126,7 @@ func TestDurationCellStops(t *testing.T) {
 	if d := lastEnd - lastStart; d < 450 || d > 550 {
 		t.Errorf("last interval stamped %d ms long, want the 500 ms it covered", d)
 	}
-	if tags[report.TagAcquire] != cell.Acquires || tags[report.TagRelease] != rel {
+	if tags[results.TagAcquire] != cell.Acquires || tags[results.TagRelease] != rel {
 		t.Errorf("hlog read back %v, want acquire=%d release=%d", tags, cell.Acquires, rel)
 	}
 }
@@ -169,7 +168,7 @@ func TestCheckerSeesOverlapsOfAnUnsafeLock(t *testing.T) {
 	if cell.SafetyViolations == 0 || len(cell.Violations) == 0 {
 		t.Fatalf("no violations from a lock that excludes nobody")
 	}
-	var v *report.Violation
+	var v *results.Violation
 	for i := range cell.Violations {
 		if cell.Violations[i].Kind == "overlap" {
 			v = &cell.Violations[i]
@@ -254,7 +253,7 @@ func TestConnectFailureClosesTheRest(t *testing.T) {
 func TestRecordingPathAllocatesNothing(t *testing.T) {
 	l, _ := inproc.New(context.Background(), impl.Config{Namespace: t.Name()})
 	w := newWorker(0, l, 1)
-	w.iv = newIntervals(time.Now(), 1)
+	newIntervals(time.Now(), []*worker{w}, nil)
 	k := newChecker(time.Now(), []string{"a"})
 	allocs := testing.AllocsPerRun(1000, func() {
 		t0 := time.Now()

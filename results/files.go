@@ -1,26 +1,17 @@
-package report
+package results
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
-// The files of a results directory. Run writes the data files (meta.json,
-// summary.json and one .hlog per cell); everything else is rendered from
-// them by Render, so `lockbench report DIR` can redo it without running.
+// The data files of a results directory: a run writes meta.json,
+// summary.json and one .hlog per cell; everything else is rendered from
+// them (package report), so a report can be redone without running.
 const (
 	MetaFile    = "meta.json"
 	SummaryFile = "summary.json"
-)
-
-// The files Render writes into a results directory, beside one
-// <CellFile>.hgrm per cell that has an .hlog.
-const (
-	CSVFile      = "summary.csv"
-	BenchFile    = "bench.txt"
-	MarkdownFile = "summary.md"
-	HTMLFile     = "report.html"
-	PlotsDir     = "plots"
 )
 
 // Extensions of a cell's files: its interval log (written by run) and its
@@ -44,11 +35,11 @@ const (
 // CellFile is the base name (no extension) of a cell's files, e.g.
 // "zk-pred_burst_c128". It is safe as a file name on every system.
 func CellFile(c Cell) string {
-	return fmt.Sprintf("%s_%s_c%d", fileSafe(c.Impl), fileSafe(c.Scenario), c.Clients)
+	return fmt.Sprintf("%s_%s_c%d", FileSafe(c.Impl), FileSafe(c.Scenario), c.Clients)
 }
 
-// fileSafe replaces every character but letters, digits, '-' and '.' by '-'.
-func fileSafe(s string) string {
+// FileSafe replaces every character but letters, digits, '-' and '.' by '-'.
+func FileSafe(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.':
@@ -56,4 +47,9 @@ func fileSafe(s string) string {
 		}
 		return '-'
 	}, s)
+}
+
+// CellPath is the path of a cell's file with extension ext in dir.
+func CellPath(dir string, c Cell, ext string) string {
+	return filepath.Join(dir, CellFile(c)+ext)
 }

@@ -1,4 +1,4 @@
-package lockbench
+package engine
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 // health watches lockbench itself while a cell runs: CPU time, garbage
@@ -70,8 +70,8 @@ func (h *health) stop() *health {
 
 // report turns what was watched into the cell's Generator, with a warning
 // when lockbench, not the lock, may have been the bottleneck.
-func (h *health) report(r *cellRun, c report.Cell) *report.Generator {
-	g := &report.Generator{
+func (h *health) report(r *cellRun, c results.Cell) *results.Generator {
+	g := &results.Generator{
 		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
 		CPUS: h.cpu.Seconds(),
 	}
@@ -89,7 +89,7 @@ func (h *health) report(r *cellRun, c report.Cell) *report.Generator {
 	if c.Open != nil {
 		if lag := c.Open.ScheduleLagUs.P99; lag > 1000 && lag > c.AcquireLatencyUs.P99/10 {
 			warn = append(warn, fmt.Sprintf("arrivals fired up to %s late (p99), against a lock p99 of %s",
-				report.Dur(lag), report.Dur(c.AcquireLatencyUs.P99)))
+				results.Dur(lag), results.Dur(c.AcquireLatencyUs.P99)))
 		}
 	}
 	g.Warning = strings.Join(warn, "; ")

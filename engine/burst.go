@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/results"
+)
+
+func init() {
+	RegisterScenario(loadScenario{name: "burst", kind: results.KindBurst, shape: burstShape{},
+		description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"})
+}
+
+// burstShape is the burst scenario's shape: every client acquires once;
+// the lock passes down a full queue, each hand-off meeting every remaining
+// waiter settled, so the herd's counts come out exact.
+type burstShape struct{}
+
+// prepare drops the warm-up (one acquisition each leaves nothing to warm)
+// and, for drivers whose waiters are woken, holds each release until the
+// remaining waiters have settled again.
+func (burstShape) prepare(r *cellRun) {
+	r.spec.Warmup, r.spec.Duration = 0, 0
+	if r.driver.Theory != nil {
+		r.beforeRelease = r.settle
+	}
+}
+
+func (burstShape) drive(context.Context, *cellRun)                   {}
+func (burstShape) client(ctx context.Context, r *cellRun, w *worker) { r.burst(ctx, w) }
+
+// finish adds what theory predicts for one lock, and how the hand-off
+// barrier went.
+func (burstShape) finish(r *cellRun, c *results.Cell, _ [nTags]*hdrhistogram.Histogram) {
+	if r.spec.Locks != 1 {
+		return
+	}
+	if t := r.driver.Theory; t != nil {
+		n := t.BurstWakeups(r.spec.Clients)
+		c.TheoryWakeups = &n
+	}
+	c.Settle = [...]string{"exact", "timeout", "none"}[r.settleState.Load()]
+}
+
+// burst acquires once. The first holder keeps the lock until every other
+// client is queued and settled; each holder hands on only when all
+// remaining waiters have settled again, so every release meets a full,
+// armed queue — the herd in its exact form.
+func (r *cellRun) burst(ctx context.Context, w *worker) {
+	defer w.flush()
+	lock := w.id % len(r.names)
+	start := time.Now()
+	var lease impl.Lease
+	for {
+		var err error
+		lease, err = w.acquire(ctx, r.names[lock])
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			w.done.Store(true)
+			return
+		}
+		// Counted, then tried again: each client acquires once, and an
+		// error (a Redlock attempt without quorum under the storm) is part
+		// of what it took. The latency runs from the first try.
+		w.fail(err)
+		w.queued.Store(true) // it has tried: it is in the queue's fray
+		w.backoff(ctx, r.spec.Config.Retry)
+	}
+	got := time.Now()
+	r.granted(w, lock, start, got, got.Sub(start))
+	w.done.Store(true)
+	if r.grants.Add(1) == 1 {
+		r.settle(ctx)
+	}
+	r.holdAndRelease(ctx, w, lock, lease, got, true)
+}
+
+// settle waits until every client still waiting reports Settled, polling.
+// For implementations that watch, that is the exact form of the herd: no
+// notification in flight. Pollers have no notifications to lose and are
+// never all asleep at once for long; for them a client counts once it has
+// been seen waiting, and only the first holder waits for that.
+func (r *cellRun) settle(ctx context.Context) {
+	polling := r.driver.Theory == nil
+	for _, w := range r.workers {
+		if w.settler == nil {
+			r.settleState.Store(2)
+			return
+		}
+	}
+	deadline := time.Now().Add(DefaultSettleTimeout)
+	for {
+		all := true
+		for _, w := range r.workers {
+			if w.done.Load() || (polling && w.queued.Load()) {
+				continue
+			}
+			if !w.settler.Settled() {
+				all = false
+				break
+			}
+			if polling {
+				w.queued.Store(true)
+			}
+		}
+		if all || ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.settleState.CompareAndSwap(0, 1)
+			return
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}

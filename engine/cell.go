@@ -1,0 +1,368 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// CellSpec describes one cell: an implementation under a scenario with a
+// number of clients. Zero values mean the defaults stated beside each field.
+type CellSpec struct {
+	Impl string
+	// Scenario is the load shape. Default hot.
+	Scenario Scenario
+	Clients  int
+	// Locks is the number of lock names; client i uses lock i mod Locks.
+	// Default 1 (all clients contend on one lock).
+	Locks int
+	// Duration is the measured time of a closed-loop cell. Exactly one of
+	// Duration and Acquires is set for closed loops; burst ignores both.
+	Duration time.Duration
+	// Acquires is the number of measured acquisitions, shared by all clients.
+	Acquires int64
+	// Warmup runs before measuring; nothing in it is recorded.
+	Warmup time.Duration
+	Hold   time.Duration // time each holder keeps the lock (see HoldDist)
+	Think  time.Duration // pause between release and the next acquire
+	// HoldDist and ThinkDist, when set, draw each hold and think time
+	// (exp:5ms, uniform:1ms-10ms); otherwise Hold and Think are fixed.
+	HoldDist, ThinkDist scenarios.Dist
+	// Keys picks the lock of each acquisition in the keys scenario (and in
+	// rate with Locks > 1). Default uniform.
+	Keys scenarios.Keys
+	// Rate is the open loop's arrivals per second (scenario rate).
+	Rate float64
+	// Arrival is ArrivalConstant (default) or ArrivalPoisson.
+	Arrival string
+	// MaxInflight bounds acquisitions in flight in the open loop; arrivals
+	// beyond it are dropped. Default Clients.
+	MaxInflight int
+	// MaxTime bounds the whole cell, connecting excepted. Default 10m.
+	MaxTime time.Duration
+	// ConnectParallel bounds concurrent connects. Default 16.
+	ConnectParallel int
+	// Repeat is how many times a fault scenario repeats its script.
+	// Default 1.
+	Repeat int
+	// Config is handed to every client (servers, TTL, retry, seed, …).
+	Config impl.Config
+	// Progress, if set, is called about once a second while the cell runs,
+	// from a goroutine of its own.
+	Progress func(Progress)
+	// ProgressEvery is the progress interval. Default 1s.
+	ProgressEvery time.Duration
+	// OnInterval, if set, receives the cell's intervals as each closes (a
+	// second, in time order), with the cell they belong to (its Impl,
+	// Scenario and Clients) and the time measuring began; the result
+	// then holds none, so a cell's memory does not grow with its length.
+	// It is called from one goroutine of the cell's.
+	OnInterval func(cell results.Cell, start time.Time, iv results.Interval)
+	// OnClock, if set, is called with true when the clients start (all are
+	// connected) and with false when the last one stops: benchmarks use it
+	// to keep connection set-up out of their timer.
+	OnClock func(running bool)
+}
+
+// Arrival processes of the open loop.
+const (
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+)
+
+// MaxRate bounds the open loop's arrivals per second: beyond it the
+// generator's own timer resolution is the measurement.
+const MaxRate = 1e6
+
+// Defaults for CellSpec.
+const (
+	DefaultMaxCellTime     = 10 * time.Minute
+	DefaultConnectParallel = 16
+	// DefaultSettleTimeout bounds one burst hand-off's wait for waiters.
+	DefaultSettleTimeout = 30 * time.Second
+)
+
+// Progress is a cell's state while it runs.
+type Progress struct {
+	Warmup         bool          // still warming up: nothing is recorded yet
+	Elapsed, Total time.Duration // measured time so far and planned (0 if unknown)
+	Acquires       int64
+	Errors         int64
+	AcquiresPerS   float64
+	P99Us          float64 // approximate (±12%), from a coarse live histogram
+}
+
+// ErrUsage is wrapped by errors about a spec that cannot run as given.
+var ErrUsage = errors.New("lockbench: usage")
+
+func newHist() *hdrhistogram.Histogram { return impl.NewHistogram() }
+
+// RunCell connects the clients, runs the cell and returns its result. Client
+// connections are made, with bounded parallelism, before the clock starts.
+func RunCell(ctx context.Context, spec CellSpec) (results.Cell, error) {
+	res, err := RunCellDetail(ctx, spec)
+	return res.Cell, err
+}
+
+// Result is a cell's summary with its timeline.
+type Result struct {
+	results.Cell
+	// Start is when measuring began; Intervals are the seconds after it.
+	Start     time.Time
+	Intervals []results.Interval
+}
+
+// RunCellDetail is RunCell that also returns the cell's per-second
+// histograms, from which a run writes the cell's interval log.
+func RunCellDetail(ctx context.Context, spec CellSpec) (res Result, err error) {
+	if err := spec.Validate(); err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cell impl=%s/scenario=%s/clients=%d: %w: %v", spec.Impl, spec.Scenario.Name(), spec.Clients, ErrPanic, p)
+		}
+	}()
+	return spec.Scenario.Run(ctx, spec)
+}
+
+// ErrPanic is wrapped by the error of a cell in which something panicked;
+// what the cell measured before is in its result.
+var ErrPanic = errors.New("lockbench: panic")
+
+// setUp connects spec.Clients clients and has the first prepare the
+// server for spec.Locks names, all before any clock starts. spec must be
+// validated.
+func setUp(ctx context.Context, spec CellSpec) (impl.Driver, []impl.Locker, error) {
+	d, _ := impl.Lookup(spec.Impl)
+	lockers, err := connect(ctx, d, spec)
+	if err != nil {
+		return d, nil, err
+	}
+	if p, ok := lockers[0].(impl.Preparer); ok {
+		if err := p.Prepare(ctx, lockNames(spec.Locks)); err != nil {
+			for _, l := range lockers {
+				l.Close()
+			}
+			return d, nil, fmt.Errorf("%s: prepare: %w", d.Name, err)
+		}
+	}
+	return d, lockers, nil
+}
+
+// Validate checks the spec — every number, every combination, the
+// driver's and the scenario's own options — and fills in the defaults
+// stated beside each field. An error wraps ErrUsage and names what to
+// change. It touches no server.
+func (s *CellSpec) Validate() error {
+	d, ok := impl.Lookup(s.Impl)
+	if !ok {
+		return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, s.Impl, strings.Join(impl.Names(), ", "))
+	}
+	if s.Scenario == nil {
+		s.Scenario, _ = LookupScenario("hot")
+	}
+	if err := s.checkNumbers(); err != nil {
+		return err
+	}
+	s.defaults()
+	if err := impl.CheckOptions(append(d.Options, s.Scenario.Options()...), s.Config.Options); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if d.Validate != nil {
+		if err := d.Validate(s.Config); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrUsage, d.Name, err)
+		}
+	}
+	return s.Scenario.Check(s)
+}
+
+// checkNumbers refuses numbers no cell can run with.
+func (s *CellSpec) checkNumbers() error {
+	c := s.Config
+	switch {
+	case s.Clients < 1:
+		return fmt.Errorf("%w: clients must be ≥ 1, got %d", ErrUsage, s.Clients)
+	case s.Locks < 0:
+		return fmt.Errorf("%w: locks must be ≥ 1, got %d", ErrUsage, s.Locks)
+	case s.Duration < 0 || s.Acquires < 0 || s.Warmup < 0:
+		return fmt.Errorf("%w: duration, acquires and warm-up must not be negative", ErrUsage)
+	case s.Rate < 0 || s.MaxInflight < 0 || s.Repeat < 0:
+		return fmt.Errorf("%w: rate, max-inflight and repeat must not be negative", ErrUsage)
+	case c.TTL < 0 || c.Retry < 0 || c.SessionTimeout < 0 || c.DialTimeout < 0 || s.MaxTime < 0:
+		return fmt.Errorf("%w: ttl, retry, session timeout, connect timeout and cell time must not be negative", ErrUsage)
+	case math.IsNaN(c.Jitter) || c.Jitter > 1:
+		return fmt.Errorf("%w: jitter must be within 0 and 1, got %g", ErrUsage, c.Jitter)
+	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0) || s.Rate > MaxRate:
+		return fmt.Errorf("%w: rate must be a number of arrivals per second from 0 to %g, got %g", ErrUsage, float64(MaxRate), s.Rate)
+	}
+	switch s.Arrival {
+	case "", ArrivalConstant, ArrivalPoisson:
+	default:
+		return fmt.Errorf("%w: arrival must be %s or %s, got %q", ErrUsage, ArrivalConstant, ArrivalPoisson, s.Arrival)
+	}
+	return nil
+}
+
+// defaults fills in every zero field that has a default.
+func (s *CellSpec) defaults() {
+	if s.Locks == 0 {
+		s.Locks = 1
+	}
+	if s.Arrival == "" {
+		s.Arrival = ArrivalConstant
+	}
+	if s.HoldDist.IsZero() {
+		s.HoldDist = scenarios.Fixed(s.Hold)
+	}
+	if s.ThinkDist.IsZero() {
+		s.ThinkDist = scenarios.Fixed(s.Think)
+	}
+	if s.Repeat <= 0 {
+		s.Repeat = 1
+	}
+	if s.MaxTime <= 0 {
+		s.MaxTime = DefaultMaxCellTime
+	}
+	if s.ConnectParallel <= 0 {
+		s.ConnectParallel = DefaultConnectParallel
+	}
+	if s.ProgressEvery <= 0 {
+		s.ProgressEvery = time.Second
+	}
+	s.Config = s.Config.WithDefaults()
+}
+
+// connect makes one client per simulated client, at most ConnectParallel at
+// a time, and returns when every one is ready. On any failure it closes
+// those made and returns the first error.
+func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lockers := make([]impl.Locker, spec.Clients)
+	sem := make(chan struct{}, spec.ConnectParallel)
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for i := range spec.Clients {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			cfg := spec.Config
+			cfg.Client = i
+			l, err := d.New(ctx, cfg)
+			if err != nil {
+				once.Do(func() { firstErr = fmt.Errorf("%s client %d: %w", d.Name, i, err); cancel() })
+				return
+			}
+			lockers[i] = l
+		})
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		for _, l := range lockers {
+			if l != nil {
+				l.Close()
+			}
+		}
+		return nil, firstErr
+	}
+	return lockers, nil
+}
+
+// fairness summarises how acquisitions were shared among clients.
+func fairness(per []int64, acq *hdrhistogram.Histogram) *results.Fairness {
+	if len(per) == 0 {
+		return nil
+	}
+	f := &results.Fairness{PerClient: per, MaxWaitUs: float64(acq.Max())}
+	var sum, sq float64
+	lo, hi := per[0], per[0]
+	for _, n := range per {
+		x := float64(n)
+		sum += x
+		sq += x * x
+		lo, hi = min(lo, n), max(hi, n)
+		if n == 0 {
+			f.Starved++
+		}
+	}
+	if sum > 0 {
+		// Jain's index: 1 when all got the same, 1/n when one got all.
+		f.Jain = sum * sum / (float64(len(per)) * sq)
+		f.MaxShare = float64(hi) / sum
+		f.MinShare = float64(lo) / sum
+	}
+	return f
+}
+
+// distributions merges the implementations' own distributions over clients.
+func distributions(ws []*worker) (map[string]results.Spread, map[string][]int64) {
+	hists := map[string]*hdrhistogram.Histogram{}
+	vecs := map[string][]int64{}
+	for _, w := range ws {
+		d, ok := w.l.(impl.Distributions)
+		if !ok {
+			continue
+		}
+		for k, h := range d.Histograms() {
+			if hists[k] == nil {
+				hists[k] = newHist()
+			}
+			hists[k].Merge(h)
+		}
+		for k, v := range d.Vectors() {
+			for len(vecs[k]) < len(v) {
+				vecs[k] = append(vecs[k], 0)
+			}
+			for i, n := range v {
+				vecs[k][i] += n
+			}
+		}
+	}
+	if len(hists) == 0 && len(vecs) == 0 {
+		return nil, nil
+	}
+	return spreadsOf(hists), vecs
+}
+
+// spreadsOf summarises named histograms in the unit each name ends in.
+func spreadsOf(hists map[string]*hdrhistogram.Histogram) map[string]results.Spread {
+	spreads := map[string]results.Spread{}
+	for k, h := range hists {
+		unit := 1.0 // µs
+		switch {
+		case strings.HasSuffix(k, "_ms"):
+			unit = 1e3
+		case strings.HasSuffix(k, "_s"):
+			unit = 1e6
+		}
+		spreads[k] = results.Spread{
+			Count: h.TotalCount(), Min: float64(h.Min()) / unit, P1: float64(h.ValueAtQuantile(1)) / unit,
+			P50: float64(h.ValueAtQuantile(50)) / unit, P99: float64(h.ValueAtQuantile(99)) / unit,
+			Max: float64(h.Max()) / unit,
+		}
+	}
+	return spreads
+}

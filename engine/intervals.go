@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// What a worker records, one histogram each per interval.
+const (
+	tagAcquire = iota // acquire latency (open loop: from the intended arrival)
+	tagRelease        // release latency
+	tagHandoff        // release completed → next holder's acquire returned
+	tagService        // open loop: acquire latency from the actual start
+	nTags
+)
+
+// batchLen is how many latencies a worker gathers before it hands them on:
+// 4 KiB a batch, so that an idle client costs kilobytes, not the 188 KB of
+// an HdrHistogram per tag.
+const batchLen = 512
+
+// batch is latencies one worker recorded in one interval, each packed as
+// microseconds << 2 | tag.
+type batch struct {
+	idx int
+	n   int
+	v   [batchLen]int64
+}
+
+// intervals gathers a cell's latencies into per-interval HdrHistograms.
+// Each worker appends what it records to a batch of its own — no lock, no
+// allocation (but for the pool's refills after a GC) — and hands a batch
+// to one collector goroutine when it is full, when its interval is over or
+// when the worker stops. The collector records them into the histograms of
+// their interval and closes an interval once no worker can still add to
+// it: then the interval is merged into the cell's totals and handed to the
+// sink (a streaming .hlog), so a cell's memory does not grow with its
+// duration, and a client's is one batch.
+type intervals struct {
+	start   time.Time
+	ch      chan *batch
+	batches sync.Pool
+	hists   sync.Pool
+	done    chan struct{}
+	workers []*worker
+	sink    func(results.Interval)
+
+	// The collector's alone.
+	open        map[int]*[nTags]*hdrhistogram.Histogram
+	closedBelow int
+	total       [nTags]*hdrhistogram.Histogram
+	kept        []results.Interval // without a sink
+	late        int64              // values that came after their interval closed
+	end         atomic.Int64       // ns after start; the last interval ends there
+}
+
+// noBatch is a worker's pending index while it holds no batch.
+const noBatch = math.MaxInt64
+
+// newIntervals starts the collector. sink, if set, receives each interval
+// as it closes, in time order, on the collector's goroutine; without one
+// the intervals are kept for finish to return.
+func newIntervals(start time.Time, workers []*worker, sink func(results.Interval)) *intervals {
+	iv := &intervals{
+		start:   start,
+		ch:      make(chan *batch, 2*len(workers)+16),
+		done:    make(chan struct{}),
+		workers: workers,
+		sink:    sink,
+		open:    map[int]*[nTags]*hdrhistogram.Histogram{},
+	}
+	iv.batches.New = func() any { return new(batch) }
+	iv.hists.New = func() any { return newHist() }
+	for t := range iv.total {
+		iv.total[t] = newHist()
+	}
+	for _, w := range workers {
+		w.iv = iv
+		w.pending.Store(noBatch)
+	}
+	go iv.collect()
+	return iv
+}
+
+func (iv *intervals) collect() {
+	defer close(iv.done)
+	tick := time.NewTicker(results.IntervalLength / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case b, ok := <-iv.ch:
+			if !ok {
+				iv.closeBefore(math.MaxInt)
+				return
+			}
+			iv.add(b)
+		case <-tick.C:
+			iv.closeDue()
+		}
+	}
+}
+
+// add records a batch into its interval's histograms.
+func (iv *intervals) add(b *batch) {
+	var into *[nTags]*hdrhistogram.Histogram
+	if b.idx < iv.closedBelow {
+		iv.late += int64(b.n)
+		into = &iv.total
+	} else if into = iv.open[b.idx]; into == nil {
+		into = new([nTags]*hdrhistogram.Histogram)
+		iv.open[b.idx] = into
+	}
+	for _, v := range b.v[:b.n] {
+		t := v & 3
+		if into[t] == nil {
+			into[t] = iv.hists.Get().(*hdrhistogram.Histogram)
+		}
+		into[t].RecordValue(v >> 2)
+	}
+	b.n = 0
+	iv.batches.Put(b)
+}
+
+// closeDue closes every interval no worker can add to any more: those
+// before every worker's pending batch and a whole interval in the past (a
+// worker stamps its latencies a moment before it hands them on).
+func (iv *intervals) closeDue() {
+	limit := int(time.Since(iv.start)/results.IntervalLength) - 1
+	for _, w := range iv.workers {
+		limit = min(limit, int(min(w.pending.Load(), math.MaxInt32)))
+	}
+	// A worker hands its batch over before it says it holds a newer one,
+	// so every batch behind the limit is in the channel by now.
+	for drained := false; !drained; {
+		select {
+		case b, ok := <-iv.ch:
+			if !ok {
+				drained = true
+				break
+			}
+			iv.add(b)
+		default:
+			drained = true
+		}
+	}
+	iv.closeBefore(limit)
+}
+
+// closeBefore closes the open intervals before limit, in time order.
+func (iv *intervals) closeBefore(limit int) {
+	var idx []int
+	for i := range iv.open {
+		if i < limit {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		iv.emit(i, iv.open[i])
+		delete(iv.open, i)
+	}
+	if limit > iv.closedBelow && limit != math.MaxInt {
+		iv.closedBelow = limit
+	}
+}
+
+func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
+	start := iv.start.Add(time.Duration(i) * results.IntervalLength)
+	end := start.Add(results.IntervalLength)
+	if e := iv.end.Load(); e > 0 && iv.start.Add(time.Duration(e)).Before(end) {
+		end = iv.start.Add(time.Duration(e))
+	}
+	for t, h := range hs {
+		if h == nil {
+			hs[t] = newHist() // an interval's histograms are never nil
+			continue
+		}
+		iv.total[t].Merge(h)
+	}
+	out := results.Interval{Start: start, End: end,
+		Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService]}
+	if iv.sink == nil {
+		iv.kept = append(iv.kept, out)
+		return
+	}
+	iv.sink(out)
+	for _, h := range hs {
+		h.Reset()
+		iv.hists.Put(h)
+	}
+}
+
+// finish stops the collector once every worker has stopped and flushed,
+// closes the remaining intervals — the last ending at end — and returns
+// the intervals kept (none with a sink) and the cell's totals per tag.
+func (iv *intervals) finish(end time.Time) ([]results.Interval, [nTags]*hdrhistogram.Histogram) {
+	iv.end.Store(max(int64(end.Sub(iv.start)), 1))
+	close(iv.ch)
+	<-iv.done
+	return iv.kept, iv.total
+}
+
+// rec records d under tag in the interval holding now.
+func (w *worker) rec(tag int, now time.Time, d time.Duration) {
+	if !now.Before(w.ivEnd) {
+		w.flush()
+		w.ivIdx = int(now.Sub(w.iv.start) / results.IntervalLength)
+		w.ivEnd = w.iv.start.Add(time.Duration(w.ivIdx+1) * results.IntervalLength)
+	}
+	b := w.batch
+	if b == nil {
+		b = w.iv.batches.Get().(*batch)
+		b.idx = w.ivIdx
+		w.batch = b
+		w.pending.Store(int64(w.ivIdx))
+	}
+	b.v[b.n] = micros(d)<<2 | int64(tag)
+	b.n++
+	if b.n == batchLen {
+		w.flush()
+	}
+}
+
+// micros is d in whole microseconds within the histograms' range; it
+// allocates nothing (see results.RecordMicros).
+func micros(d time.Duration) int64 {
+	return min(max(d.Microseconds(), results.HistMinUs), results.HistMaxUs)
+}
+
+// flush hands the worker's batch to the collector.
+func (w *worker) flush() {
+	if b := w.batch; b != nil {
+		w.batch = nil
+		w.iv.ch <- b
+		w.pending.Store(noBatch)
+	}
+}

@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// runLoad connects a load scenario's clients, runs the cell and closes
+// them again.
+func runLoad(ctx context.Context, spec CellSpec, sh shape) (Result, error) {
+	d, lockers, err := setUp(ctx, spec)
+	if err != nil {
+		return Result{}, err
+	}
+	r := newCellRun(spec, d, lockers, sh)
+	defer r.closeAll()
+	return r.run(ctx)
+}
+
+// ReleaseGrace is how long a release may run on after its cell ended.
+const ReleaseGrace = 2 * time.Second
+
+// cellRun is one cell in flight.
+type cellRun struct {
+	spec    CellSpec
+	driver  impl.Driver
+	shape   shape
+	workers []*worker
+	names   []string
+	check   *checker
+
+	start, measureFrom, deadline time.Time
+	limited                      bool
+	remaining                    atomic.Int64
+
+	// keepOpen leaves the clients connected after the cell (a ramp's
+	// stairs share them).
+	keepOpen bool
+	// beforeRelease, if set, runs before every release (the burst waits
+	// for its waiters there).
+	beforeRelease func(ctx context.Context)
+	// wctx is the context clients serve under; it outlives the cell's
+	// deadline where a shape drains (the open loop).
+	wctx    context.Context
+	wcancel context.CancelFunc
+	// relCtx is what releases run under (see launch).
+	relCtx context.Context
+	// stop ends the cell early; panicked holds the first client panic.
+	stop     context.CancelFunc
+	panicked atomic.Pointer[string]
+	// truncated is set by a shape that ran into the cell's time limit.
+	truncated bool
+
+	// burst
+	grants      atomic.Int64
+	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
+
+	// open loop
+	arrivals   chan int64 // intended arrival, ns after start
+	inflight   atomic.Int64
+	offered    atomic.Int64
+	dropped    atomic.Int64
+	unfinished atomic.Int64
+	lag        *hdrhistogram.Histogram // the generator's own: how late it fired
+}
+
+func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh shape) *cellRun {
+	r := &cellRun{spec: spec, driver: d, shape: sh}
+	r.names = lockNames(spec.Locks)
+	r.workers = make([]*worker, len(lockers))
+	for i, l := range lockers {
+		r.workers[i] = newWorker(i, l, spec.Config.Seed)
+	}
+	sh.prepare(r)
+	return r
+}
+
+func lockNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("lock-%d", i)
+	}
+	return names
+}
+
+func (r *cellRun) closeAll() {
+	if r.keepOpen {
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for _, w := range r.workers {
+		if w.l == nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			w.l.Close()
+		})
+	}
+	wg.Wait()
+	for _, w := range r.workers {
+		w.l = nil
+	}
+}
+
+// sink is where the cell's intervals go as they close: the spec's
+// OnInterval, told which cell they belong to, or nowhere but the result.
+func (r *cellRun) sink() func(results.Interval) {
+	if r.spec.OnInterval == nil {
+		return nil
+	}
+	c := results.Cell{Impl: r.spec.Impl, Scenario: r.spec.Scenario.Name(), Clients: r.spec.Clients}
+	return func(iv results.Interval) { r.spec.OnInterval(c, r.measureFrom, iv) }
+}
+
+// clientCounts is what the clients counted, at the start of a cell (for
+// deltas) and at its end.
+type clientCounts struct {
+	notifications []int64       // Counters.Notifications at the cell's start
+	base          []impl.Counts // every counter when measuring began
+}
+
+func (r *cellRun) run(ctx context.Context) (Result, error) {
+	srv := startServerCounters(ctx, r.driver, r.spec.Config.Servers)
+	r.start = time.Now()
+	r.measureFrom = r.start.Add(r.spec.Warmup)
+	r.check = newChecker(r.start, r.names)
+	iv := newIntervals(r.measureFrom, r.workers, r.sink())
+	var cctx context.Context
+	var cancel context.CancelFunc
+	if r.spec.Duration > 0 {
+		// The cell time limit bounds a timed cell too: a duration beyond
+		// it is cut there, and the cell says so.
+		r.deadline = r.measureFrom.Add(min(r.spec.Duration, r.spec.MaxTime))
+		r.truncated = r.spec.Duration > r.spec.MaxTime
+		cctx, cancel = context.WithDeadline(ctx, r.deadline)
+	} else {
+		r.limited = r.spec.Acquires > 0
+		r.remaining.Store(r.spec.Acquires)
+		cctx, cancel = context.WithTimeout(ctx, r.spec.Warmup+r.spec.MaxTime)
+	}
+	defer cancel()
+	r.stop = cancel
+	counts, warmDone := r.baseCounts(cctx)
+
+	stopProgress := r.startProgress(cctx)
+	health := startHealth()
+	r.launch(ctx, cctx)
+	// A cell that ran into MaxTime before its acquisitions or its burst
+	// were done was cut short: say so.
+	r.truncated = r.truncated || ctx.Err() == nil && r.deadline.IsZero() && errors.Is(cctx.Err(), context.DeadlineExceeded)
+	end := time.Now()
+	gen := health.stop()
+	if r.spec.OnClock != nil {
+		r.spec.OnClock(false)
+	}
+	stopProgress()
+	if warmDone != nil {
+		<-warmDone
+	}
+	return r.finish(ctx, end, iv, counts, srv, gen)
+}
+
+// baseCounts notes every client's counters before it acts, and again when
+// the warm-up ends (at once without one); warmDone closes when that is
+// done, or is nil when it already is.
+func (r *cellRun) baseCounts(cctx context.Context) (*clientCounts, chan struct{}) {
+	cc := &clientCounts{notifications: make([]int64, len(r.workers)), base: make([]impl.Counts, len(r.workers))}
+	for i, w := range r.workers {
+		cc.notifications[i] = w.l.Counters().Notifications.Load()
+		if d, ok := w.l.(impl.Distributions); ok {
+			d.ResetDistributions() // a ramp's previous stair, say
+		}
+	}
+	snap := func() {
+		for i, w := range r.workers {
+			cc.base[i] = w.l.Counters().Snapshot()
+		}
+	}
+	if r.spec.Warmup <= 0 {
+		snap()
+		return cc, nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-time.After(r.spec.Warmup):
+			snap()
+		case <-cctx.Done():
+		}
+	}()
+	return cc, done
+}
+
+// launch starts every client at once, runs the shape's own part and waits
+// for the clients to stop.
+func (r *cellRun) launch(ctx, cctx context.Context) {
+	r.wctx, r.wcancel = cctx, func() {}
+	if s, ok := r.shape.(servingShape); ok {
+		r.wctx, r.wcancel = s.serveContext(ctx, r)
+	}
+	defer r.wcancel()
+	// Releases outlive the clients' context — a holder releases what it
+	// holds even as the cell ends — but not by more than ReleaseGrace, so
+	// that a server that stopped answering cannot hold the cell open.
+	var relCancel context.CancelFunc
+	r.relCtx, relCancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer relCancel()
+	stopGrace := context.AfterFunc(r.wctx, func() { time.AfterFunc(ReleaseGrace, relCancel) })
+	defer stopGrace()
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for _, w := range r.workers {
+		wg.Go(func() {
+			defer r.recoverClient(w)
+			<-gate
+			r.shape.client(r.wctx, r, w)
+		})
+	}
+	if r.spec.OnClock != nil {
+		r.spec.OnClock(true)
+	}
+	close(gate)
+	r.shape.drive(cctx, r)
+	wg.Wait()
+}
+
+// recoverClient turns a client's panic into the end of the cell: the
+// others stop, and what was measured is kept and reported with the panic.
+func (r *cellRun) recoverClient(w *worker) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	msg := fmt.Sprintf("client %d panicked: %v", w.id, p)
+	r.panicked.CompareAndSwap(nil, &msg)
+	r.stop()
+	r.wcancel()
+}
+
+// finish closes the clients, reads the servers' counters and cleans up,
+// then puts the cell's result together.
+func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *clientCounts, srv *serverCounters, gen *health) (Result, error) {
+	// Close every session before the final counts, so that notifications
+	// still in flight are delivered and counted on both sides.
+	counters := make([]*impl.Counters, len(r.workers))
+	for i, w := range r.workers {
+		counters[i] = w.l.Counters()
+	}
+	dists, vecs := distributions(r.workers)
+	ivs, totals := iv.finish(end)
+	r.closeAll()
+	// An interrupted cell reads no counters and cleans nothing up: the
+	// user asked to stop, and a server that stopped answering would keep
+	// them waiting. (The namespace is the run's own; nothing else sees it.)
+	if ctx.Err() == nil {
+		srv.stop(ctx)
+	} else {
+		srv.err = fmt.Errorf("interrupted before the servers' counters were read: %w", ctx.Err())
+	}
+	if r.driver.Cleanup != nil && !r.keepOpen && ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		r.driver.Cleanup(cctx, r.spec.Config.Servers, r.spec.Config.Namespace)
+		cancel()
+	}
+	cell := r.collect(end, counters, cc.base, totals)
+	if r.truncated {
+		cell.Truncated = fmt.Sprintf("cut short by the cell time limit (%v)", r.spec.MaxTime)
+	}
+	cell.Distributions, cell.Vectors = dists, vecs
+	cell.Generator = gen.report(r, cell)
+	var all int64
+	for i, c := range counters {
+		all += c.Notifications.Load() - cc.notifications[i]
+	}
+	cell.Server, cell.ServerNote = srv.deltas(all)
+	res := Result{Cell: cell, Start: r.measureFrom, Intervals: ivs}
+	if p := r.panicked.Load(); p != nil {
+		res.Truncated = *p
+		return res, fmt.Errorf("cell %s: %w: %s", cell.Key(), ErrPanic, *p)
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("cell %s: %w", cell.Key(), ctx.Err())
+	}
+	return res, nil
+}
+
+func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts, totals [nTags]*hdrhistogram.Histogram) results.Cell {
+	spec := r.spec
+	acq, rel := totals[tagAcquire], totals[tagRelease]
+	var c impl.Counts
+	errs := map[string]int64{}
+	var acquires, nerr int64
+	perClient := make([]int64, len(r.workers))
+	for i, w := range r.workers {
+		perClient[i] = w.acquires.Load()
+		acquires += perClient[i]
+		nerr += w.errors.Load()
+		for k, v := range w.errClass {
+			errs[k] += v
+		}
+		c = c.Add(counters[i].Snapshot().Sub(base[i]))
+	}
+	measured := end.Sub(r.measureFrom)
+	if !r.deadline.IsZero() && end.After(r.deadline) {
+		measured = r.deadline.Sub(r.measureFrom)
+	}
+	measured = max(measured, 0)
+	cell := results.Cell{
+		Impl: spec.Impl, Scenario: spec.Scenario.Name(), Kind: spec.Scenario.Kind(),
+		Clients: spec.Clients, Locks: spec.Locks,
+		DurationS: measured.Seconds(), Acquires: acquires, Errors: nerr, ErrorsByClass: errs,
+		AcquireLatencyUs: results.LatencyOf(acq), ReleaseLatencyUs: results.LatencyOf(rel),
+		Counts:   c,
+		Fairness: fairness(perClient, acq),
+		Theory:   r.driver.Theory,
+	}
+	if h := totals[tagHandoff]; h.TotalCount() > 0 {
+		l := results.LatencyOf(h)
+		cell.HandoffGapUs = &l
+	}
+	if measured > 0 {
+		cell.AcquiresPerS = float64(acquires) / measured.Seconds()
+	}
+	if acquires > 0 {
+		cell.RetriesPerAcquire = float64(c.Retries) / float64(acquires)
+		cell.NotificationsPerAcquire = float64(c.Notifications) / float64(acquires)
+		cell.RoundTripsPerAcquire = float64(c.RoundTrips) / float64(acquires)
+	}
+	r.shape.finish(r, &cell, totals)
+	cell.SafetyViolations, cell.Violations = r.check.violations()
+	return cell
+}

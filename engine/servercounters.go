@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandbox"
+)
+
+// serverCounters reads the servers' own counters before and after a cell,
+// through the server kinds of the driver's needs, so that a cell reports
+// what the servers saw beside what the clients counted.
+type serverCounters struct {
+	reads  []func(ctx context.Context) (map[string]int64, error)
+	before map[string]int64
+	after  map[string]int64
+	err    error
+}
+
+// startServerCounters takes the first reading; a driver whose servers'
+// kinds keep no counters gives a reader that reports nothing.
+func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Servers) *serverCounters {
+	s := &serverCounters{}
+	for _, n := range d.Needs {
+		k, ok := sandbox.LookupKind(n.Kind)
+		if !ok || k.Stats == nil || len(servers[n.Role]) == 0 {
+			continue
+		}
+		addrs := servers[n.Role]
+		s.reads = append(s.reads, func(ctx context.Context) (map[string]int64, error) { return k.Stats(ctx, addrs) })
+	}
+	if len(s.reads) > 0 {
+		s.before, s.err = s.read(ctx)
+	}
+	return s
+}
+
+func (s *serverCounters) read(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	var errs []error
+	for _, read := range s.reads {
+		m, err := read(ctx)
+		errs = append(errs, err)
+		for k, v := range m {
+			out[k] += v
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// stop takes the second reading, after the cell's sessions are closed.
+func (s *serverCounters) stop(ctx context.Context) {
+	if len(s.reads) == 0 || s.err != nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	s.after, s.err = s.read(sctx)
+}
+
+// deltas are the servers' counters over the cell, beside
+// client_notifications: the clients' own count over the same span, from
+// before the first client acted to after the last session closed, so the
+// two compare like with like. note says why there are none, when a
+// server would not say.
+func (s *serverCounters) deltas(clientNotifications int64) (map[string]int64, string) {
+	if len(s.reads) == 0 {
+		return nil, ""
+	}
+	if s.err != nil {
+		return nil, s.err.Error()
+	}
+	out := map[string]int64{}
+	for k, v := range s.after {
+		out[k] = v - s.before[k]
+	}
+	out["client_notifications"] = clientNotifications
+	return out, ""
+}

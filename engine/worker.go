@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math/bits"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// worker is one simulated client: its own Locker, its own histograms and
+// random stream. Only its goroutine records; what it records is merged when
+// the second is over (see intervals), because hdrhistogram-go is not safe
+// for concurrent use.
+type worker struct {
+	id      int
+	l       impl.Locker
+	settler impl.Settler // nil when the implementation cannot say
+	timer   *time.Timer
+	rng     *rand.Rand
+	picker  *scenarios.Picker // keys scenario
+
+	acquires atomic.Int64
+	errors   atomic.Int64
+	errClass map[string]int64 // written by the worker only, read after it ends
+	done     atomic.Bool      // burst: granted, or gave up
+	queued   atomic.Bool      // burst, polling: seen waiting at least once
+	streak   int              // consecutive acquire errors, for back-off
+	waited   bool             // the last Acquire took waitFlush or more
+	live     liveHist
+
+	iv      *intervals
+	batch   *batch       // this interval's latencies, see intervals
+	pending atomic.Int64 // batch's interval index, or noBatch
+	ivIdx   int
+	ivEnd   time.Time
+}
+
+func newWorker(id int, l impl.Locker, seed uint64) *worker {
+	w := &worker{id: id, l: l, timer: time.NewTimer(time.Hour),
+		rng: rand.New(rand.NewPCG(seed, uint64(id)^0x9e3779b97f4a7c15))}
+	w.timer.Stop()
+	w.settler, _ = l.(impl.Settler)
+	return w
+}
+
+// record adds one latency to h, allocation-free (see impl.RecordMicros).
+func record(h *hdrhistogram.Histogram, d time.Duration) { impl.RecordMicros(h, d) }
+
+func (w *worker) recordAcquire(now time.Time, d time.Duration) {
+	w.rec(tagAcquire, now, d)
+	w.acquires.Add(1)
+	w.live.add(d.Microseconds())
+}
+
+// waitFlush is how long a wait must be for the worker to hand on its
+// latencies first: a worker that sleeps or waits for the lock with a
+// batch in hand would keep its interval from closing (see intervals).
+const waitFlush = time.Millisecond
+
+// acquire is w.l.Acquire, handing on the worker's batch first when its
+// last acquisition had to wait: one that waited once will likely wait
+// again, and fast ones hand on once per interval.
+func (w *worker) acquire(ctx context.Context, name string) (impl.Lease, error) {
+	if w.waited {
+		w.flush()
+	}
+	start := time.Now()
+	lease, err := w.l.Acquire(ctx, name)
+	w.waited = time.Since(start) >= waitFlush
+	return lease, err
+}
+
+// maxBackoff caps the pause after consecutive acquire errors.
+const maxBackoff = time.Second
+
+// backoff pauses after an acquire error: the retry interval, doubled with
+// each further error in a row up to maxBackoff, jittered. A client that
+// hammered a failing or overloaded server at the retry interval would keep
+// it overloaded (a thousand Redlock clients did, for ten minutes, with one
+// acquisition); real clients back off, and so do these.
+func (w *worker) backoff(ctx context.Context, retry time.Duration) {
+	d := retry << min(w.streak, 20)
+	if d <= 0 || d > maxBackoff {
+		d = maxBackoff
+	}
+	w.streak++
+	w.pause(ctx, d/2+time.Duration(w.rng.Int64N(int64(d/2)+1)))
+}
+
+func (w *worker) fail(err error) {
+	w.errors.Add(1)
+	if w.errClass == nil {
+		w.errClass = map[string]int64{}
+	}
+	w.errClass[impl.Class(err)]++
+}
+
+// pause sleeps d on the worker's timer or until ctx is done.
+func (w *worker) pause(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if d >= waitFlush {
+		w.flush()
+	}
+	w.timer.Reset(d)
+	select {
+	case <-w.timer.C:
+	case <-ctx.Done():
+		w.timer.Stop()
+	}
+}
+
+// over reports whether the cell has ended. A client library may time out
+// on the cell's deadline a moment before the context says so; an error then
+// is the end of the cell, not a failure of the lock.
+func (r *cellRun) over(ctx context.Context, now time.Time) bool {
+	return ctx.Err() != nil || (!r.deadline.IsZero() && !now.Before(r.deadline))
+}
+
+// holdAndRelease keeps the lock for a hold time, under the checker's eye,
+// then releases it. A lost lease is counted by the implementation
+// (Counters.Lost), not as an error.
+func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease impl.Lease, got time.Time, measured bool) {
+	tok, fenced := lease.Fence()
+	v := r.check.enter(lock, w.id, tok, fenced, got)
+	w.pause(ctx, r.spec.HoldDist.Sample(w.rng))
+	if r.beforeRelease != nil {
+		r.beforeRelease(ctx)
+	}
+	t := time.Now()
+	r.check.exit(v, w.id, t)
+	r.check.released(lock, t)
+	err := lease.Release(r.relCtx)
+	now := time.Now()
+	if measured {
+		w.rec(tagRelease, now, now.Sub(t))
+	}
+	if err != nil && !errors.Is(err, impl.ErrLockLost) {
+		w.fail(err)
+	}
+}
+
+// granted records an acquisition: its latency, and the hand-off gap when
+// this client was waiting as the previous holder released.
+func (r *cellRun) granted(w *worker, lock int, start, got time.Time, latency time.Duration) {
+	w.recordAcquire(got, latency)
+	if gap, ok := r.check.handoff(lock, start, got); ok {
+		w.rec(tagHandoff, got, gap)
+	}
+}
+
+// liveHist is a coarse latency histogram of atomics — four buckets per
+// power of two — that the progress line may read while workers write. The
+// exact figures come from the HdrHistograms at the end of the cell.
+type liveHist struct{ b [4 * 64]atomic.Int64 }
+
+func liveBucket(us int64) int {
+	if us < 4 {
+		return int(max(us, 0))
+	}
+	n := bits.Len64(uint64(us)) // us in [2^(n-1), 2^n)
+	sub := (us >> (n - 3)) & 3  // next two bits
+	return 4*(n-2) + int(sub)
+}
+
+func liveValue(i int) int64 {
+	if i < 4 {
+		return int64(i)
+	}
+	n := i/4 + 2
+	sub := int64(i % 4)
+	return (4 + sub + 1) << (n - 3) // upper edge of the bucket
+}
+
+func (h *liveHist) add(us int64) { h.b[liveBucket(us)].Add(1) }

@@ -1,0 +1,56 @@
+package lockbench
+
+import (
+	"context"
+
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/results"
+)
+
+// The cell runner's types and entry points, re-exported so that the CLI,
+// the benchmarks and library users need only this package (and the
+// drivers they register).
+type (
+	// CellSpec describes one cell; see engine.CellSpec.
+	CellSpec = engine.CellSpec
+	// Result is a cell's summary with its timeline.
+	Result = engine.Result
+	// Progress is a cell's state while it runs.
+	Progress = engine.Progress
+	// Ramp is a staircase of client counts.
+	Ramp = engine.Ramp
+	// Scenario is a load shape.
+	Scenario = engine.Scenario
+)
+
+// Arrival processes of the open loop, and the cell defaults.
+const (
+	ArrivalConstant        = engine.ArrivalConstant
+	ArrivalPoisson         = engine.ArrivalPoisson
+	DefaultMaxCellTime     = engine.DefaultMaxCellTime
+	DefaultConnectParallel = engine.DefaultConnectParallel
+)
+
+// Errors a caller branches on: ErrUsage wraps every error about input
+// that cannot run as given; ErrNotApplicable a fault scenario staged on a
+// driver it does not apply to.
+var (
+	ErrUsage         = engine.ErrUsage
+	ErrNotApplicable = engine.ErrNotApplicable
+)
+
+// RunCell connects the clients, runs one cell and returns its result.
+func RunCell(ctx context.Context, spec CellSpec) (results.Cell, error) {
+	return engine.RunCell(ctx, spec)
+}
+
+// RunCellDetail is RunCell with the cell's per-second histograms.
+func RunCellDetail(ctx context.Context, spec CellSpec) (Result, error) {
+	return engine.RunCellDetail(ctx, spec)
+}
+
+// ParseRamp reads "start:step:every", e.g. "4:4:5s".
+func ParseRamp(s string) (Ramp, error) { return engine.ParseRamp(s) }
+
+// LookupScenario returns the scenario registered under name.
+func LookupScenario(name string) (Scenario, bool) { return engine.LookupScenario(name) }

@@ -1,0 +1,194 @@
+package impl
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// Driver describes one implementation completely: what it needs, what it
+// can be told, what it guarantees and what theory predicts of it. The
+// CLI's flags, `lockbench list`, validation, the sandbox, the fault
+// scenarios and the reports are all derived from these declarations, so
+// that a new lock is its own package and one Register call.
+type Driver struct {
+	Name        string
+	Description string
+	// Needs lists the sets of servers the driver connects to; the sandbox
+	// starts what the user did not name.
+	Needs []Need
+	// Options are the driver's own settings, each a flag of `lockbench
+	// run`; New finds their values in Config.Options.
+	Options []Option
+	// Caps says what the driver's leases guarantee, for fault scenarios.
+	Caps Caps
+	// Theory is what the driver's way of waking waiters predicts for
+	// release wake-ups; nil for drivers whose waiters poll.
+	Theory *results.Theory
+	// New connects one simulated client. It returns once the connection or
+	// session is established, so that no set-up lands inside a measurement.
+	New func(ctx context.Context, cfg Config) (Locker, error)
+	// Validate, if set, checks a configuration beyond what each option
+	// checks alone (a per-master timeout below the TTL, say). Errors are
+	// the user's to fix.
+	Validate func(cfg Config) error
+	// Cleanup, if set, removes what a cell left on the servers under its
+	// namespace (ZooKeeper's lock nodes). The harness calls it once the
+	// cell's sessions are closed and its counters read, on a connection of
+	// its own, so it touches no measurement.
+	Cleanup func(ctx context.Context, s Servers, namespace string) error
+}
+
+// Need is one set of servers a driver connects to.
+type Need struct {
+	// Role names the set: its key in Servers, and the CLI's address flag
+	// and environment variable (--redis, LOCKBENCH_REDIS). Drivers that
+	// share a role share its servers.
+	Role string
+	// Kind is the server kind to start for it in a sandbox ("redis",
+	// "zookeeper"); a kind that forms ensembles starts one ensemble.
+	Kind string
+	// Count is how many independent servers the role wants: 1, or five
+	// Redlock masters. Default 1.
+	Count int
+	// Usage describes the addresses for the flag's help.
+	Usage string
+	// Check, if set, judges addresses the user gives for the role (an odd
+	// number of masters, say); the sandbox starts Count.
+	Check func(addrs []string) error
+}
+
+// Caps are what a driver's leases guarantee; fault scenarios apply by
+// them, never by a driver's name.
+type Caps uint
+
+const (
+	// LeaseTTL: a grant lives Config.TTL unless released, so a dead
+	// holder blocks others until then.
+	LeaseTTL Caps = 1 << iota
+	// LeaseSession: a grant lives as long as the holder's session, which
+	// the server ends Config.SessionTimeout after the holder fell silent.
+	LeaseSession
+	// Fencing: Lease.Fence returns tokens that grow with grant order per
+	// lock name.
+	Fencing
+	// Quorum: the lock is granted by a majority of independent servers
+	// (Needs[0].Count of them).
+	Quorum
+)
+
+// Has reports whether c holds every capability of x.
+func (c Caps) Has(x Caps) bool { return c&x == x }
+
+// Any reports whether c holds at least one capability of x.
+func (c Caps) Any(x Caps) bool { return c&x != 0 }
+
+// Lease is how long a grant outlives a silent holder under cfg, and what
+// bounds it ("TTL", "session timeout"); 0 and "" for a lease that never
+// expires by itself.
+func (c Caps) Lease(cfg Config) (time.Duration, string) {
+	switch {
+	case c.Has(LeaseSession):
+		return cfg.SessionTimeout, "session timeout"
+	case c.Has(LeaseTTL):
+		return cfg.TTL, "TTL"
+	}
+	return 0, ""
+}
+
+// Option is a setting a driver or a scenario declares: a flag of `lockbench
+// run` (--NAME), with its default, its help and its check. Values travel
+// as text in Config.Options; Config's typed getters read them.
+type Option struct {
+	Name    string
+	Default string
+	Usage   string
+	// Check validates a value given by the user; nil accepts any.
+	Check func(string) error
+}
+
+// DurationOption declares an option holding a duration ≥ min.
+func DurationOption(name string, def time.Duration, min time.Duration, usage string) Option {
+	return Option{Name: name, Default: def.String(), Usage: usage, Check: func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < min {
+			return fmt.Errorf("want a duration ≥ %v, e.g. %v; got %q", min, def, v)
+		}
+		return nil
+	}}
+}
+
+// ChoiceOption declares an option holding one of choices.
+func ChoiceOption(name, def, usage string, choices ...string) Option {
+	return Option{Name: name, Default: def, Usage: usage, Check: func(v string) error {
+		for _, c := range choices {
+			if v == c {
+				return nil
+			}
+		}
+		return fmt.Errorf("want one of %v; got %q", choices, v)
+	}}
+}
+
+// IntOption declares an option holding a whole number within lo and hi.
+func IntOption(name string, def, lo, hi int, usage string) Option {
+	return Option{Name: name, Default: strconv.Itoa(def), Usage: usage, Check: func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("want a whole number from %d to %d; got %q", lo, hi, v)
+		}
+		return nil
+	}}
+}
+
+// Option returns the value of the option o in c, or its default.
+func (c Config) Option(o Option) string {
+	if v, ok := c.Options[o.Name]; ok && v != "" {
+		return v
+	}
+	return o.Default
+}
+
+// Duration returns the duration option o in c, or its default; a value
+// that does not parse gives the default too (Check refuses it earlier).
+func (c Config) Duration(o Option) time.Duration {
+	if d, err := time.ParseDuration(c.Option(o)); err == nil {
+		return d
+	}
+	d, _ := time.ParseDuration(o.Default)
+	return d
+}
+
+// Int returns the whole-number option o in c, or its default.
+func (c Config) Int(o Option) int {
+	if n, err := strconv.Atoi(c.Option(o)); err == nil {
+		return n
+	}
+	n, _ := strconv.Atoi(o.Default)
+	return n
+}
+
+// CheckOptions checks every value in opts that the user gave (present in
+// values); the error names the option.
+func CheckOptions(opts []Option, values map[string]string) error {
+	for _, o := range opts {
+		v, ok := values[o.Name]
+		if !ok || o.Check == nil {
+			continue
+		}
+		if err := o.Check(v); err != nil {
+			return fmt.Errorf("--%s: %w", o.Name, err)
+		}
+	}
+	return nil
+}
+
+// EnvName is the environment variable that names a role's servers, as the
+// CLI reads it and `lockbench sandbox` prints it: LOCKBENCH_REDIS.
+func EnvName(role string) string {
+	return "LOCKBENCH_" + strings.ToUpper(strings.ReplaceAll(role, "-", "_"))
+}

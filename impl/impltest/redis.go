@@ -1,0 +1,55 @@
+package impltest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// RedisKeys returns an Options.Leftovers for drivers that keep a Redis key
+// per lock (redis, redlock, redsync): it counts, on every server of role,
+// the keys whose name key(namespace, name) would give for some lock name.
+// key is the driver's key function (redis.Key), so that the count follows
+// the driver's layout rather than a copy of it.
+func RedisKeys(role string, key func(namespace, name string) string) func(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
+	return func(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
+		pattern := key(globEscape(namespace), "*")
+		total := 0
+		for _, addr := range servers[role] {
+			n, err := countKeys(ctx, addr, pattern)
+			if err != nil {
+				return 0, fmt.Errorf("redis %s: SCAN MATCH %s: %w", addr, pattern, err)
+			}
+			total += n
+		}
+		return total, nil
+	}
+}
+
+func countKeys(ctx context.Context, addr, pattern string) (int, error) {
+	cl := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+	defer cl.Close()
+	n := 0
+	it := cl.Scan(ctx, 0, pattern, 100).Iterator()
+	for it.Next(ctx) {
+		n++
+	}
+	return n, it.Err()
+}
+
+// globEscape quotes the characters Redis's glob patterns treat as syntax.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

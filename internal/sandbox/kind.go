@@ -1,0 +1,91 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Kind is a kind of server the sandbox can start: how to start, check and
+// stop it, what it is called on the command line, and how to read its own
+// counters and version. Drivers name the kinds they need (impl.Need.Kind);
+// the sandbox, `lockbench sandbox` and the cell runner work for any kind
+// registered here.
+type Kind struct {
+	// Name is what drivers' needs say: "redis", "zookeeper".
+	Name string
+	// Flag is the kind's word on the command line: `lockbench sandbox
+	// --FLAG N` starts N of it.
+	Flag string
+	// Ensemble says that N servers of the kind form one service (a
+	// ZooKeeper ensemble) rather than N independent ones.
+	Ensemble bool
+	// SizeFlag, for an ensemble kind, is the `lockbench run` flag that
+	// sets the sandboxed ensemble's size (--zk-ensemble); SizeUsage its help.
+	SizeFlag, SizeUsage string
+	// Start starts n servers (or an ensemble of n) under dir and returns
+	// once every one answers. Servers it returns with an error are stopped
+	// by the caller.
+	Start func(ctx context.Context, dir string, n int) ([]*Server, error)
+	// Stats, if set, reads the servers' own counters (cumulative, summed
+	// over addrs). It returns an error wrapping ErrStatsRefused when a
+	// server will not say.
+	Stats func(ctx context.Context, addrs []string) (map[string]int64, error)
+	// Version, if set, asks one server what it is ("redis 7.0.15").
+	Version func(ctx context.Context, addr string) string
+}
+
+// ErrStatsRefused means a server refused to report its counters.
+var ErrStatsRefused = errors.New("sandbox: server refused to report counters")
+
+var (
+	kindsMu sync.RWMutex
+	kinds   = map[string]Kind{}
+)
+
+// RegisterKind makes a server kind available. Like impl.Register it panics
+// on an empty name, a nil Start or a duplicate: programming errors.
+func RegisterKind(k Kind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if k.Name == "" || k.Start == nil || k.Flag == "" {
+		panic("sandbox: RegisterKind without a name, a flag or Start")
+	}
+	if _, dup := kinds[k.Name]; dup {
+		panic(fmt.Sprintf("sandbox: RegisterKind(%q) twice", k.Name))
+	}
+	kinds[k.Name] = k
+}
+
+// LookupKind returns the kind registered under name.
+func LookupKind(name string) (Kind, bool) {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// Kinds returns every registered kind, sorted by name.
+func Kinds() []Kind {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	out := make([]Kind, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b Kind) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// Names of the kinds this package registers.
+const (
+	KindRedis     = "redis"
+	KindZooKeeper = "zookeeper"
+)

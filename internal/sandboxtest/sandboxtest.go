@@ -1,0 +1,90 @@
+// Package sandboxtest starts real servers for tests, in the manner of
+// net/http/httptest: Start(t, needs…) starts what the needs name on free
+// loopback ports, returns their addresses by role, and stops them when the
+// test (or benchmark) ends. A machine without the servers installed skips
+// the test, saying why.
+package sandboxtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandbox"
+)
+
+// Start returns servers for every need: the addresses named in the
+// environment (LOCKBENCH_<ROLE>, as `lockbench sandbox` prints them) or,
+// for the others, a sandbox started for this test and stopped by its
+// cleanup. Needs of one kind share its servers, as in a run; an ensemble
+// kind starts one server (see StartSized).
+func Start(t testing.TB, needs ...impl.Need) impl.Servers {
+	t.Helper()
+	return StartSized(t, nil, needs...)
+}
+
+// StartSized is Start with the sizes of sandboxed ensembles by kind (a
+// ZooKeeper ensemble of 3, say).
+func StartSized(t testing.TB, sizes map[string]int, needs ...impl.Need) impl.Servers {
+	t.Helper()
+	servers := impl.Servers{}
+	spec := sandbox.Spec{}
+	var sandboxed []impl.Need
+	for _, n := range needs {
+		if n.Count <= 0 {
+			n.Count = 1
+		}
+		if v := os.Getenv(impl.EnvName(n.Role)); v != "" {
+			servers[n.Role] = strings.Split(v, ",")
+			continue
+		}
+		k, ok := sandbox.LookupKind(n.Kind)
+		if !ok {
+			t.Fatalf("sandboxtest: no server kind %q", n.Kind)
+		}
+		want := n.Count
+		if k.Ensemble {
+			want = max(sizes[n.Kind], 1)
+		}
+		spec[n.Kind] = max(spec[n.Kind], want)
+		sandboxed = append(sandboxed, n)
+	}
+	if len(spec) == 0 {
+		return servers
+	}
+	f, err := sandbox.Start(context.Background(), spec)
+	if errors.Is(err, sandbox.ErrMissing) {
+		t.Skip("sandboxtest: ", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	for _, n := range sandboxed {
+		k, _ := sandbox.LookupKind(n.Kind)
+		addrs := f.Addrs(n.Kind)
+		if !k.Ensemble {
+			addrs = addrs[:n.Count]
+		}
+		servers[n.Role] = addrs
+	}
+	return servers
+}
+
+// StartFleet starts spec for this test and returns the fleet itself, for
+// tests that stop, kill or restart servers; the cleanup closes it.
+func StartFleet(t testing.TB, spec sandbox.Spec) *sandbox.Fleet {
+	t.Helper()
+	f, err := sandbox.Start(context.Background(), spec)
+	if errors.Is(err, sandbox.ErrMissing) {
+		t.Skip("sandboxtest: ", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

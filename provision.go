@@ -1,0 +1,136 @@
+package lockbench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// provisioned is the servers a run uses: those given, and those its
+// sandbox started for the roles that were not.
+type provisioned struct {
+	servers   impl.Servers
+	sandboxed []string // roles the sandbox serves
+	roles     []impl.Need
+	fleet     *sandbox.Fleet
+}
+
+func (p *provisioned) close() {
+	if p.fleet != nil {
+		p.fleet.Close()
+	}
+}
+
+// provision starts, in one sandbox, the servers of every role the plan's
+// drivers need and the user did not name. Roles of one kind share its
+// servers: the single Redis is the first of Redlock's five masters.
+func provision(ctx context.Context, p Plan) (*provisioned, error) {
+	out := &provisioned{servers: p.Cell.Config.Servers.Clone(), roles: p.needs()}
+	spec := sandbox.Spec{}
+	for _, n := range out.roles {
+		if len(out.servers[n.Role]) > 0 {
+			continue
+		}
+		k, ok := sandbox.LookupKind(n.Kind)
+		if !ok {
+			return out, fmt.Errorf("lockbench: no server kind %q for --%s", n.Kind, n.Role)
+		}
+		want := n.Count
+		if k.Ensemble {
+			want = max(p.Sizes[n.Kind], 1)
+		}
+		spec[n.Kind] = max(spec[n.Kind], want)
+		out.sandboxed = append(out.sandboxed, n.Role)
+	}
+	if len(spec) == 0 {
+		return out, nil
+	}
+	f, err := sandbox.Start(ctx, spec)
+	if err != nil {
+		return out, err
+	}
+	out.fleet = f
+	for _, n := range out.roles {
+		if slices.Contains(out.sandboxed, n.Role) {
+			out.servers[n.Role] = RoleAddrs(f, n)
+		}
+	}
+	return out, nil
+}
+
+// dead names the sandboxed servers that are no longer running.
+func (p *provisioned) dead() []string {
+	if p.fleet == nil {
+		return nil
+	}
+	var out []string
+	for kind, ss := range p.fleet.Servers {
+		for _, s := range ss {
+			if !s.Running() {
+				out = append(out, kind+" "+s.Addr)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RoleAddrs are the addresses of f that serve role n: its first n.Count
+// servers of n's kind, or the whole ensemble; nil when f has too few.
+func RoleAddrs(f *sandbox.Fleet, n impl.Need) []string {
+	addrs := f.Addrs(n.Kind)
+	k, _ := sandbox.LookupKind(n.Kind)
+	switch {
+	case k.Ensemble:
+		return addrs
+	case len(addrs) < n.Count:
+		return nil
+	}
+	return addrs[:n.Count]
+}
+
+// versions asks every server what it is, through its kind.
+func (p *provisioned) versions(ctx context.Context) map[string]string {
+	out := map[string]string{}
+	for _, n := range p.roles {
+		k, _ := sandbox.LookupKind(n.Kind)
+		if k.Version == nil {
+			continue
+		}
+		for _, a := range p.servers[n.Role] {
+			key := k.Name + " " + a
+			if _, seen := out[key]; !seen {
+				out[key] = k.Version(ctx, a)
+			}
+		}
+	}
+	return out
+}
+
+func (p Plan) meta(started time.Time, f *provisioned) results.Meta {
+	c := p.Cell.Config.WithDefaults()
+	hold, think := p.Cell.HoldDist, p.Cell.ThinkDist
+	if hold.IsZero() {
+		hold = scenarios.Fixed(p.Cell.Hold)
+	}
+	if think.IsZero() {
+		think = scenarios.Fixed(p.Cell.Think)
+	}
+	return results.Meta{
+		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(),
+		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
+		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,
+		Seed: c.Seed, Impls: p.Impls, Scenarios: p.Scenarios, Clients: slices.Clone(p.Clients),
+		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
+		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),
+		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options, SLO: p.SLO,
+		Servers: results.Addrs(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
+	}
+}

@@ -1,0 +1,135 @@
+package results
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// IntervalLength is the length of the intervals of a cell's timeline.
+const IntervalLength = time.Second
+
+// Interval is one interval of a cell: the latencies recorded by every
+// client in it, merged, by tag. A nil or empty histogram is written as
+// nothing.
+type Interval struct {
+	// Start and End bound the interval; a zero End is Start plus
+	// IntervalLength.
+	Start, End                         time.Time
+	Acquire, Release, Handoff, Service *hdrhistogram.Histogram
+}
+
+// LogWriter writes a cell's timeline as an HdrHistogram interval log
+// (DIR/<cell>.hlog) while the cell runs: one histogram per interval per
+// tag, values in microseconds, readable by HdrHistogram's own log tools.
+// Each interval is on disk once Write returns, so an interrupted run keeps
+// every second it measured, and a long cell's memory does not grow.
+type LogWriter struct {
+	f      *os.File
+	buf    *bufio.Writer
+	w      *hdrhistogram.HistogramLogWriter
+	key    string
+	writer string
+	begun  bool
+	err    error
+}
+
+// CreateCellLog creates (or empties) the .hlog of cell c in dir; writer
+// names the program in the log's comment.
+func CreateCellLog(dir string, c Cell, writer string) (*LogWriter, error) {
+	f, err := os.OpenFile(CellPath(dir, c, HlogExt), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	l := &LogWriter{f: f, buf: bufio.NewWriter(f), key: c.Key(), writer: writer}
+	l.w = hdrhistogram.NewHistogramLogWriter(l.buf)
+	return l, nil
+}
+
+// begin writes the log's header, once, with the time measuring began.
+func (l *LogWriter) begin(start time.Time) {
+	if l.begun {
+		return
+	}
+	l.begun = true
+	startMs := start.UnixMilli()
+	l.w.SetBaseTime(startMs)
+	for _, err := range []error{
+		l.w.OutputLogFormatVersion(),
+		l.w.OutputComment(fmt.Sprintf("%s %s: latencies in microseconds", l.writer, l.key)),
+		l.w.OutputStartTime(startMs),
+		l.w.OutputBaseTime(startMs),
+		l.w.OutputLegend(),
+	} {
+		if err != nil && l.err == nil {
+			l.err = fmt.Errorf("results: hlog: %w", err)
+		}
+	}
+}
+
+// Write appends one interval; start is when the cell began measuring. An
+// error is kept and returned by Close as well.
+func (l *LogWriter) Write(start time.Time, iv Interval) error {
+	l.begin(start)
+	end := iv.End
+	if end.IsZero() {
+		end = iv.Start.Add(IntervalLength)
+	}
+	for _, h := range []struct {
+		tag string
+		h   *hdrhistogram.Histogram
+	}{{TagAcquire, iv.Acquire}, {TagRelease, iv.Release}, {TagHandoff, iv.Handoff}, {TagService, iv.Service}} {
+		if h.h == nil || h.h.TotalCount() == 0 {
+			continue
+		}
+		// The values are µs. The writer's max column divides by its fixed
+		// ns→ms ratio; tools that read the histograms are unaffected.
+		h.h.SetTag(h.tag)
+		h.h.SetStartTimeMs(iv.Start.UnixMilli())
+		h.h.SetEndTimeMs(end.UnixMilli())
+		if err := l.w.OutputIntervalHistogram(h.h); err != nil && l.err == nil {
+			l.err = fmt.Errorf("results: hlog: %w", err)
+		}
+	}
+	if err := l.buf.Flush(); err != nil && l.err == nil {
+		l.err = fmt.Errorf("results: hlog: %w", err)
+	}
+	return l.err
+}
+
+// Close writes the header if no interval came (start is when the cell
+// began), flushes and closes the file, and returns the first error.
+func (l *LogWriter) Close(start time.Time) error {
+	l.begin(start)
+	if err := l.buf.Flush(); err != nil && l.err == nil {
+		l.err = fmt.Errorf("results: hlog: %w", err)
+	}
+	if err := l.f.Close(); err != nil && l.err == nil {
+		l.err = fmt.Errorf("results: hlog: %w", err)
+	}
+	return l.err
+}
+
+// WriteCellLog writes a whole timeline at once (see LogWriter), the last
+// interval cut at the cell's measured duration.
+func WriteCellLog(dir string, c Cell, start time.Time, ivs []Interval, writer string) error {
+	l, err := CreateCellLog(dir, c, writer)
+	if err != nil {
+		return err
+	}
+	end := start.Add(time.Duration(c.DurationS * float64(time.Second)))
+	for _, iv := range ivs {
+		ivEnd := iv.End
+		if ivEnd.IsZero() {
+			ivEnd = iv.Start.Add(IntervalLength)
+		}
+		if c.DurationS > 0 && end.After(iv.Start) && end.Before(ivEnd) {
+			iv.End = end
+		}
+		l.Write(start, iv)
+	}
+	return l.Close(start)
+}

@@ -1,0 +1,187 @@
+package lockbench
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Validate checks the whole plan before any server is touched — every
+// list, every number, every implementation × scenario combination, the
+// drivers' and scenarios' own options, the server addresses given — and
+// fills in defaults. Its error wraps ErrUsage and names what to change.
+// The CLI only parses; this is the one place a plan is judged.
+func (p *Plan) Validate() error {
+	if err := p.checkLists(); err != nil {
+		return err
+	}
+	if err := p.checkTemplate(); err != nil {
+		return err
+	}
+	if err := p.checkServers(); err != nil {
+		return err
+	}
+	if err := p.checkSizes(); err != nil {
+		return err
+	}
+	if p.SLO != "" {
+		if _, err := results.ParseSLO(p.SLO); err != nil {
+			return fmt.Errorf("%w: --slo: %v", ErrUsage, err)
+		}
+	}
+	for _, name := range p.Impls {
+		for _, sc := range p.Scenarios {
+			spec := p.Cell
+			spec.Impl, spec.Clients = name, p.Clients[0]
+			spec.Scenario, _ = engine.LookupScenario(sc)
+			if err := spec.Validate(); err != nil && !errors.Is(err, ErrNotApplicable) {
+				return err
+			}
+		}
+	}
+	return p.checkRamp()
+}
+
+// checkLists refuses empty, unknown and repeated names and counts: a
+// repeated cell would overwrite its twin's files.
+func (p *Plan) checkLists() error {
+	if len(p.Impls) == 0 || len(p.Scenarios) == 0 || len(p.Clients) == 0 {
+		return fmt.Errorf("%w: need at least one implementation, scenario and client count", ErrUsage)
+	}
+	for i, n := range p.Impls {
+		if _, ok := impl.Lookup(n); !ok {
+			return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, n, strings.Join(impl.Names(), ", "))
+		}
+		if slices.Contains(p.Impls[:i], n) {
+			return fmt.Errorf("%w: --impl names %s twice", ErrUsage, n)
+		}
+	}
+	for i, s := range p.Scenarios {
+		if _, ok := engine.LookupScenario(s); !ok {
+			return fmt.Errorf("%w: unknown scenario %q (known: %s)", ErrUsage, s, strings.Join(engine.ScenarioNames(), ", "))
+		}
+		if slices.Contains(p.Scenarios[:i], s) {
+			return fmt.Errorf("%w: --scenario names %s twice", ErrUsage, s)
+		}
+	}
+	for i, n := range p.Clients {
+		if n < 1 {
+			return fmt.Errorf("%w: --clients: counts must be ≥ 1, got %d", ErrUsage, n)
+		}
+		if slices.Contains(p.Clients[:i], n) {
+			return fmt.Errorf("%w: --clients names %d twice", ErrUsage, n)
+		}
+	}
+	return nil
+}
+
+// checkTemplate refuses settings of the plan's template cell that no run
+// can use. A plan states every setting — the CLI's flags carry the
+// defaults — so a zero is refused where it means nothing, rather than
+// taken for "the default" as a bare CellSpec takes it.
+func (p *Plan) checkTemplate() error {
+	c, cfg := p.Cell, p.Cell.Config
+	type rule struct {
+		bad  bool
+		flag string
+		want string
+		got  any
+	}
+	for _, r := range []rule{
+		{c.Locks < 1, "locks", "a whole number ≥ 1", c.Locks},
+		{c.Duration < 0 || c.Duration == 0 && c.Acquires == 0 && p.Ramp == nil, "duration", "a positive duration", c.Duration},
+		{c.Acquires < 0, "acquires", "a whole number ≥ 1", c.Acquires},
+		{c.Warmup < 0, "warmup", "a duration ≥ 0", c.Warmup},
+		{c.MaxTime <= 0, "max-cell-time", "a positive duration", c.MaxTime},
+		{c.ConnectParallel < 1, "connect-parallel", "a whole number ≥ 1", c.ConnectParallel},
+		{c.Repeat < 1, "repeat", "a whole number ≥ 1", c.Repeat},
+		{!(c.Rate >= 0 && c.Rate <= engine.MaxRate), "rate", "arrivals per second from 0 to 1e6", c.Rate},
+		{c.MaxInflight < 0, "max-inflight", "a whole number ≥ 0 (0: --clients)", c.MaxInflight},
+		{cfg.TTL <= 0, "ttl", "a positive duration", cfg.TTL},
+		{cfg.Retry <= 0, "retry", "a positive duration", cfg.Retry},
+		{cfg.SessionTimeout <= 0, "zk-session-timeout", "a positive duration", cfg.SessionTimeout},
+		{cfg.DialTimeout <= 0, "connect-timeout", "a positive duration", cfg.DialTimeout},
+		// −1 is how a plan says "no jitter" (zero means the default).
+		{!(cfg.Jitter == -1 || cfg.Jitter >= 0 && cfg.Jitter <= 1), "jitter", "a fraction from 0 to 1", cfg.Jitter},
+	} {
+		if r.bad {
+			return fmt.Errorf("%w: --%s must be %s, got %v", ErrUsage, r.flag, r.want, r.got)
+		}
+	}
+	return nil
+}
+
+// checkServers checks the addresses given for every role: host:port
+// each, and what the role's need says of them (an odd number of masters).
+func (p *Plan) checkServers() error {
+	for _, n := range impl.Roles() {
+		addrs := p.Cell.Config.Servers[n.Role]
+		for _, a := range addrs {
+			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+				return fmt.Errorf("%w: --%s: %q is not host:port", ErrUsage, n.Role, a)
+			}
+		}
+		if len(addrs) > 0 && n.Check != nil {
+			if err := n.Check(addrs); err != nil {
+				return fmt.Errorf("%w: --%s: %v", ErrUsage, n.Role, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSizes checks the sandbox sizes of ensemble kinds: 1, or an odd
+// number ≥ 3 that can form a majority.
+func (p *Plan) checkSizes() error {
+	for kind, n := range p.Sizes {
+		k, ok := sandbox.LookupKind(kind)
+		if !ok || !k.Ensemble {
+			return fmt.Errorf("%w: no ensemble server kind %q", ErrUsage, kind)
+		}
+		if n != 1 && (n < 3 || n%2 == 0) {
+			return fmt.Errorf("%w: --%s must be 1 or an odd number ≥ 3, got %d", ErrUsage, k.SizeFlag, n)
+		}
+	}
+	return nil
+}
+
+func (p *Plan) checkRamp() error {
+	if p.Ramp == nil {
+		return nil
+	}
+	for _, sc := range p.Scenarios {
+		if s, _ := engine.LookupScenario(sc); s.Kind() != results.KindClosed && s.Kind() != results.KindOpen {
+			return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", ErrUsage, sc)
+		}
+	}
+	if top := slices.Max(p.Clients); p.Ramp.Start > top {
+		return fmt.Errorf("%w: the ramp starts at %d clients, above --clients %d", ErrUsage, p.Ramp.Start, top)
+	}
+	return nil
+}
+
+// needs lists the server roles of the plan's drivers, each once with the
+// largest count asked.
+func (p *Plan) needs() []impl.Need {
+	var out []impl.Need
+	for _, name := range p.Impls {
+		d, _ := impl.Lookup(name)
+		for _, n := range d.Needs {
+			i := slices.IndexFunc(out, func(o impl.Need) bool { return o.Role == n.Role })
+			switch {
+			case i < 0:
+				out = append(out, n)
+			case n.Count > out[i].Count:
+				out[i].Count = n.Count
+			}
+		}
+	}
+	return out
+}
