@@ -46,7 +46,32 @@ func (p *Plan) Validate() error {
 			}
 		}
 	}
+	if err := p.checkFiles(fdLimit()); err != nil {
+		return err
+	}
 	return p.checkRamp()
+}
+
+// fdReserve is the file descriptors kept for everything but the clients:
+// results, server probes, the sandbox's pipes.
+const fdReserve = 256
+
+// checkFiles refuses, before anything connects, a plan whose clients need
+// more connections than the process may open (limit; 0 if unknown).
+func (p *Plan) checkFiles(limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	top := slices.Max(p.Clients)
+	for _, name := range p.Impls {
+		d, _ := impl.Lookup(name)
+		need := top * d.ConnsPerClient(func(kind string) bool { k, _ := sandbox.LookupKind(kind); return k.Ensemble })
+		if need+fdReserve > limit {
+			return fmt.Errorf("%w: %d clients of %s need about %d connections, and this process may open %d files: "+
+				"raise the limit (ulimit -n %d) or use fewer clients", ErrUsage, top, name, need, limit, need+fdReserve)
+		}
+	}
+	return nil
 }
 
 // checkLists refuses empty, unknown and repeated names and counts: a

@@ -52,12 +52,12 @@ func (burstShape) finish(r *cellRun, c *results.Cell, _ [nTags]*hdrhistogram.His
 // armed queue — the herd in its exact form.
 func (r *cellRun) burst(ctx context.Context, w *worker) {
 	defer w.flush()
-	lock := w.id % len(r.names)
+	lock := w.id % r.names.len()
 	start := time.Now()
 	var lease impl.Lease
 	for {
 		var err error
-		lease, err = w.acquire(ctx, r.names[lock])
+		lease, err = w.acquire(ctx, r.names.at(lock))
 		if err == nil {
 			break
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -150,7 +151,7 @@ func setUp(ctx context.Context, spec CellSpec) (impl.Driver, []impl.Locker, erro
 		return d, nil, err
 	}
 	if p, ok := lockers[0].(impl.Preparer); ok {
-		if err := p.Prepare(ctx, lockNames(spec.Locks)); err != nil {
+		if err := p.Prepare(ctx, newLockNames(spec.Locks).all()); err != nil {
 			for _, l := range lockers {
 				l.Close()
 			}
@@ -270,7 +271,7 @@ func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, 
 			cfg.Client = i
 			l, err := d.New(ctx, cfg)
 			if err != nil {
-				once.Do(func() { firstErr = fmt.Errorf("%s client %d: %w", d.Name, i, err); cancel() })
+				once.Do(func() { firstErr = connectError(d.Name, i, err); cancel() })
 				return
 			}
 			lockers[i] = l
@@ -365,4 +366,13 @@ func spreadsOf(hists map[string]*hdrhistogram.Histogram) map[string]results.Spre
 		}
 	}
 	return spreads
+}
+
+// connectError says why client i could not connect; running out of file
+// descriptors is said as such, not as an unreachable server.
+func connectError(name string, i int, err error) error {
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return fmt.Errorf("%s client %d: out of file descriptors (too many open files): raise the limit (ulimit -n) or use fewer clients: %w", name, i, err)
+	}
+	return fmt.Errorf("%s client %d: %w", name, i, err)
 }

@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,7 +192,7 @@ func TestCheckerSeesOverlapsOfAnUnsafeLock(t *testing.T) {
 func TestCheckerTokenRegression(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	k := newChecker(now, []string{"a"})
+	k := newChecker(now, newLockNames(1))
 	for client, tok := range []uint64{0, 5} { // a first token of 0 is fine
 		v := k.enter(0, client, tok, true, now)
 		k.exit(v, client, now)
@@ -254,7 +257,7 @@ func TestRecordingPathAllocatesNothing(t *testing.T) {
 	l, _ := inproc.New(context.Background(), impl.Config{Namespace: t.Name()})
 	w := newWorker(0, l, 1)
 	newIntervals(time.Now(), []*worker{w}, nil)
-	k := newChecker(time.Now(), []string{"a"})
+	k := newChecker(time.Now(), newLockNames(1))
 	allocs := testing.AllocsPerRun(1000, func() {
 		t0 := time.Now()
 		w.recordAcquire(t0, time.Since(t0)+3*time.Millisecond)
@@ -288,7 +291,7 @@ func TestHandoffPairsEachGrantWithItsRelease(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	k := newChecker(t0, []string{"a"})
+	k := newChecker(t0, newLockNames(1))
 	if _, ok := k.handoff(0, at(0), at(1)); ok { // A takes a free lock
 		t.Fatal("a free lock counted as a hand-off")
 	}
@@ -302,5 +305,33 @@ func TestHandoffPairsEachGrantWithItsRelease(t *testing.T) {
 	}
 	if _, ok := k.handoff(0, at(20), at(21)); ok { // D came after the last release
 		t.Fatal("an acquire of a free lock counted as a hand-off")
+	}
+}
+
+func TestRunningOutOfFilesIsSaidAsSuch(t *testing.T) {
+	err := connectError("x", 7, fmt.Errorf("dial: %w", syscall.EMFILE))
+	if !errors.Is(err, syscall.EMFILE) || !strings.Contains(err.Error(), "out of file descriptors") {
+		t.Errorf("EMFILE reads %q", err)
+	}
+	if err := connectError("x", 7, errors.New("refused")); strings.Contains(err.Error(), "file descriptors") {
+		t.Errorf("a refused connection reads %q", err)
+	}
+}
+
+// Beyond denseLocks the checker keeps only the locks used, and still sees
+// an overlap on one of them, by its name.
+func TestCheckerOfAMillionLocks(t *testing.T) {
+	t0 := time.Now()
+	k := newChecker(t0, newLockNames(1_000_000))
+	if k.locks != nil {
+		t.Fatal("a million locks got a dense array")
+	}
+	a := k.enter(900_001, 0, 0, false, t0)
+	b := k.enter(900_001, 1, 0, false, t0.Add(time.Millisecond))
+	k.exit(b, 1, t0.Add(2*time.Millisecond))
+	k.exit(a, 0, t0.Add(3*time.Millisecond))
+	n, vs := k.violations()
+	if n != 1 || vs[0].Lock != "lock-900001" {
+		t.Errorf("%d violations %+v, want one on lock-900001", n, vs)
 	}
 }

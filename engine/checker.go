@@ -15,8 +15,11 @@ import (
 // mutex to be listed.
 type checker struct {
 	start time.Time
-	locks []lockState
-	names []string
+	locks []lockState // dense: one per lock, up to denseLocks
+	// sparse holds the state of the locks used, by index, for cells of
+	// more than denseLocks: a million locks cost what is touched.
+	sparse sync.Map
+	names  lockNames
 
 	count atomic.Int64
 	mu    sync.Mutex
@@ -36,8 +39,29 @@ type lockState struct {
 	_        [8]byte // keep neighbouring locks off one cache line
 }
 
-func newChecker(start time.Time, names []string) *checker {
-	return &checker{start: start, locks: make([]lockState, len(names)), names: names}
+// denseLocks is the most locks whose state the checker keeps in one array
+// (64 bytes each); beyond, it keeps the state of the locks used.
+const denseLocks = 1 << 16
+
+func newChecker(start time.Time, names lockNames) *checker {
+	k := &checker{start: start, names: names}
+	if names.len() <= denseLocks {
+		k.locks = make([]lockState, names.len())
+	}
+	return k
+}
+
+// state is lock's state. Dense, it is an index; sparse, a lookup that
+// allocates the first time a lock is used.
+func (k *checker) state(lock int) *lockState {
+	if k.locks != nil {
+		return &k.locks[lock]
+	}
+	if v, ok := k.sparse.Load(lock); ok {
+		return v.(*lockState)
+	}
+	v, _ := k.sparse.LoadOrStore(lock, new(lockState))
+	return v.(*lockState)
 }
 
 // visit is what a client carries from enter to exit.
@@ -49,7 +73,7 @@ type visit struct {
 }
 
 func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Time) visit {
-	s := &k.locks[lock]
+	s := k.state(lock)
 	n := now.Sub(k.start).Nanoseconds()
 	v := visit{lock: lock, enteredN: n}
 	prevHolder := int(s.holder.Swap(int64(client)))
@@ -61,7 +85,7 @@ func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Ti
 		for {
 			prev := s.token.Load()
 			if prev != 0 && token < prev { // token ≤ highest seen
-				k.record(results.Violation{Lock: k.names[lock], Kind: "token_regression", Intruder: client,
+				k.record(results.Violation{Lock: k.names.at(lock), Kind: "token_regression", Intruder: client,
 					Holder: prevHolder, AtS: float64(n) / 1e9, Token: token, PrevToken: prev - 1})
 				break
 			}
@@ -74,7 +98,7 @@ func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Ti
 }
 
 func (k *checker) exit(v visit, client int, now time.Time) {
-	s := &k.locks[v.lock]
+	s := k.state(v.lock)
 	n := now.Sub(k.start).Nanoseconds()
 	stillOther := s.inside.Add(-1) > 0
 	if v.intruded {
@@ -82,7 +106,7 @@ func (k *checker) exit(v visit, client int, now time.Time) {
 		if !stillOther {
 			end = min(n, max(s.lastExit.Load(), v.enteredN))
 		}
-		k.record(results.Violation{Lock: k.names[v.lock], Kind: "overlap", Holder: v.other, Intruder: client,
+		k.record(results.Violation{Lock: k.names.at(v.lock), Kind: "overlap", Holder: v.other, Intruder: client,
 			AtS: float64(v.enteredN) / 1e9, OverlapUs: float64(end-v.enteredN) / 1e3})
 	}
 	s.lastExit.Store(n)
@@ -108,14 +132,14 @@ func (k *checker) violations() (int64, []results.Violation) {
 // the releaser hears its reply, and a stamp taken then would pair the next
 // hand-off with this release.
 func (k *checker) released(lock int, now time.Time) {
-	k.locks[lock].released.Store(now.Sub(k.start).Nanoseconds())
+	k.state(lock).released.Store(now.Sub(k.start).Nanoseconds())
 }
 
 // handoff returns the gap from the previous holder's release call to this
 // acquire returning, when this client was already waiting at that release.
 // It declines (ok false) when the client came to a free lock.
 func (k *checker) handoff(lock int, start, got time.Time) (gap time.Duration, ok bool) {
-	s := &k.locks[lock]
+	s := k.state(lock)
 	g := got.Sub(k.start).Nanoseconds()
 	prevGrant := s.granted.Swap(g)
 	rel := s.released.Load()

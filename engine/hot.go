@@ -28,7 +28,7 @@ func (closedLoop) client(ctx context.Context, r *cellRun, w *worker)            
 // closedLoop is acquire → hold → release → think until the cell ends.
 func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 	defer w.flush()
-	lock := w.id % len(r.names)
+	lock := w.id % r.names.len()
 	warm := impl.WarmingUp(ctx)
 	for ctx.Err() == nil {
 		if w.picker != nil {
@@ -46,7 +46,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 		if !measured {
 			actx = warm
 		}
-		lease, err := w.acquire(actx, r.names[lock])
+		lease, err := w.acquire(actx, r.names.at(lock))
 		got := time.Now()
 		if err != nil {
 			if r.over(ctx, got) {

@@ -35,7 +35,7 @@ type cellRun struct {
 	driver  impl.Driver
 	shape   shape
 	workers []*worker
-	names   []string
+	names   lockNames
 	check   *checker
 
 	start, measureFrom, deadline time.Time
@@ -75,21 +75,13 @@ type cellRun struct {
 
 func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh shape) *cellRun {
 	r := &cellRun{spec: spec, driver: d, shape: sh}
-	r.names = lockNames(spec.Locks)
+	r.names = newLockNames(spec.Locks)
 	r.workers = make([]*worker, len(lockers))
 	for i, l := range lockers {
 		r.workers[i] = newWorker(i, l, spec.Config.Seed)
 	}
 	sh.prepare(r)
 	return r
-}
-
-func lockNames(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("lock-%d", i)
-	}
-	return names
 }
 
 func (r *cellRun) closeAll() {

@@ -91,7 +91,7 @@ func (openLoop) finish(r *cellRun, c *results.Cell, totals [nTags]*hdrhistogram.
 // from the actual start is recorded beside it.
 func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	defer w.flush()
-	lock := w.id % len(r.names)
+	lock := w.id % r.names.len()
 	warm := impl.WarmingUp(ctx)
 	for {
 		var due time.Time
@@ -110,7 +110,7 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		if !measured {
 			actx = warm
 		}
-		lease, err := w.acquire(actx, r.names[lock])
+		lease, err := w.acquire(actx, r.names.at(lock))
 		got := time.Now()
 		if err != nil {
 			r.inflight.Add(-1)

@@ -192,3 +192,17 @@ func CheckOptions(opts []Option, values map[string]string) error {
 func EnvName(role string) string {
 	return "LOCKBENCH_" + strings.ToUpper(strings.ReplaceAll(role, "-", "_"))
 }
+
+// ConnsPerClient is how many connections one simulated client of d holds:
+// one per independent server it needs, one per ensemble.
+func (d Driver) ConnsPerClient(ensemble func(kind string) bool) int {
+	n := 0
+	for _, need := range d.Needs {
+		if ensemble(need.Kind) {
+			n++
+		} else {
+			n += need.Count
+		}
+	}
+	return n
+}

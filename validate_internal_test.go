@@ -1,0 +1,33 @@
+package lockbench
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/impl"
+	_ "github.com/lockbench/lockbench/impl/all"
+)
+
+// A plan that needs more connections than the process may open is refused
+// before anything connects, with the limit to ask for.
+func TestPlanRefusesMoreClientsThanFiles(t *testing.T) {
+	p := Plan{Impls: []string{"redis"}, Clients: []int{1, 2000}}
+	if err := p.checkFiles(1024); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 2256") {
+		t.Errorf("2000 clients under 1024 files: %v; want a usage error asking for ulimit -n 2256", err)
+	}
+	if err := p.checkFiles(4096); err != nil {
+		t.Errorf("2000 clients under 4096 files: %v", err)
+	}
+	// A client of a driver on five masters holds five connections.
+	var d impl.Driver
+	for _, n := range impl.Names() {
+		if x, _ := impl.Lookup(n); x.Caps.Has(impl.Quorum) {
+			d = x
+		}
+	}
+	p = Plan{Impls: []string{d.Name}, Clients: []int{500}}
+	if err := p.checkFiles(2000); err == nil {
+		t.Errorf("500 clients of %s on %d masters fit under 2000 files", d.Name, d.Needs[0].Count)
+	}
+}
