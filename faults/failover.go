@@ -61,7 +61,8 @@ func runFailover(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resu
 	if f.RecoveryMs != nil {
 		s += fmt.Sprintf(", %s p50 after the failure (the first held it %s)", fmtMs(f.RecoveryMs.P50), fmtMs(f.Details["hold_window_ms"]))
 	}
-	c.Verdict = s + "; " + violationsClause(c)
+	c.Verdict = s + "; " + violationsClause(c) + " " + OwnServers
+	c.Faults.Details["own_servers"] = 1
 	return c, nil
 }
 

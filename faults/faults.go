@@ -52,6 +52,11 @@ var (
 	RestartDelayOption = impl.DurationOption(OptRestartDelay, 0, 0, "restart: how long a restarted Redlock master stays out (the remedy: ≥ --ttl)")
 )
 
+// OwnServers ends the verdict of a scenario that stages its failure on
+// servers it starts itself (failover and restart must kill and restart
+// them), whatever servers the run was given.
+const OwnServers = "(Staged on servers of its own, started in a sandbox, not on the servers the run was given.)"
+
 // setupTimeout bounds starting servers and connecting clients.
 const setupTimeout = 30 * time.Second
 

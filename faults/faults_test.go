@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/impl/redis"
@@ -162,6 +163,9 @@ func TestFailoverOnlyAsyncReplicaLosesTheLock(t *testing.T) {
 			}
 			if c.Faults.RecoveryMs == nil || c.Faults.RecoveryMs.Count != 2 {
 				t.Errorf("the second client did not get the lock in every repeat: %+v", c.Faults.RecoveryMs)
+			}
+			if !strings.HasSuffix(c.Verdict, faults.OwnServers) || c.Faults.Details["own_servers"] != 1 {
+				t.Errorf("the verdict does not say the failover ran on servers of its own: %q", c.Verdict)
 			}
 			if tc.impl == "zk-pred" {
 				if d := c.Faults.Details; d["session_moved"] != 2 || d["session_lost"] != 0 {

@@ -52,7 +52,8 @@ func runRestart(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 	if rec := c.Faults.RecoveryMs; rec != nil {
 		s += fmt.Sprintf(", %s p50 after the crash", fmtMs(rec.P50))
 	}
-	c.Verdict = s + "; " + violationsClause(c)
+	c.Verdict = s + "; " + violationsClause(c) + " " + OwnServers
+	c.Faults.Details["own_servers"] = 1
 	return c, nil
 }
 

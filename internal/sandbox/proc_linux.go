@@ -10,3 +10,6 @@ func sysProcAttr() *syscall.SysProcAttr {
 }
 
 func killGroup(pid int, sig syscall.Signal) { syscall.Kill(-pid, sig) }
+
+// alive reports whether a process with pid exists.
+func alive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }

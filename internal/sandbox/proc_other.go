@@ -9,3 +9,7 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func killGroup(pid int, sig syscall.Signal) { syscall.Kill(-pid, sig) }
+
+// alive reports whether a process with pid exists; where that cannot be
+// told cheaply, every one is taken for alive and nothing is swept.
+func alive(int) bool { return true }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +52,8 @@ func (e *MissingError) Unwrap() error { return ErrMissing }
 // waits until every server answers (each within DefaultStartTimeout). On
 // error, whatever had started is stopped again.
 func Start(ctx context.Context, spec Spec) (f *Fleet, err error) {
-	dir, err := os.MkdirTemp("", "lockbench-sandbox-")
+	sweep()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", dirPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -126,6 +128,23 @@ func (f *Fleet) Close() error {
 		f.closeErr = errors.Join(errs...)
 	})
 	return f.closeErr
+}
+
+// dirPrefix starts the name of every sandbox's temporary directory, which
+// goes on with the pid of the lockbench that made it.
+const dirPrefix = "lockbench-sandbox-"
+
+// sweep removes the directories of sandboxes whose lockbench is gone: one
+// killed outright (SIGKILL) takes its servers with it (see sysProcAttr)
+// but cannot remove its directory itself.
+func sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*-*"))
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), dirPrefix), "-")
+		if pid, err := strconv.Atoi(pidText); err == nil && pid != os.Getpid() && !alive(pid) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // LogTail returns the last bytes a server wrote, for error messages.
