@@ -4,6 +4,7 @@
 package benchcheck
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -52,8 +53,10 @@ func ParseLimit(s string) (Limit, error) {
 		scale, v = 0.01, strings.TrimSuffix(v, "%")
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 {
-		return Limit{}, fmt.Errorf("limit %q: %q is not a non-negative number", s, v)
+	// NaN and ±Inf parse, but a limit of either never trips: the gate
+	// would pass everything.
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return Limit{}, fmt.Errorf("limit %q: %q is not a finite non-negative number", s, v)
 	}
 	l.Max = f * scale
 	return l, nil
@@ -70,19 +73,42 @@ type Row struct {
 	Tested            bool    // both sides had MinSamples runs
 	Limit             Limit
 	Regressed         bool
-	MissingInOldOrNew bool
+	MissingInOldOrNew bool // in NEW only: no baseline yet (Old is 0)
+	// Gone: in OLD, not in NEW — this gated unit of the benchmark, or
+	// with Unit "" the whole benchmark, disappeared (renamed, skipped,
+	// crashed).
+	Gone bool
 }
 
-// Read parses benchmark results into median values by benchmark name (the
-// -GOMAXPROCS suffix dropped) and unit.
+// ErrFailed is wrapped by Read's error when the input records a failure:
+// a `--- FAIL:` or `FAIL` line from go test.
+var ErrFailed = errors.New("go test reported FAIL")
+
+// Read parses benchmark results into their values by benchmark name (the
+// -GOMAXPROCS suffix dropped) and unit. Output that records a failure — a
+// benchmark's `--- FAIL:`, a package's `FAIL` — is an error wrapping
+// ErrFailed that names what failed: its numbers are not a measurement to
+// compare. A benchmark that was skipped (0 iterations) is left out.
 func Read(r io.Reader, name string) (map[string]map[string][]float64, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := failures(data, name); err != nil {
+		return nil, err
+	}
 	out := map[string]map[string][]float64{}
-	br := benchfmt.NewReader(r, name)
+	br := benchfmt.NewReader(bytes.NewReader(data), name)
 	for br.Scan() {
 		switch rec := br.Result().(type) {
 		case *benchfmt.SyntaxError:
 			return nil, rec
 		case *benchfmt.Result:
+			if rec.Iters == 0 {
+				// go test prints a benchmark that called b.Skip as
+				// "BenchmarkX-2  0  NaN ns/op": nothing was measured.
+				continue
+			}
 			bench := "Benchmark" + string(rec.Name.Full())
 			if i := strings.LastIndexByte(bench, '-'); i > 0 {
 				if _, err := strconv.Atoi(bench[i+1:]); err == nil {
@@ -112,18 +138,97 @@ func Read(r io.Reader, name string) (map[string]map[string][]float64, error) {
 	return out, nil
 }
 
-// Compare checks every benchmark present in both runs against limits.
+// failures returns an error naming what go test reported as failed in
+// data, or nil. It knows go test's own lines: "--- FAIL: BenchmarkX/sub"
+// (indented for a sub-benchmark), "FAIL" alone, and "FAIL\tpkg\t1.2s" or
+// "FAIL\tpkg [build failed]".
+func failures(data []byte, name string) error {
+	var benches, pkgs []string
+	firstLine := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		trimmed := strings.TrimLeft(line, " \t")
+		switch {
+		case strings.HasPrefix(trimmed, "--- FAIL: "):
+			f := strings.Fields(strings.TrimPrefix(trimmed, "--- FAIL: "))
+			if len(f) > 0 && !slices.Contains(benches, f[0]) {
+				benches = append(benches, f[0])
+			}
+		case line == "FAIL":
+		case strings.HasPrefix(line, "FAIL\t") || strings.HasPrefix(line, "FAIL "):
+			pkg, _, _ := strings.Cut(strings.TrimSpace(line[len("FAIL"):]), "\t")
+			if pkg = strings.TrimSpace(pkg); pkg != "" && !slices.Contains(pkgs, pkg) {
+				pkgs = append(pkgs, pkg)
+			}
+		default:
+			continue
+		}
+		if firstLine == 0 {
+			firstLine = i + 1
+		}
+	}
+	if firstLine == 0 {
+		return nil
+	}
+	// Name the failed sub-benchmark, not also each parent that failed
+	// because of it.
+	var named []string
+	for _, b := range benches {
+		if !slices.ContainsFunc(benches, func(c string) bool { return strings.HasPrefix(c, b+"/") }) {
+			named = append(named, b)
+		}
+	}
+	for _, p := range pkgs {
+		named = append(named, "package "+p)
+	}
+	if len(named) == 0 {
+		return fmt.Errorf("%s: %w (line %d)", name, ErrFailed, firstLine)
+	}
+	return fmt.Errorf("%s: %w: %s", name, ErrFailed, strings.Join(named, ", "))
+}
+
+// Units lists, sorted, every unit some benchmark of runs reported.
+func Units(runs ...map[string]map[string][]float64) []string {
+	var units []string
+	for _, run := range runs {
+		for _, b := range run {
+			for u := range b {
+				if !slices.Contains(units, u) {
+					units = append(units, u)
+				}
+			}
+		}
+	}
+	slices.Sort(units)
+	return units
+}
+
+// Compare checks every benchmark present in both runs against limits. A
+// benchmark only in cur gets MissingInOldOrNew rows; one only in old, or a
+// gated unit old had and cur lacks, gets Gone rows.
 func Compare(old, cur map[string]map[string][]float64, limits []Limit) []Row {
 	var rows []Row
 	names := make([]string, 0, len(cur))
 	for n := range cur {
 		names = append(names, n)
 	}
+	for n := range old {
+		if _, ok := cur[n]; !ok {
+			names = append(names, n)
+		}
+	}
 	slices.Sort(names)
 	for _, n := range names {
+		if _, ok := cur[n]; !ok {
+			rows = append(rows, Row{Bench: n, Gone: true})
+			continue
+		}
 		for _, l := range limits {
 			nv, ok := cur[n][l.Unit]
 			if !ok {
+				if ov, ok := old[n][l.Unit]; ok {
+					rows = append(rows, Row{Bench: n, Unit: l.Unit, Limit: l, Old: median(ov), OldN: len(ov), Gone: true})
+				}
 				continue
 			}
 			row := Row{Bench: n, Unit: l.Unit, Limit: l, New: median(nv), NewN: len(nv)}
@@ -170,15 +275,40 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// Write prints rows as a table and returns how many regressed.
+// Gone lists what the rows say disappeared from the new run: "BenchmarkX"
+// for a whole benchmark, "BenchmarkX (unit)" for a gated unit it no longer
+// reports.
+func Gone(rows []Row) []string {
+	var gone []string
+	for _, r := range rows {
+		if !r.Gone {
+			continue
+		}
+		if r.Unit == "" {
+			gone = append(gone, r.Bench)
+		} else {
+			gone = append(gone, r.Bench+" ("+r.Unit+")")
+		}
+	}
+	return gone
+}
+
+// Write prints rows as a table and returns how many regressed (Gone rows
+// are not counted: see Gone).
 func Write(w io.Writer, rows []Row) int {
 	bad := 0
 	fmt.Fprintf(w, "%-60s %-18s %14s %14s %17s  %s\n", "benchmark", "unit", "old", "new", "change", "verdict")
 	for _, r := range rows {
 		verdict := "ok"
+		oldS, newS, unit := num(r.Old), num(r.New), r.Unit
 		switch {
+		case r.Gone:
+			verdict, newS = "MISSING in new", "-"
+			if unit == "" {
+				unit, oldS = "-", "-" // the whole benchmark
+			}
 		case r.MissingInOldOrNew:
-			verdict = "new (no baseline)"
+			verdict, oldS = "new (no baseline)", "-"
 		case r.Regressed:
 			verdict = fmt.Sprintf("REGRESSED (limit %s%.0f%%)", map[bool]string{true: "-", false: "+"}[r.Limit.Lower], r.Limit.Max*100)
 			bad++
@@ -190,10 +320,10 @@ func Write(w io.Writer, rows []Row) int {
 		if math.IsInf(r.Change, 1) {
 			change = "+∞"
 		}
-		if r.MissingInOldOrNew {
+		if r.MissingInOldOrNew || r.Gone {
 			change = "-"
 		}
-		fmt.Fprintf(w, "%-60s %-18s %14s %14s %17s  %s\n", r.Bench, r.Unit, num(r.Old), num(r.New), change, verdict)
+		fmt.Fprintf(w, "%-60s %-18s %14s %14s %17s  %s\n", r.Bench, unit, oldS, newS, change, verdict)
 	}
 	return bad
 }

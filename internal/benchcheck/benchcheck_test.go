@@ -2,7 +2,9 @@ package benchcheck
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -102,5 +104,78 @@ func TestSignificanceGuardsAgainstNoise(t *testing.T) {
 	}
 	if r := Compare(old, slower, DefaultLimits)[0]; !r.Tested || !r.Regressed || r.P >= 0.05 {
 		t.Errorf("clear slowdown missed: %+v", r)
+	}
+}
+
+// A benchmark of the baseline that the new run lacks, or a gated unit it
+// stopped reporting, is a Gone row: the gate cannot vouch for it.
+func TestCompareReportsGoneBenchmarks(t *testing.T) {
+	old := map[string]map[string][]float64{
+		"BenchmarkA":       {"p99-ns": {100}, "notifications/op": {1}},
+		"BenchmarkB":       {"p99-ns": {100}},
+		"BenchmarkHarness": {"ns/op": {10}},
+		"BenchmarkC":       {"p99-ns": {100}, "retries/op": {1}},
+		"BenchmarkD":       {"p99-ns": {100}},
+	}
+	cur := map[string]map[string][]float64{
+		"BenchmarkA": {"notifications/op": {1}},
+		"BenchmarkC": {"p99-ns": {100}}, // retries/op is not gated
+		"BenchmarkD": {"ns/op": {5}},    // ran, but no gated unit left
+	}
+	rows := Compare(old, cur, DefaultLimits)
+	got := Gone(rows)
+	want := []string{"BenchmarkA (p99-ns)", "BenchmarkB", "BenchmarkD (p99-ns)", "BenchmarkHarness"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Gone = %q, want %q", got, want)
+	}
+	var buf bytes.Buffer
+	if n := Write(&buf, rows); n != 0 || strings.Count(buf.String(), "MISSING in new") != 4 {
+		t.Errorf("Write counted %d regressions:\n%s", n, buf.String())
+	}
+}
+
+// go test prints a skipped benchmark as 0 iterations and NaN ns/op: it was
+// not measured, so it does not count as present.
+func TestReadDropsSkippedBenchmarks(t *testing.T) {
+	got, err := Read(strings.NewReader("BenchmarkA-2 0 NaN ns/op\nBenchmarkB-2 10 5 ns/op\n"), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["BenchmarkA"]; ok || got["BenchmarkB"] == nil {
+		t.Errorf("%v", got)
+	}
+}
+
+func TestReadRejectsFailures(t *testing.T) {
+	for in, want := range map[string]string{
+		oldTxt + "--- FAIL: BenchmarkLock/impl=redis\n    x_test.go:6: boom\n--- FAIL: BenchmarkLock\nFAIL\nexit status 1\nFAIL\tgithub.com/lockbench/lockbench\t0.049s\n": "x: go test reported FAIL: BenchmarkLock/impl=redis, package github.com/lockbench/lockbench",
+		oldTxt + "    --- FAIL: BenchmarkLock/impl=redis/scenario=hot\n": "x: go test reported FAIL: BenchmarkLock/impl=redis/scenario=hot",
+		"FAIL\tgithub.com/lockbench/lockbench [build failed]\n":          "x: go test reported FAIL: package github.com/lockbench/lockbench [build failed]",
+		oldTxt + "FAIL\n": "x: go test reported FAIL (line 7)",
+	} {
+		_, err := Read(strings.NewReader(in), "x")
+		if !errors.Is(err, ErrFailed) || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", in, err, want)
+		}
+	}
+	// Words that merely contain FAIL are not failures.
+	if _, err := Read(strings.NewReader(oldTxt+"FAILOVER: none\n    log: FAIL\nok  \tgithub.com/lockbench/lockbench\t1s\n"), "x"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestParseLimitRejectsNonFinite(t *testing.T) {
+	for _, bad := range []string{"p99-ns=NaN", "p99-ns=Inf", "p99-ns=+Inf%", "p99-ns=-Inf", "p99-ns=1e400"} {
+		if l, err := ParseLimit(bad); err == nil {
+			t.Errorf("%q accepted: %+v", bad, l)
+		}
+	}
+}
+
+func TestUnits(t *testing.T) {
+	a := map[string]map[string][]float64{"A": {"p99-ns": {1}, "ns/op": {1}}}
+	b := map[string]map[string][]float64{"B": {"acquires/s": {1}, "ns/op": {1}}}
+	if got := Units(a, b); !slices.Equal(got, []string{"acquires/s", "ns/op", "p99-ns"}) {
+		t.Errorf("%q", got)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/lockbench/lockbench/internal/benchcheck"
 )
@@ -13,12 +15,24 @@ import (
 // errRegressed is returned by benchcheck when a metric regressed.
 var errRegressed = errors.New("benchmarks regressed")
 
+// errMissing is returned by benchcheck when a benchmark of OLD, or a gated
+// unit of one, is not in NEW. It exits 1 (ExitFailure), not 4: nothing was
+// measured to be slower — the new run is incomplete (a benchmark renamed,
+// skipped for want of a server, or crashed), so the gate cannot vouch for
+// it. It wins over a regression found among the rest, whose count the
+// message adds.
+var errMissing = errors.New("missing from")
+
 const benchcheckSynopsis = `benchcheck OLD.txt NEW.txt [--limit UNIT=PCT]...
 
 Compares two outputs of ` + "`go test -run '^$' -bench . -count 10`" + ` and fails (exit 4)
 when a metric's median regressed past its limit. With at least 4 runs on each
 side a change must also be significant (Mann-Whitney U-test, p < 0.05, as
 benchstat judges it), so one noisy run does not fail a CI job.
+
+It fails (exit 1) when either output records a FAIL, or when a benchmark of
+OLD (or a limited unit of one) is missing from NEW. A --limit whose unit is in
+neither output is a usage error (exit 2).
 
 Examples:
   lockbench benchcheck old.txt new.txt
@@ -34,6 +48,7 @@ func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	var ls []benchcheck.Limit
 	for _, s := range *limits {
+		// pflag keeps the defaults unless --limit is given.
 		l, err := benchcheck.ParseLimit(s)
 		if err != nil {
 			return fmt.Errorf("%w: --limit: %v", errUsage, err)
@@ -56,7 +71,31 @@ func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if n := benchcheck.Write(stdout, benchcheck.Compare(old, cur, ls)); n > 0 {
+	// A limit on a unit neither output has gates nothing: a typo
+	// (p99=25%, "p99-ns =25%") would pass every run.
+	units := benchcheck.Units(old, cur)
+	for i, l := range ls {
+		if slices.Contains(units, l.Unit) {
+			continue
+		}
+		flag := fmt.Sprintf("--limit %s", (*limits)[i])
+		if !fs.Changed("limit") {
+			flag = "default " + flag + " (pass --limit for the units to gate)"
+		}
+		return fmt.Errorf("%w: %s: unit %q is in neither %s nor %s, which have: %s",
+			errUsage, flag, l.Unit, files[0], files[1], strings.Join(units, ", "))
+	}
+	rows := benchcheck.Compare(old, cur, ls)
+	n := benchcheck.Write(stdout, rows)
+	if gone := benchcheck.Gone(rows); len(gone) > 0 {
+		also := ""
+		if n > 0 {
+			also = fmt.Sprintf("; and %d metric(s) past their limit", n)
+		}
+		return fmt.Errorf("%w %s but in %s (renamed, skipped or crashed?): %s%s",
+			errMissing, files[1], files[0], strings.Join(gone, ", "), also)
+	}
+	if n > 0 {
 		return fmt.Errorf("%w: %d metric(s) past their limit", errRegressed, n)
 	}
 	return nil
