@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/results"
+)
+
+// SIGHUP, like Ctrl-C and SIGTERM, ends a run with what it measured: exit
+// 130, the finished cells in summary.json with the interrupt named, the
+// report rendered, and no sandboxed server left behind.
+func TestHangupEndsTheRunKeepingResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+			t.Skip(sandbox.ErrMissing)
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "lockbench")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", "--impl", "redis", "--clients", "1,2,4,8", "--duration", "1s", "--warmup", "0s", "-q", "--out", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first cell to be written, then hang up mid-run.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile)); err == nil && len(s.Cells) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no cell was written in 30s: %s", stderr.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitInterrupted {
+		t.Errorf("exit %v, want %d; stderr %q", err, ExitInterrupted, stderr.String())
+	}
+	if lines := strings.Count(strings.TrimSpace(stderr.String()), "\n"); lines != 0 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr is not one line saying it was interrupted: %q", stderr.String())
+	}
+	s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile))
+	if err != nil || len(s.Cells) == 0 || !strings.Contains(s.Failure, "canceled") {
+		t.Errorf("summary after the hang-up: %v cells, failure %q, %v", len(s.Cells), s.Failure, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Errorf("no report of what was measured: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left, _ := exec.Command("pgrep", "-f", tmp).Output(); len(left) > 0 {
+		t.Errorf("sandboxed servers left running: %s", left)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-sandbox-*")); len(dirs) > 0 {
+		t.Errorf("sandbox directories left: %v", dirs)
+	}
+}
