@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,10 +70,94 @@ func TestHangupEndsTheRunKeepingResults(t *testing.T) {
 		t.Errorf("no report of what was measured: %v", err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if left, _ := exec.Command("pgrep", "-f", tmp).Output(); len(left) > 0 {
-		t.Errorf("sandboxed servers left running: %s", left)
+	if left := procsIn(tmp); len(left) > 0 {
+		t.Errorf("sandboxed servers left running: pids %v", left)
 	}
 	if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-sandbox-*")); len(dirs) > 0 {
 		t.Errorf("sandbox directories left: %v", dirs)
 	}
+}
+
+// A sandboxed server that dies mid-run ends the run non-zero, with the
+// reason on stderr and in summary.json, after writing what was measured.
+func TestServerDeathIsAFailure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			t.Skip(sandbox.ErrMissing)
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "lockbench")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", "--impl", "redis", "--clients", "1,2,4,8", "--duration", "1s", "--warmup", "0s",
+		"--connect-timeout", "1s", "-q", "--out", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile)); err == nil && len(s.Cells) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no cell was written in 30s: %s", stderr.String())
+		}
+	}
+	servers := procsIn(tmp)
+	if len(servers) == 0 {
+		t.Fatal("found no sandboxed server to kill")
+	}
+	for _, pid := range servers {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailure {
+		t.Errorf("exit %v, want %d; stderr %q", err, ExitFailure, stderr.String())
+	}
+	s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile))
+	if err != nil || len(s.Cells) == 0 || s.Failure == "" {
+		t.Errorf("summary after the server died: %v cells, failure %q, %v", len(s.Cells), s.Failure, err)
+	}
+}
+
+// A summary of a schema newer than this lockbench reads is refused in one
+// line, not misread.
+func TestReportRefusesAnUnknownSchema(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, results.MetaFile), []byte(`{}`), 0o644)
+	os.WriteFile(filepath.Join(dir, results.SummaryFile), []byte(`{"schema": 99, "cells": []}`), 0o644)
+	code, _, errOut := run("report", dir)
+	if code != ExitFailure || !strings.Contains(errOut, "schema 99") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q; want 1 and one line naming schema 99", code, errOut)
+	}
+}
+
+// procsIn lists the processes whose working directory lies under dir: the
+// sandbox runs each server in a directory of its own under TMPDIR (a
+// server's command line may not say where: redis-server rewrites it).
+func procsIn(dir string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd"); err == nil && strings.HasPrefix(cwd, dir+"/") {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
