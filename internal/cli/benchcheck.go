@@ -39,7 +39,7 @@ Examples:
   lockbench benchcheck old.txt new.txt --limit p99-ns=20% --limit acquires/s=-10%`
 
 func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("benchcheck", benchcheckSynopsis, stderr)
+	fs := newFlags("benchcheck", benchcheckSynopsis, stdout)
 	limits := fs.StringArray("limit", []string{"p99-ns=25%", "notifications/op=10%"},
 		"UNIT=PCT: largest tolerated increase of the unit's median; -PCT for units where lower is worse (acquires/s=-10%)")
 	files, err := parsePositional(fs, args, "OLD", "NEW")

@@ -59,11 +59,12 @@ func commands() []command {
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		usage(stderr) // not asked for: a usage error
+		return ExitUsage
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
-		if len(args) == 0 {
-			return ExitUsage
-		}
 		return ExitOK
 	}
 	for _, c := range commands() {
@@ -115,12 +116,14 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun `lockbench <command> --help` for its flags.")
 }
 
-func newFlags(name, synopsis string, stderr io.Writer) *pflag.FlagSet {
+// newFlags makes a command's flag set; --help prints its usage to help
+// (stdout: asked-for help is output, exit 0), once.
+func newFlags(name, synopsis string, help io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(help)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: lockbench %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: lockbench %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
 	}
 	return fs
 }
@@ -133,7 +136,7 @@ func parse(fs *pflag.FlagSet, args []string) error {
 }
 
 func versionCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("version", "version", stderr)
+	fs := newFlags("version", "version", stdout)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -142,7 +145,7 @@ func versionCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("list", "list", stderr)
+	fs := newFlags("list", "list", stdout)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -162,7 +165,7 @@ func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("sandbox", "sandbox [--KIND N …]", stderr)
+	fs := newFlags("sandbox", "sandbox [--KIND N …]", stdout)
 	counts := map[string]*int{}
 	for _, k := range sandbox.Kinds() {
 		def, usage := sandboxDefault(k)

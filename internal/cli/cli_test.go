@@ -83,8 +83,13 @@ func TestListAndVersion(t *testing.T) {
 	if code, out, _ := run("version"); code != 0 || !strings.HasPrefix(out, "lockbench ") {
 		t.Errorf("version: %d %q", code, out)
 	}
-	if code, _, errOut := run("run", "--help"); code != 0 || !strings.Contains(errOut, "Examples:") {
-		t.Errorf("run --help: exit %d, %q", code, errOut)
+	// Help that was asked for is output: once, on stdout, exit 0. No
+	// command at all is a usage error: usage on stderr, exit 2.
+	if code, out, errOut := run("run", "--help"); code != 0 || strings.Count(out, "Usage: lockbench run") != 1 || errOut != "" {
+		t.Errorf("run --help: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, errOut := run(); code != ExitUsage || out != "" || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

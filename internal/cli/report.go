@@ -26,7 +26,7 @@ Examples:
   lockbench report results/20261122-050146 --slo p99=10ms`
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", reportSynopsis, stderr)
+	fs := newFlags("report", reportSynopsis, stdout)
 	slo := fs.String("slo", "", "latency objective for capacity planning, QUANTILE=DURATION (p50, p90, p99, p999, max), e.g. p99=10ms")
 	dirs, err := parsePositional(fs, args, "DIR")
 	if err != nil {
@@ -74,7 +74,7 @@ Examples:
   lockbench compare results/before results/after --noise 10`
 
 func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("compare", compareSynopsis, stderr)
+	fs := newFlags("compare", compareSynopsis, stdout)
 	noise := fs.Float64("noise", 100*report.DefaultNoise, "percent change below which a difference counts as run-to-run noise")
 	dirs, err := parsePositional(fs, args, "OLD", "NEW")
 	if err != nil {
@@ -102,7 +102,7 @@ func parsePositional(fs *pflag.FlagSet, args []string, names ...string) ([]strin
 	fs.SetOutput(io.Discard)
 	defer fs.SetOutput(out)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
+		if errors.Is(err, pflag.ErrHelp) { // pflag printed to io.Discard
 			fs.SetOutput(out)
 			fs.Usage()
 			return nil, err

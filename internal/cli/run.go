@@ -77,8 +77,8 @@ func RunFlags() *pflag.FlagSet {
 	return runFlags(&o, io.Discard)
 }
 
-func runFlags(o *runOpts, stderr io.Writer) *pflag.FlagSet {
-	fs := newFlags("run", runSynopsis, stderr)
+func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
+	fs := newFlags("run", runSynopsis, help)
 	fs.StringVar(&o.impls, "impl", "redis", "implementations, comma-separated (see `lockbench list`)")
 	fs.StringVar(&o.scens, "scenario", "hot", "scenarios, comma-separated")
 	fs.StringVar(&o.clients, "clients", "1,4,16", "client counts, comma-separated; each client has its own connection")
@@ -128,7 +128,7 @@ func runFlags(o *runOpts, stderr io.Writer) *pflag.FlagSet {
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o runOpts
-	fs := runFlags(&o, stderr)
+	fs := runFlags(&o, stdout)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
