@@ -79,17 +79,17 @@ func RunFlags() *pflag.FlagSet {
 
 func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs := newFlags("run", runSynopsis, help)
-	fs.StringVar(&o.impls, "impl", "redis", "implementations, comma-separated (see `lockbench list`)")
-	fs.StringVar(&o.scens, "scenario", "hot", "scenarios, comma-separated")
-	fs.StringVar(&o.clients, "clients", "1,4,16", "client counts, comma-separated; each client has its own connection")
+	fs.StringVar(&o.impls, "impl", "redis", "`NAMES` of implementations, comma-separated (lockbench list shows them)")
+	fs.StringVar(&o.scens, "scenario", "hot", "`NAMES` of scenarios, comma-separated")
+	fs.StringVar(&o.clients, "clients", "1,4,16", "client `COUNTS`, comma-separated; each client has its own connection")
 	fs.IntVar(&o.locks, "locks", 1, "number of lock names; client i uses lock i mod N (N ≥ clients: no contention)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per cell")
 	fs.Int64Var(&o.acquires, "acquires", 0, "measure this many acquisitions per cell instead of a duration")
-	fs.StringVar(&o.ramp, "ramp", "", "staircase start:step:every up to the largest --clients over the same connections, e.g. 4:4:5s (a cell per stair)")
+	fs.StringVar(&o.ramp, "ramp", "", "staircase `START:STEP:EVERY` up to the largest --clients over the same connections, e.g. 4:4:5s (a cell per stair)")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured warm-up per cell")
-	fs.StringVar(&o.hold, "hold", "0s", "time each holder keeps the lock: 5ms, exp:5ms (exponential, mean) or uniform:1ms-10ms")
-	fs.StringVar(&o.think, "think", "0s", "pause between release and the next acquire (same forms as --hold)")
-	fs.StringVar(&o.dist, "dist", "uniform", "keys: how acquisitions pick among --locks names: uniform, zipf:S (S > 1) or hot:F/P")
+	fs.StringVar(&o.hold, "hold", "0s", "`DIST` of the time each holder keeps the lock: 5ms, exp:5ms (exponential, mean) or uniform:1ms-10ms")
+	fs.StringVar(&o.think, "think", "0s", "`DIST` of the pause between release and the next acquire (same forms as --hold)")
+	fs.StringVar(&o.dist, "dist", "uniform", "keys: how acquisitions pick among --locks names (`KEYS`): uniform, zipf:S (S > 1) or hot:F/P")
 	fs.Float64Var(&o.rate, "rate", 0, "rate: arrivals per second (open loop)")
 	fs.StringVar(&o.arrival, "arrival", "constant", "rate: constant (evenly spaced) or poisson arrivals")
 	fs.IntVar(&o.maxInflight, "max-inflight", 0, "rate: acquisitions in flight at most; later arrivals are dropped (default: --clients)")
@@ -99,7 +99,7 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	o.servers = map[string]*string{}
 	for _, n := range impl.Roles() {
 		env := impl.EnvName(n.Role)
-		o.servers[n.Role] = fs.String(n.Role, os.Getenv(env), fmt.Sprintf("%s (default: sandbox; env %s)", n.Usage, env))
+		o.servers[n.Role] = fs.String(n.Role, os.Getenv(env), fmt.Sprintf("%s, as host:port `ADDRS` (default: sandbox; env %s)", n.Usage, env))
 	}
 	o.sizes = map[string]*int{}
 	for _, k := range sandbox.Kinds() {
@@ -118,8 +118,8 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
 	fs.IntVar(&o.connectPar, "connect-parallel", lockbench.DefaultConnectParallel, "clients connecting at once before a cell")
 	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
-	fs.StringVar(&o.slo, "slo", "", "plan capacity: e.g. p99=10ms (p50, p90, p99, p999, max) — the largest client count per implementation that met it")
-	fs.StringVar(&o.out, "out", "", "results directory, new or empty (default: a new results/<timestamp>)")
+	fs.StringVar(&o.slo, "slo", "", "plan capacity against an `SLO`, e.g. p99=10ms (p50, p90, p99, p999, max): the largest client count per implementation that met it")
+	fs.StringVar(&o.out, "out", "", "results `DIR`, new or empty (default: a new results/<timestamp>)")
 	fs.BoolVar(&o.force, "force", false, "with --out: clear a directory that holds files already")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice: jitter, key choice, hold/think draws, arrivals (tokens are unique, never seeded)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
