@@ -100,6 +100,9 @@ func TestUnreachableServerIsExit1(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(errOut, "127.0.0.1:1") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
+	if strings.Contains(errOut, "lockbench: lockbench:") {
+		t.Errorf("doubled prefix: %q", errOut)
+	}
 }
 
 // A TTL shorter than the hold lets a second holder in: the run writes every

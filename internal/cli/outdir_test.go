@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// No run replaces another's results: the default directory is new every
+// time, even twice in one second, and a named one that holds files is
+// refused unless --force, which clears it.
+func TestResultsAreNeverOverwritten(t *testing.T) {
+	t.Chdir(t.TempDir())
+	a, err := outDir("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := outDir("", false)
+	if err != nil || a == b {
+		t.Fatalf("two default directories in a row: %q and %q (%v)", a, b, err)
+	}
+	os.WriteFile(filepath.Join(a, "summary.json"), []byte("{}"), 0o644)
+	if _, err := outDir(a, false); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("an --out holding files was accepted: %v", err)
+	}
+	if _, err := outDir(a, true); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(a); len(ents) != 0 {
+		t.Errorf("--force left %d files", len(ents))
+	}
+	code, _, errOut := run("run", "--impl", "inproc", "--clients", "1", "--acquires", "10", "-q", "--out", "taken")
+	if code != ExitOK {
+		t.Fatalf("first run: exit %d %s", code, errOut)
+	}
+	code, _, errOut = run("run", "--impl", "inproc", "--clients", "1", "--acquires", "10", "-q", "--out", "taken")
+	if code != ExitUsage || !strings.Contains(errOut, "--force") {
+		t.Errorf("a second run into the same --out: exit %d, %q", code, errOut)
+	}
+	st, err := os.Stat(filepath.Join("taken", "summary.json"))
+	if err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("summary.json: %v, mode %v; want 0644", err, st.Mode().Perm())
+	}
+}
