@@ -43,3 +43,21 @@ func TestResultsAreNeverOverwritten(t *testing.T) {
 		t.Errorf("summary.json: %v, mode %v; want 0644", err, st.Mode().Perm())
 	}
 }
+
+// --cpuprofile and --memprofile write profiles pprof reads.
+func TestProfilesOnDemand(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	code, _, errOut := run("run", "--impl", "inproc", "--clients", "2", "--acquires", "20000", "-q",
+		"--out", filepath.Join(dir, "out"), "--cpuprofile", cpu, "--memprofile", mem)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, p := range []string{cpu, mem} {
+		b, err := os.ReadFile(p)
+		// A profile is gzipped protobuf: it starts with gzip's magic.
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: %d bytes, %v; want a gzipped profile", filepath.Base(p), len(b), err)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +64,7 @@ type runOpts struct {
 	out, slo                         string
 	seed                             uint64
 	quiet, force                     bool
+	cpuProfile, memProfile           string
 
 	// Built from the registered drivers, server kinds and scenarios.
 	servers map[string]*string // role → addresses, comma-separated
@@ -123,6 +126,8 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.force, "force", false, "with --out: clear a directory that holds files already")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice: jitter, key choice, hold/think draws, arrivals (tokens are unique, never seeded)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof FILE)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile at the end of the run to `FILE`")
 	return fs
 }
 
@@ -142,7 +147,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if plan.Out, err = outDir(plan.Out, o.force); err != nil {
 		return err
 	}
+	stopProfiles, err := startProfiles(o.cpuProfile, o.memProfile)
+	if err != nil {
+		return err
+	}
 	sum, err := runPlan(ctx, plan, o.quiet, stdout, stderr)
+	if perr := stopProfiles(); perr != nil && err == nil {
+		err = perr
+	}
 	var rerr error
 	if sum != nil && len(sum.Cells) > 0 {
 		rerr = printOutcome(stdout, stderr, plan, sum)
@@ -154,6 +166,38 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	return rerr
+}
+
+// startProfiles starts a CPU profile into cpu and arranges a heap profile
+// into mem, as Go's own tools do, so that a user who doubts a number can
+// see where lockbench's time went; stop ends them.
+func startProfiles(cpu, mem string) (stop func() error, err error) {
+	var cf *os.File
+	if cpu != "" {
+		if cf, err = os.Create(cpu); err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(cf); err != nil {
+			cf.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+	}
+	return func() error {
+		var errs []error
+		if cf != nil {
+			pprof.StopCPUProfile()
+			errs = append(errs, cf.Close())
+		}
+		if mem != "" {
+			f, err := os.Create(mem)
+			if err != nil {
+				return fmt.Errorf("--memprofile: %w", err)
+			}
+			runtime.GC() // the heap as it stands, not as of the last collection
+			errs = append(errs, pprof.WriteHeapProfile(f), f.Close())
+		}
+		return errors.Join(errs...)
+	}, nil
 }
 
 // outDir makes the results directory. The default is new for every run —
