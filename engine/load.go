@@ -245,6 +245,9 @@ func (r *cellRun) recoverClient(w *worker) {
 // finish closes the clients, reads the servers' counters and cleans up,
 // then puts the cell's result together.
 func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *clientCounts, srv *serverCounters, gen *health) (Result, error) {
+	// The servers' CPU over the cell is read as the clients stop, before
+	// closing and cleaning up add their own.
+	serverCPU := srv.cpuUsed()
 	// Close every session before the final counts, so that notifications
 	// still in flight are delivered and counted on both sides.
 	counters := make([]*impl.Counters, len(r.workers))
@@ -273,6 +276,7 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	}
 	cell.Distributions, cell.Vectors = dists, vecs
 	cell.Generator = gen.report(r, cell)
+	cell.Generator.ServerCPUS = serverCPU
 	var all int64
 	for i, c := range counters {
 		all += c.Notifications.Load() - cc.notifications[i]

@@ -13,6 +13,8 @@ import (
 // through the server kinds of the driver's needs, so that a cell reports
 // what the servers saw beside what the clients counted.
 type serverCounters struct {
+	// cpu is each sandboxed server's CPU time at the cell's start.
+	cpu    map[string]time.Duration
 	reads  []func(ctx context.Context) (map[string]int64, error)
 	before map[string]int64
 	after  map[string]int64
@@ -22,7 +24,14 @@ type serverCounters struct {
 // startServerCounters takes the first reading; a driver whose servers'
 // kinds keep no counters gives a reader that reports nothing.
 func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Servers) *serverCounters {
-	s := &serverCounters{}
+	s := &serverCounters{cpu: map[string]time.Duration{}}
+	for _, n := range d.Needs {
+		for _, a := range servers[n.Role] {
+			if t, ok := sandbox.CPUTime(a); ok {
+				s.cpu[a] = t
+			}
+		}
+	}
 	for _, n := range d.Needs {
 		k, ok := sandbox.LookupKind(n.Kind)
 		if !ok || k.Stats == nil || len(servers[n.Role]) == 0 {
@@ -48,6 +57,21 @@ func (s *serverCounters) read(ctx context.Context) (map[string]int64, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// cpuUsed is the CPU time each sandboxed server used since the start, in
+// seconds.
+func (s *serverCounters) cpuUsed() map[string]float64 {
+	if len(s.cpu) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for a, t0 := range s.cpu {
+		if t, ok := sandbox.CPUTime(a); ok {
+			out[a] = (t - t0).Seconds()
+		}
+	}
+	return out
 }
 
 // stop takes the second reading, after the cell's sessions are closed.

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/lockbench/lockbench/results"
 
 	"fmt"
@@ -146,5 +149,24 @@ func notes(c Cell) []string {
 	if g := c.Generator; g != nil && g.Warning != "" {
 		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")
 	}
+	if s := saturatedServers(c); s != "" {
+		out = append(out, "! servers: "+s+" — the service, not lockbench, was the limit")
+	}
 	return out
+}
+
+// saturatedServers names the sandboxed servers that used at least 80% of
+// a core over the cell, with their share.
+func saturatedServers(c Cell) string {
+	g := c.Generator
+	if g == nil || c.DurationS <= 0 {
+		return ""
+	}
+	var parts []string
+	for _, a := range slices.Sorted(maps.Keys(g.ServerCPUS)) {
+		if share := g.ServerCPUS[a] / c.DurationS; share >= 0.8 {
+			parts = append(parts, fmt.Sprintf("%s used %.0f%% of a core", a, 100*share))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -157,7 +157,11 @@ type Generator struct {
 	Goroutines int     `json:"goroutines"`
 	CPUS       float64 `json:"cpu_s"`     // user+system CPU lockbench used
 	CPUShare   float64 `json:"cpu_share"` // of all cores over the cell
-	Warning    string  `json:"warning,omitempty"`
+	// ServerCPUS is the CPU time each sandboxed server of the cell used
+	// over it, by address, beside lockbench's own (CPUS): whichever side
+	// ran at a core's worth was the limit.
+	ServerCPUS map[string]float64 `json:"server_cpu_s,omitempty"`
+	Warning    string             `json:"warning,omitempty"`
 }
 
 // Faults is what a fault scenario (crash, pause, failover, restart,

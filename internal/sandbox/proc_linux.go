@@ -1,6 +1,14 @@
 package sandbox
 
-import "syscall"
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
 
 // sysProcAttr puts the server in its own process group, so a terminal's
 // Ctrl-C reaches lockbench alone and lockbench decides the shutdown order,
@@ -13,3 +21,31 @@ func killGroup(pid int, sig syscall.Signal) { syscall.Kill(-pid, sig) }
 
 // alive reports whether a process with pid exists.
 func alive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }
+
+// clockTicks is the kernel's USER_HZ, in which /proc reports CPU time: 100
+// on every Linux architecture Go runs on.
+const clockTicks = 100
+
+// procCPU reads a process's user and system CPU time from /proc.
+func procCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from the last ')'. utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(u+st) * time.Second / clockTicks, true
+}

@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // sysProcAttr puts the server in its own process group. Outside Linux there
 // is no parent-death signal: a lockbench killed with SIGKILL leaves servers.
@@ -13,3 +16,6 @@ func killGroup(pid int, sig syscall.Signal) { syscall.Kill(-pid, sig) }
 // alive reports whether a process with pid exists; where that cannot be
 // told cheaply, every one is taken for alive and nothing is swept.
 func alive(int) bool { return true }
+
+// procCPU cannot be read outside Linux.
+func procCPU(int) (time.Duration, bool) { return 0, false }

@@ -61,6 +61,7 @@ func (s *Server) start(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); logf.Close(); close(done) }()
 	s.cmd, s.done = cmd, done
+	running.Store(s.Addr, s)
 
 	s.mu.Unlock()
 	err = s.waitReady(ctx)
@@ -195,4 +196,26 @@ func (s *Server) send(sig syscall.Signal) error {
 	}
 	killGroup(cmd.Process.Pid, sig)
 	return nil
+}
+
+// running holds the servers this process started, by address, so that a
+// cell can read their CPU time (CPUTime) knowing only addresses.
+var running sync.Map // addr → *Server
+
+// CPUTime is the CPU time (user and system) the server this process
+// started on addr has used, and whether it could be read: false for a
+// server lockbench did not start, or off Linux.
+func CPUTime(addr string) (time.Duration, bool) {
+	v, ok := running.Load(addr)
+	if !ok {
+		return 0, false
+	}
+	s := v.(*Server)
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil || !s.Running() {
+		return 0, false
+	}
+	return procCPU(cmd.Process.Pid)
 }
