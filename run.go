@@ -74,7 +74,8 @@ func Run(ctx context.Context, plan Plan) (*results.Summary, error) {
 			return sum, err
 		}
 	}
-	m := &matrix{plan: plan, sum: sum, runID: randomID(), logs: map[string]*results.LogWriter{}}
+	m := &matrix{plan: plan, sum: sum, runID: randomID(),
+		logs: map[string]*results.LogWriter{}, logErr: map[string]error{}}
 	err = m.run(ctx)
 	if dead := fleet.dead(); len(dead) > 0 {
 		err = errors.Join(err, fmt.Errorf("lockbench: sandboxed server died during the run: %s", strings.Join(dead, ", ")))
@@ -102,8 +103,10 @@ type matrix struct {
 	index   int
 	skipped []string
 	// logs are the open .hlog of the cells running, by cell key: each
-	// interval is written as it closes (see onInterval).
-	logs map[string]*results.LogWriter
+	// interval is written as it closes (see onInterval); logErr keeps why
+	// one could not be created, for keep to report.
+	logs   map[string]*results.LogWriter
+	logErr map[string]error
 }
 
 // cells lists the plan's cells in run order. A fault script has its own
@@ -186,18 +189,21 @@ func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
 
 // onInterval writes a cell's interval to its .hlog as it closes; without
 // a results directory it is dropped, so that no run's memory grows with
-// its length. A write error is kept by the log and reported by keep.
+// its length. Errors are kept for keep to report: the log, once it could
+// not be created, is not tried again (a second try would truncate it).
 func (m *matrix) onInterval(c results.Cell, start time.Time, iv results.Interval) {
-	if m.plan.Out == "" {
+	key := c.Key()
+	if m.plan.Out == "" || m.logErr[key] != nil {
 		return
 	}
-	l := m.logs[c.Key()]
+	l := m.logs[key]
 	if l == nil {
 		var err error
 		if l, err = results.CreateCellLog(m.plan.Out, c, "lockbench "+Version); err != nil {
-			return // keep writes the whole log and reports the error
+			m.logErr[key] = err
+			return
 		}
-		m.logs[c.Key()] = l
+		m.logs[key] = l
 	}
 	l.Write(start, iv)
 }
@@ -206,9 +212,14 @@ func (m *matrix) onInterval(c results.Cell, start time.Time, iv results.Interval
 // a cell whose intervals came with its result (a fault scenario's), one
 // written now.
 func (m *matrix) closeLog(res Result) error {
-	l := m.logs[res.Key()]
-	delete(m.logs, res.Key())
-	if l == nil {
+	key := res.Key()
+	l, err := m.logs[key], m.logErr[key]
+	delete(m.logs, key)
+	delete(m.logErr, key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("lockbench: %s: the interval log could not be written: %w", key, err)
+	case l == nil:
 		return results.WriteCellLog(m.plan.Out, res.Cell, res.Start, res.Intervals, "lockbench "+Version)
 	}
 	return l.Close(res.Start)

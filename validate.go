@@ -31,6 +31,11 @@ func (p *Plan) Validate() error {
 	if err := p.checkSizes(); err != nil {
 		return err
 	}
+	// Every option given is checked, whether or not the plan's drivers
+	// and scenarios read it: a typo in an unused one is still a typo.
+	if err := impl.CheckOptions(append(impl.Options(), engine.ScenarioOptions()...), p.Cell.Config.Options); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
 	if p.SLO != "" {
 		if _, err := results.ParseSLO(p.SLO); err != nil {
 			return fmt.Errorf("%w: --slo: %v", ErrUsage, err)
@@ -65,8 +70,9 @@ func (p *Plan) checkFiles(limit int) error {
 	top := slices.Max(p.Clients)
 	for _, name := range p.Impls {
 		d, _ := impl.Lookup(name)
-		need := top * d.ConnsPerClient(func(kind string) bool { k, _ := sandbox.LookupKind(kind); return k.Ensemble })
-		if need+fdReserve > limit {
+		conns := max(d.ConnsPerClient(func(kind string) bool { k, _ := sandbox.LookupKind(kind); return k.Ensemble }), 1)
+		if top > (limit-fdReserve)/conns {
+			need := min(top, 1<<40) * conns // bounded: never overflows
 			return fmt.Errorf("%w: %d clients of %s need about %d connections, and this process may open %d files: "+
 				"raise the limit (ulimit -n %d) or use fewer clients", ErrUsage, top, name, need, limit, need+fdReserve)
 		}
@@ -128,7 +134,7 @@ func (p *Plan) checkTemplate() error {
 		{c.ConnectParallel < 1, "connect-parallel", "a whole number ≥ 1", c.ConnectParallel},
 		{c.Repeat < 1, "repeat", "a whole number ≥ 1", c.Repeat},
 		{!(c.Rate >= 0 && c.Rate <= engine.MaxRate), "rate", "arrivals per second from 0 to 1e6", c.Rate},
-		{c.MaxInflight < 0, "max-inflight", "a whole number ≥ 0 (0: --clients)", c.MaxInflight},
+		{c.MaxInflight < 0 || c.MaxInflight > engine.MaxInflight, "max-inflight", "a whole number from 0 (--clients) to 1000000", c.MaxInflight},
 		{cfg.TTL <= 0, "ttl", "a positive duration", cfg.TTL},
 		{cfg.Retry <= 0, "retry", "a positive duration", cfg.Retry},
 		{cfg.SessionTimeout <= 0, "zk-session-timeout", "a positive duration", cfg.SessionTimeout},

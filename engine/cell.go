@@ -81,6 +81,10 @@ const (
 	ArrivalPoisson  = "poisson"
 )
 
+// MaxInflight bounds the open loop's acquisitions in flight: the queue of
+// arrivals is made that long before the clock starts.
+const MaxInflight = 1_000_000
+
 // MaxRate bounds the open loop's arrivals per second: beyond it the
 // generator's own timer resolution is the measurement.
 const MaxRate = 1e6
@@ -111,6 +115,10 @@ func newHist() *hdrhistogram.Histogram { return impl.NewHistogram() }
 // RunCell connects the clients, runs the cell and returns its result. Client
 // connections are made, with bounded parallelism, before the clock starts.
 func RunCell(ctx context.Context, spec CellSpec) (results.Cell, error) {
+	if spec.OnInterval == nil {
+		// The timeline is not returned: let it go as it closes.
+		spec.OnInterval = func(results.Cell, time.Time, results.Interval) {}
+	}
 	res, err := RunCellDetail(ctx, spec)
 	return res.Cell, err
 }
@@ -204,6 +212,8 @@ func (s *CellSpec) checkNumbers() error {
 		return fmt.Errorf("%w: ttl, retry, session timeout, connect timeout and cell time must not be negative", ErrUsage)
 	case math.IsNaN(c.Jitter) || c.Jitter > 1:
 		return fmt.Errorf("%w: jitter must be within 0 and 1, got %g", ErrUsage, c.Jitter)
+	case s.MaxInflight > MaxInflight:
+		return fmt.Errorf("%w: max-inflight must be at most %d, got %d", ErrUsage, MaxInflight, s.MaxInflight)
 	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0) || s.Rate > MaxRate:
 		return fmt.Errorf("%w: rate must be a number of arrivals per second from 0 to %g, got %g", ErrUsage, float64(MaxRate), s.Rate)
 	}

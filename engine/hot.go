@@ -34,6 +34,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 		if w.picker != nil {
 			lock = w.picker.Pick()
 		}
+		w.readyToWait()
 		start := time.Now()
 		measured := !start.Before(r.measureFrom)
 		if !r.deadline.IsZero() && !start.Before(r.deadline) {

@@ -51,6 +51,11 @@ type intervals struct {
 	done    chan struct{}
 	workers []*worker
 	sink    func(results.Interval)
+	// out takes closed intervals to the goroutine that hands them to the
+	// sink, so that a slow sink (a disk) never backs up the batches; wrote
+	// closes when it is done.
+	out   chan results.Interval
+	wrote chan struct{}
 
 	// The collector's alone.
 	open        map[int]*[nTags]*hdrhistogram.Histogram
@@ -85,12 +90,33 @@ func newIntervals(start time.Time, workers []*worker, sink func(results.Interval
 		w.iv = iv
 		w.pending.Store(noBatch)
 	}
+	if sink != nil {
+		iv.out = make(chan results.Interval, 64)
+		iv.wrote = make(chan struct{})
+		go iv.write()
+	}
 	go iv.collect()
 	return iv
 }
 
+// write hands closed intervals to the sink, then recycles their
+// histograms.
+func (iv *intervals) write() {
+	defer close(iv.wrote)
+	for out := range iv.out {
+		iv.sink(out)
+		for _, h := range []*hdrhistogram.Histogram{out.Acquire, out.Release, out.Handoff, out.Service} {
+			h.Reset()
+			iv.hists.Put(h)
+		}
+	}
+}
+
 func (iv *intervals) collect() {
 	defer close(iv.done)
+	if iv.out != nil {
+		defer func() { close(iv.out); <-iv.wrote }()
+	}
 	tick := time.NewTicker(results.IntervalLength / 4)
 	defer tick.Stop()
 	for {
@@ -107,15 +133,21 @@ func (iv *intervals) collect() {
 	}
 }
 
-// add records a batch into its interval's histograms.
+// add records a batch into its interval's histograms. A batch whose
+// interval already closed (its worker was held up for more than an
+// interval between stamping and handing on) goes to the first interval
+// still open, counted in late: a moment off in the timeline, but never
+// missing from it, so the intervals always add up to the cell's totals.
 func (iv *intervals) add(b *batch) {
-	var into *[nTags]*hdrhistogram.Histogram
-	if b.idx < iv.closedBelow {
+	idx := b.idx
+	if idx < iv.closedBelow {
 		iv.late += int64(b.n)
-		into = &iv.total
-	} else if into = iv.open[b.idx]; into == nil {
+		idx = iv.closedBelow
+	}
+	into := iv.open[idx]
+	if into == nil {
 		into = new([nTags]*hdrhistogram.Histogram)
-		iv.open[b.idx] = into
+		iv.open[idx] = into
 	}
 	for _, v := range b.v[:b.n] {
 		t := v & 3
@@ -186,15 +218,11 @@ func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
 	}
 	out := results.Interval{Start: start, End: end,
 		Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService]}
-	if iv.sink == nil {
+	if iv.out == nil {
 		iv.kept = append(iv.kept, out)
 		return
 	}
-	iv.sink(out)
-	for _, h := range hs {
-		h.Reset()
-		iv.hists.Put(h)
-	}
+	iv.out <- out
 }
 
 // finish stops the collector once every worker has stopped and flushed,

@@ -57,8 +57,8 @@ type cellRun struct {
 	// stop ends the cell early; panicked holds the first client panic.
 	stop     context.CancelFunc
 	panicked atomic.Pointer[string]
-	// truncated is set by a shape that ran into the cell's time limit.
-	truncated bool
+	// truncated says why the cell stopped before it was done, if it did.
+	truncated string
 
 	// burst
 	grants      atomic.Int64
@@ -135,7 +135,9 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		// The cell time limit bounds a timed cell too: a duration beyond
 		// it is cut there, and the cell says so.
 		r.deadline = r.measureFrom.Add(min(r.spec.Duration, r.spec.MaxTime))
-		r.truncated = r.spec.Duration > r.spec.MaxTime
+		if r.spec.Duration > r.spec.MaxTime {
+			r.truncated = r.cutShort()
+		}
 		cctx, cancel = context.WithDeadline(ctx, r.deadline)
 	} else {
 		r.limited = r.spec.Acquires > 0
@@ -151,7 +153,9 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	r.launch(ctx, cctx)
 	// A cell that ran into MaxTime before its acquisitions or its burst
 	// were done was cut short: say so.
-	r.truncated = r.truncated || ctx.Err() == nil && r.deadline.IsZero() && errors.Is(cctx.Err(), context.DeadlineExceeded)
+	if r.truncated == "" && ctx.Err() == nil && r.deadline.IsZero() && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		r.truncated = r.cutShort()
+	}
 	end := time.Now()
 	gen := health.stop()
 	if r.spec.OnClock != nil {
@@ -229,6 +233,11 @@ func (r *cellRun) launch(ctx, cctx context.Context) {
 	wg.Wait()
 }
 
+// cutShort is the reason for a cell the time limit ended.
+func (r *cellRun) cutShort() string {
+	return fmt.Sprintf("cut short by the cell time limit (%v)", r.spec.MaxTime)
+}
+
 // recoverClient turns a client's panic into the end of the cell: the
 // others stop, and what was measured is kept and reported with the panic.
 func (r *cellRun) recoverClient(w *worker) {
@@ -271,9 +280,7 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 		cancel()
 	}
 	cell := r.collect(end, counters, cc.base, totals)
-	if r.truncated {
-		cell.Truncated = fmt.Sprintf("cut short by the cell time limit (%v)", r.spec.MaxTime)
-	}
+	cell.Truncated = r.truncated
 	cell.Distributions, cell.Vectors = dists, vecs
 	cell.Generator = gen.report(r, cell)
 	cell.Generator.ServerCPUS = serverCPU

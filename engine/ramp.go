@@ -86,10 +86,12 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 		r := newCellRun(s, d, lockers[:k], ls.loadShape())
 		r.keepOpen = true
 		res, err := r.run(ctx)
+		if res.Impl != "" {
+			out = append(out, res) // an interrupted stair keeps what it measured
+		}
 		if err != nil {
 			return out, err
 		}
-		out = append(out, res)
 	}
 	return out, nil
 }

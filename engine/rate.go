@@ -71,7 +71,7 @@ func (openLoop) drive(ctx context.Context, r *cellRun) {
 	}
 	r.unfinished.Store(r.inflight.Load())
 	if r.wctx.Err() != nil && context.Cause(ctx) != context.Canceled && r.unfinished.Load() > 0 {
-		r.truncated = true
+		r.truncated = fmt.Sprintf("%d arrivals were still unserved %v after the last one", r.unfinished.Load(), min(MaxDrain, r.spec.MaxTime))
 	}
 	r.wcancel()
 }
@@ -96,14 +96,23 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	for {
 		var due time.Time
 		select {
-		case <-ctx.Done():
-			return
 		case ns := <-r.arrivals:
 			due = r.start.Add(time.Duration(ns))
+		default:
+			// No arrival waiting: hand on this interval's latencies before
+			// idling, or an idle client would hold its interval open.
+			w.flush()
+			select {
+			case <-ctx.Done():
+				return
+			case ns := <-r.arrivals:
+				due = r.start.Add(time.Duration(ns))
+			}
 		}
 		if w.picker != nil {
 			lock = w.picker.Pick()
 		}
+		w.readyToWait()
 		start := time.Now()
 		measured := !due.Before(r.measureFrom)
 		actx := ctx

@@ -64,13 +64,18 @@ func (w *worker) recordAcquire(now time.Time, d time.Duration) {
 // batch in hand would keep its interval from closing (see intervals).
 const waitFlush = time.Millisecond
 
-// acquire is w.l.Acquire, handing on the worker's batch first when its
-// last acquisition had to wait: one that waited once will likely wait
-// again, and fast ones hand on once per interval.
-func (w *worker) acquire(ctx context.Context, name string) (impl.Lease, error) {
+// readyToWait hands on the worker's batch before an acquisition that will
+// likely wait — its last one did — so that a waiting client holds no
+// interval open; fast ones hand on once per interval. It runs before the
+// acquisition's clock starts, so the hand-off is never measured.
+func (w *worker) readyToWait() {
 	if w.waited {
 		w.flush()
 	}
+}
+
+// acquire is w.l.Acquire, noting whether it had to wait (see readyToWait).
+func (w *worker) acquire(ctx context.Context, name string) (impl.Lease, error) {
 	start := time.Now()
 	lease, err := w.l.Acquire(ctx, name)
 	w.waited = time.Since(start) >= waitFlush

@@ -169,7 +169,14 @@ type nodeVersion struct {
 
 // noteRead records the children version a read of parent returned.
 func (l *Locker) noteRead(parent string, stat *zk.Stat) {
-	v, _ := versions.LoadOrStore(nodeVersion{parent, stat.Czxid, stat.Ctime}, new(atomic.Int64))
+	if l.mode != Naive {
+		return
+	}
+	key := nodeVersion{parent, stat.Czxid, stat.Ctime}
+	v, ok := versions.Load(key)
+	if !ok {
+		v, _ = versions.LoadOrStore(key, new(atomic.Int64))
+	}
 	latest := v.(*atomic.Int64)
 	cversion := stat.Cversion
 	l.read.Store(int64(cversion))
@@ -225,13 +232,19 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 	if namespace == "" || len(s[Ensemble.Role]) == 0 {
 		return nil
 	}
+	ns := root + "/" + namespace
+	versions.Range(func(k, _ any) bool { // the cell's locks are done with
+		if strings.HasPrefix(k.(nodeVersion).path, ns+"/") {
+			versions.Delete(k)
+		}
+		return true
+	})
 	l, err := New(ctx, impl.Config{Servers: s, DialTimeout: 5 * time.Second}, Predecessor)
 	if err != nil {
 		return err
 	}
 	defer l.bound(ctx)()
 	defer l.Close()
-	ns := root + "/" + namespace
 	locks, _, err := l.conn.Children(ns)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil

@@ -61,3 +61,17 @@ func TestProfilesOnDemand(t *testing.T) {
 		}
 	}
 }
+
+// --force clears a results directory, never anything else.
+func TestForceClearsOnlyResults(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "src")
+	os.MkdirAll(victim, 0o755)
+	os.WriteFile(filepath.Join(victim, "important.go"), []byte("package x"), 0o644)
+	if _, err := outDir(victim, true); err == nil || !strings.Contains(err.Error(), "important.go") {
+		t.Errorf("--force on a source directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(victim, "important.go")); err != nil {
+		t.Errorf("--force deleted a file no run wrote: %v", err)
+	}
+}

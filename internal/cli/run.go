@@ -232,11 +232,30 @@ func outDir(dir string, force bool) (string, error) {
 	case len(ents) > 0 && !force:
 		return "", fmt.Errorf("%w: --out %s holds files of an earlier run; name a new directory, or add --force to clear it", errUsage, dir)
 	case len(ents) > 0:
+		if f := foreign(ents); f != "" {
+			return "", fmt.Errorf("%w: --out %s holds %s, which no run wrote; --force clears only a results directory", errUsage, dir, f)
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			return "", fmt.Errorf("--out: %w", err)
 		}
 	}
 	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// foreign names the first entry of a directory that a run or a report
+// would not have written, "" when every one is a results file.
+func foreign(ents []os.DirEntry) string {
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case e.IsDir() && name == report.PlotsDir:
+		case !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp"): // an interrupted atomic write
+		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt"}, filepath.Ext(name)):
+		default:
+			return name
+		}
+	}
+	return ""
 }
 
 // runPlan runs the plan, printing the sandbox, a row per cell and the
