@@ -60,6 +60,9 @@ type Need struct {
 	// Check, if set, judges addresses the user gives for the role (an odd
 	// number of masters, say); the sandbox starts Count.
 	Check func(addrs []string) error
+	// Conns is how many connections each client opens to each server of
+	// the role (a command and a subscription connection: 2). Default 1.
+	Conns int
 }
 
 // Caps are what a driver's leases guarantee; fault scenarios apply by
@@ -198,11 +201,11 @@ func EnvName(role string) string {
 func (d Driver) ConnsPerClient(ensemble func(kind string) bool) int {
 	n := 0
 	for _, need := range d.Needs {
+		servers := need.Count
 		if ensemble(need.Kind) {
-			n++
-		} else {
-			n += need.Count
+			servers = 1
 		}
+		n += servers * max(need.Conns, 1)
 	}
 	return n
 }

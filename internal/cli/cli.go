@@ -149,17 +149,21 @@ func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	width := 10
+	for _, n := range impl.Names() {
+		width = max(width, len(n))
+	}
 	fmt.Fprintln(stdout, "Implementations:")
 	for _, n := range impl.Names() {
 		if strings.HasPrefix(n, "test-") {
 			continue
 		}
 		d, _ := impl.Lookup(n)
-		fmt.Fprintf(stdout, "  %-10s %s\n", n, d.Description)
+		fmt.Fprintf(stdout, "  %-*s %s\n", width, n, d.Description)
 	}
 	fmt.Fprintln(stdout, "\nScenarios:")
 	for _, s := range engine.Scenarios() {
-		fmt.Fprintf(stdout, "  %-10s %s\n", s.Name(), s.Description())
+		fmt.Fprintf(stdout, "  %-*s %s\n", width, s.Name(), s.Description())
 	}
 	return nil
 }
