@@ -84,8 +84,8 @@ func expiring(d impl.Driver) error {
 // failsOver: a single server that can have a replica promoted, a quorum
 // of masters, or an ensemble that moves sessions.
 func failsOver(d impl.Driver) error {
-	if familyOf(d).class == famNone {
-		return fmt.Errorf("%s runs on no server that can fail over", d.Name)
+	if f := familyOf(d); f.class == famNone {
+		return fmt.Errorf("lockbench stages no failover of %s servers with a lease like %s's", f.need.Kind, d.Name)
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func quorum(d impl.Driver) error {
 // partitionable: several servers, some of which can be cut off.
 func partitionable(d impl.Driver) error {
 	if c := familyOf(d).class; c != famRedlock && c != famZK {
-		return fmt.Errorf("it cuts some of several servers off, and %s runs on one", d.Name)
+		return fmt.Errorf("it cuts off some of a quorum's masters or of a ZooKeeper ensemble, and %s has neither", d.Name)
 	}
 	return nil
 }
@@ -116,21 +116,28 @@ const (
 	famZK               // an ensemble that keeps sessions
 )
 
-// family is a driver's servers: how they can fail and the role they serve.
+// family is a driver's servers: how they can fail, the role they serve,
+// and the lease that outlives a silent holder.
 type family struct {
 	class famClass
 	need  impl.Need
+	caps  impl.Caps
 }
 
+// familyOf classes a driver's servers by what can be done to them: a
+// replica promoted (one Redis), a master lost (a quorum), a member lost
+// with the session moving (a ZooKeeper ensemble). Other kinds — an etcd
+// cluster, say — have no class yet, and the scenarios that need one skip
+// them; crash, pause and latency need none.
 func familyOf(d impl.Driver) family {
 	if len(d.Needs) == 0 {
 		return family{}
 	}
-	f := family{need: d.Needs[0]}
+	f := family{need: d.Needs[0], caps: d.Caps}
 	switch {
 	case d.Caps.Has(impl.Quorum):
 		f.class = famRedlock
-	case d.Caps.Has(impl.LeaseSession):
+	case d.Caps.Has(impl.LeaseSession) && f.need.Kind == sandbox.KindZooKeeper:
 		f.class = famZK
 	case d.Caps.Has(impl.LeaseTTL) && f.need.Kind == sandbox.KindRedis:
 		f.class = famRedis
@@ -151,17 +158,13 @@ func (f family) with(s impl.Servers, addrs []string) impl.Servers {
 // bound is what recovery from a dead holder is compared with: the TTL
 // or the session timeout, as the driver's lease says.
 func (f family) bound(c impl.Config) time.Duration {
-	if f.class == famZK {
-		return c.SessionTimeout
-	}
-	return c.TTL
+	d, _ := f.caps.Lease(c)
+	return d
 }
 
 func (f family) boundName() string {
-	if f.class == famZK {
-		return "session timeout"
-	}
-	return "TTL"
+	_, name := f.caps.Lease(impl.Config{})
+	return name
 }
 
 func needServers(spec engine.CellSpec, f family) error {

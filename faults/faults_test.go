@@ -260,7 +260,7 @@ func TestScenarioSaysWhyItDoesNotApply(t *testing.T) {
 	for _, tc := range []struct{ scenario, impl, why string }{
 		{"crash", "inproc", "no lease that ends without its holder"},
 		{"restart", "redis", "quorum of masters"},
-		{"partition", "redis", "runs on one"},
+		{"partition", "redis", "has neither"},
 	} {
 		sc, _ := engine.LookupScenario(tc.scenario)
 		_, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: tc.impl, Scenario: sc, Clients: 1})

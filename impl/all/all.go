@@ -5,8 +5,10 @@ package all
 
 import (
 	_ "github.com/lockbench/lockbench/faults"
+	_ "github.com/lockbench/lockbench/impl/etcdmutex"
 	_ "github.com/lockbench/lockbench/impl/inproc"
 	_ "github.com/lockbench/lockbench/impl/redis"
+	_ "github.com/lockbench/lockbench/impl/redisfair"
 	_ "github.com/lockbench/lockbench/impl/redlock"
 	_ "github.com/lockbench/lockbench/impl/redsync"
 	_ "github.com/lockbench/lockbench/impl/zk"
