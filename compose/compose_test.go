@@ -38,6 +38,7 @@ const (
 	envRedis   = "LOCKBENCH_REDIS"
 	envRedlock = "LOCKBENCH_REDLOCK"
 	envZK      = "LOCKBENCH_ZK"
+	envEtcd    = "LOCKBENCH_ETCD"
 )
 
 type composeFile struct {
@@ -233,6 +234,7 @@ func TestLockbenchEnv(t *testing.T) {
 		{envRedis, p.redis, redisPort, true},
 		{envRedlock, p.redis, redisPort, false},
 		{envZK, p.zk, zkPort, false},
+		{envEtcd, []string{"etcd"}, "2379", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			val, ok := env[tc.name]
@@ -264,7 +266,7 @@ func TestLockbenchEnv(t *testing.T) {
 // TestCLIReadsEnv fails if `lockbench run` stops reading a variable the
 // compose file sets: each must become its flag's default.
 func TestCLIReadsEnv(t *testing.T) {
-	for flag, name := range map[string]string{"redis": envRedis, "redlock": envRedlock, "zk": envZK} {
+	for flag, name := range map[string]string{"redis": envRedis, "redlock": envRedlock, "zk": envZK, "etcd": envEtcd} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, "from-env:1")
 			f := cli.RunFlags().Lookup(flag)
@@ -277,7 +279,7 @@ func TestCLIReadsEnv(t *testing.T) {
 
 func TestDependsOnHealthyServers(t *testing.T) {
 	p := loadProject(t)
-	for _, name := range slices.Concat(p.redis, p.zk) {
+	for _, name := range slices.Concat(p.redis, p.zk, []string{"etcd"}) {
 		d, ok := p.lockbench.DependsOn[name]
 		switch {
 		case !ok:
