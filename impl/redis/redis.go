@@ -68,10 +68,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	for {
 		ok, err := l.cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, Classify(l.addr, err)
+			return nil, l.failed(ctx, key, token, err)
 		}
 		if ok {
 			return &lease{l: l, key: key, token: token}, nil
@@ -81,6 +78,24 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			return nil, err
 		}
 	}
+}
+
+// failed ends an Acquire whose SET NX returned err, and says why.
+//
+// A SET NX that may have reached the server without its reply reaching us
+// may have granted the lock: it is undone (undo, with this attempt's
+// token) before Acquire returns, or the key would stay held, by nobody,
+// for the whole TTL. When ctx has expired, the error is ctx's, whatever
+// the connection reported: go-redis's socket deadline is ctx's deadline,
+// so it often reports an i/o timeout before ctx's timer has fired.
+func (l *Locker) failed(ctx context.Context, key, token string, err error) error {
+	if MayHaveLanded(err) {
+		undo(ctx, l.cl, key, token)
+	}
+	if Expired(ctx) {
+		return CtxErr(ctx)
+	}
+	return Classify(l.addr, err)
 }
 
 // Settled reports whether the client is asleep between polls.
@@ -100,9 +115,15 @@ type lease struct {
 
 func (s *lease) Fence() (uint64, bool) { return 0, false }
 
+// Release runs the compare-and-delete. A release cut short by ctx's end
+// returns an error wrapping ctx.Err(): it says nothing about the lease,
+// which is neither lost nor known to be released.
 func (s *lease) Release(ctx context.Context) error {
 	n, err := ReleaseScript.Run(ctx, s.l.cl, []string{s.key}, s.token).Int64()
 	if err != nil {
+		if Expired(ctx) {
+			return fmt.Errorf("redis %s: release %s: %w", s.l.addr, s.key, CtxErr(ctx))
+		}
 		return Classify(s.l.addr, err)
 	}
 	if n == 0 {

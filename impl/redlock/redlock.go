@@ -140,7 +140,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	}
 	for {
 		start := time.Now()
-		l.round(ctx, !l.sequential, set)
+		l.round(ctx, !l.sequential, l.timeout, set)
 		validity := l.cfg.TTL - time.Since(start) - l.drift
 		granted, reachable := 0, 0
 		for _, r := range l.res {
@@ -159,10 +159,14 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			}
 			return &lease{l: l, key: key, token: token}, nil
 		}
-		if ctx.Err() != nil {
-			// The masters' errors are ours, not theirs: count nothing.
-			l.releaseAll(ctx, key, token)
-			return nil, ctx.Err()
+		if redis.Expired(ctx) {
+			// The masters' errors are ctx's, not theirs (their socket
+			// deadline is ctx's, which can pass before ctx's timer marks
+			// it done): count nothing, and undo the round for longer
+			// than the per-master bound, since SETs that timed out on the
+			// deadline may still land.
+			l.cleanup(ctx, key, token)
+			return nil, redis.CtxErr(ctx)
 		}
 		if measured {
 			l.stats.MastersGranted[granted].Add(1)
@@ -177,31 +181,35 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		if reachable < l.quorum {
 			fail = l.noQuorum(key, reachable) // before releaseAll reuses l.res
 		}
-		l.releaseAll(ctx, key, token)
+		undone := l.releaseAll(ctx, key, token)
 		if fail != nil {
 			return nil, fail
 		}
 		if err := redis.Sleep(ctx, l.timer, redis.Backoff(l.rng, l.cfg.Retry, l.cfg.Jitter), &l.asleep); err != nil {
+			if !undone {
+				// No later round will undo what this one's undo missed.
+				l.cleanup(ctx, key, token)
+			}
 			return nil, err
 		}
 	}
 }
 
-// round runs op on every master and leaves the answers in l.res. In turn,
-// each master gets its own timeout; at once, they share one deadline (the
-// same bound, one timer instead of M) and the calling goroutine asks the
-// first master itself.
-func (l *Locker) round(ctx context.Context, parallel bool, op func(context.Context, *goredis.Client) (bool, error)) {
+// round runs op on every master, each bounded by timeout, and leaves the
+// answers in l.res. In turn, each master gets its own timeout; at once,
+// they share one deadline (the same bound, one timer instead of M) and the
+// calling goroutine asks the first master itself.
+func (l *Locker) round(ctx context.Context, parallel bool, timeout time.Duration, op func(context.Context, *goredis.Client) (bool, error)) {
 	if !parallel {
 		for i, cl := range l.cls {
-			ctx, cancel := context.WithTimeout(ctx, l.timeout)
+			ctx, cancel := context.WithTimeout(ctx, timeout)
 			ok, err := op(ctx, cl)
 			cancel()
 			l.res[i] = result{ok: ok, err: err}
 		}
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := 1; i < len(l.cls); i++ {
@@ -224,11 +232,27 @@ func release(key, token string) func(context.Context, *goredis.Client) (bool, er
 }
 
 // releaseAll undoes a failed attempt on every master, including those that
-// timed out (their SET may have landed). It runs even when ctx is done, so
-// that a cancelled Acquire leaves nothing behind; the per-master timeout
-// bounds it.
-func (l *Locker) releaseAll(ctx context.Context, key, token string) {
-	l.round(context.WithoutCancel(ctx), true, release(key, token))
+// timed out (their SET may have landed), before the next attempt, and
+// reports whether every master answered. It runs on ctx's values but not
+// its end, bounded by the per-master timeout: ctx may end while it runs,
+// and the undo must still reach every master.
+func (l *Locker) releaseAll(ctx context.Context, key, token string) bool {
+	l.round(context.WithoutCancel(ctx), true, l.timeout, release(key, token))
+	for _, r := range l.res {
+		if r.err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanup undoes the last attempt of an Acquire that ends because ctx
+// did, on every master. Nothing comes after it to catch what it misses, so
+// it is bounded by redis.CleanupTimeout rather than the per-master timeout,
+// which a loaded machine can exceed: a key it missed would stay held, by
+// nobody, for the whole TTL.
+func (l *Locker) cleanup(ctx context.Context, key, token string) {
+	l.round(context.WithoutCancel(ctx), true, redis.CleanupTimeout, release(key, token))
 }
 
 // noQuorum describes an attempt in which too few masters answered.
@@ -277,10 +301,12 @@ type lease struct {
 func (s *lease) Fence() (uint64, bool) { return 0, false }
 
 // Release deletes the key on every master at once. The lock counts as
-// lost when fewer than a majority still held our token.
+// lost when fewer than a majority still held our token. A release cut short
+// by ctx's end (the masters' requests time out on its deadline) is not a
+// lost lock: it returns an error wrapping ctx.Err() and counts nothing.
 func (s *lease) Release(ctx context.Context) error {
 	l := s.l
-	l.round(ctx, true, release(s.key, s.token))
+	l.round(ctx, true, l.timeout, release(s.key, s.token))
 	deleted := 0
 	for _, r := range l.res {
 		if r.ok {
@@ -290,8 +316,8 @@ func (s *lease) Release(ctx context.Context) error {
 	if deleted >= l.quorum {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if redis.Expired(ctx) {
+		return fmt.Errorf("redlock: %s: deleted on %d of %d masters when the release was cut short: %w", s.key, deleted, len(l.cls), redis.CtxErr(ctx))
 	}
 	l.counters.Lost.Add(1)
 	err := fmt.Errorf("redlock: %s: deleted on %d of %d masters, %d needed: %w",

@@ -1,14 +1,19 @@
 package redlock_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
@@ -60,18 +65,17 @@ func TestConformance(t *testing.T) {
 	}
 	impltest.Run(t, d, sandboxtest.Start(t, d.Needs...), impltest.Options{
 		Leftovers: impltest.RedisKeys(redlock.Masters.Role, redis.Key),
-		// A master's reply, and so the undoing of a cancelled attempt, is
-		// bounded by --redlock-timeout (50ms by default): on a starved
-		// test machine an undo that takes longer leaves its key to the
-		// TTL, which the leftover checks would count. Half the TTL keeps
-		// the bound from biting without touching what is checked.
+		// Every request to a master is bounded by --redlock-timeout (50ms
+		// by default), and on a starved test machine (-race, a loaded CI
+		// runner) replies take longer: an attempt then finds too few
+		// masters answering and the Acquire fails with impl.ErrNoQuorum,
+		// or a Release misses a master, whose key stays for the TTL for
+		// the leftover checks to count. An Acquire that ends with its ctx
+		// no longer depends on the bound (its cleanup has one of its
+		// own), but these do. Half the TTL keeps the bound from biting
+		// without touching what is checked.
 		Configure: func(cfg *impl.Config) {
 			cfg.Options = map[string]string{redlock.OptTimeout: (cfg.TTL / 2).String()}
-		},
-		Skip: map[string]string{
-			"deadline-acquire": "known bug: redlock.(*Locker).Acquire returns impl.ErrNoQuorum (\"0 of 5 masters reachable\", class no_quorum) " +
-				"instead of ctx.Err() when ctx's deadline passes during a round: every master's request times out " +
-				"on that deadline, and the check `if ctx.Err() != nil` runs before the context's timer has marked it done",
 		},
 	})
 }
@@ -397,5 +401,196 @@ func TestDistributionsExcludeWarmup(t *testing.T) {
 	}
 	if c.Acquires == 0 || v.Count != c.Acquires || granted != c.Acquires {
 		t.Errorf("%d measured acquisitions, %d validities, %d majority grants", c.Acquires, v.Count, granted)
+	}
+}
+
+// stallFor is how long the tests below keep a server busy. It must outlast
+// a starved test goroutine's way from the stall to its request (or the
+// request finds the server free), and end well within redis.CleanupTimeout
+// (1s) of the request's deadline, or the undo, which waits behind the
+// stall and then needs a new connection under -race on a loaded machine,
+// is cut short. The second margin is the one seen to be tight.
+const stallFor = 300 * time.Millisecond
+
+// stall keeps every Redis server at addrs busy for d, answering no one: a
+// Lua script that spins on TIME (DEBUG SLEEP is disabled by default). The
+// scripts are sent, each on a connection of its own that the server has
+// already accepted (a PING answered), and given a moment to start before
+// stall returns, so that a command sent afterwards on another connection
+// reaches the server behind its script and waits. The returned func waits
+// for every script to end.
+func stall(t *testing.T, addrs []string, d time.Duration) (wait func()) {
+	t.Helper()
+	const script = `local s = redis.call("TIME") local t0 = s[1] * 1000000 + s[2]
+repeat local n = redis.call("TIME") until n[1] * 1000000 + n[2] - t0 >= tonumber(ARGV[1])
+return 1`
+	var waits []func()
+	for _, addr := range addrs {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(d + 10*time.Second))
+		r := bufio.NewReader(c)
+		reply := func(want string) {
+			t.Helper()
+			if got, err := r.ReadString('\n'); err != nil || got != want {
+				t.Fatalf("stall %s: reply %q, %v; want %q", addr, got, err, want)
+			}
+		}
+		send := func(args ...string) {
+			t.Helper()
+			var b strings.Builder
+			fmt.Fprintf(&b, "*%d\r\n", len(args))
+			for _, a := range args {
+				fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+			}
+			if _, err := c.Write([]byte(b.String())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send("PING")
+		reply("+PONG\r\n")
+		send("EVAL", script, "0", fmt.Sprint(d.Microseconds()))
+		waits = append(waits, func() { reply(":1\r\n") })
+	}
+	// Let the servers start the scripts: a request that arrives while one
+	// runs waits, whichever order the server would read the two in.
+	time.Sleep(10 * time.Millisecond)
+	return func() {
+		t.Helper()
+		for _, w := range waits {
+			w()
+		}
+	}
+}
+
+// lagging is a context whose deadline comes lag before its Done channel
+// closes. A real context's timer runs on a goroutine of its own, so its
+// Done may close a little after the deadline that go-redis has already
+// given the sockets; lagging stretches that little to lag, so that
+// requests timing out on the deadline always find ctx.Err() still nil, as
+// they sometimes do in practice.
+type lagging struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c lagging) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func withLaggingDeadline(d, lag time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d+lag)
+	return lagging{ctx, time.Now().Add(d)}, cancel
+}
+
+// keysLeft counts, on every master, the keys of lock name in the test's
+// namespace.
+func keysLeft(t *testing.T, addrs []string, name string) int {
+	t.Helper()
+	n := 0
+	for _, addr := range addrs {
+		cl := goredis.NewClient(&goredis.Options{Addr: addr})
+		k, err := cl.Exists(context.Background(), redis.Key(t.Name(), name)).Result()
+		cl.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(k)
+	}
+	return n
+}
+
+// An Acquire whose deadline passes mid-round, with every master's request
+// timing out on it while ctx.Err() is still nil, returns ctx.Err(): not
+// impl.ErrNoQuorum, and with no no-quorum, retry or attempt counted.
+func TestDeadlineMidRoundReturnsCtxErr(t *testing.T) {
+	servers := masters(t)
+	for _, mode := range []string{redlock.ModeParallel, redlock.ModeSequential} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := config(t, servers, mode)
+			a, b := newLocker(t, cfg), newLocker(t, cfg)
+			ctx := context.Background()
+			held, err := a.Acquire(ctx, "d")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := stall(t, servers[redlock.Masters.Role], stallFor)
+			// 20ms: below the per-master bound (50ms), so that the masters'
+			// requests time out on ctx's deadline.
+			dctx, cancel := withLaggingDeadline(20*time.Millisecond, 100*time.Millisecond)
+			defer cancel()
+			_, err = b.Acquire(dctx, "d")
+			wait()
+			if !errors.Is(err, context.DeadlineExceeded) || impl.Class(err) != impl.ClassTimeout {
+				t.Errorf("Acquire whose deadline passed mid-round: %v (class %s), want ctx.Err() (context.DeadlineExceeded)", err, impl.Class(err))
+			}
+			c := b.Counters()
+			if c.NoQuorum.Load() != 0 || c.Retries.Load() != 0 || c.ValidityExpired.Load() != 0 {
+				t.Errorf("no quorum %d, retries %d, validity expired %d counted for an Acquire cut short by its deadline",
+					c.NoQuorum.Load(), c.Retries.Load(), c.ValidityExpired.Load())
+			}
+			for k := range b.RedlockStats().MastersGranted {
+				if n := b.RedlockStats().MastersGranted[k].Load(); n != 0 {
+					t.Errorf("masters granted[%d] = %d for an attempt cut short by its deadline", k, n)
+				}
+			}
+			if err := held.Release(ctx); err != nil {
+				t.Errorf("the holder's lock was touched: %v", err)
+			}
+		})
+	}
+}
+
+// An Acquire of a free lock whose deadline passes while its SETs wait on
+// the masters undoes the round before it returns, even though the masters
+// answer only after the per-master bound: no key is left for the TTL.
+func TestDeadlineMidRoundUndoesTheRound(t *testing.T) {
+	servers := masters(t)
+	addrs := servers[redlock.Masters.Role]
+	for _, mode := range []string{redlock.ModeParallel, redlock.ModeSequential} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := config(t, servers, mode)
+			cfg.TTL = 30 * time.Second
+			l := newLocker(t, cfg)
+			wait := stall(t, addrs, stallFor)
+			dctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			_, err := l.Acquire(dctx, "g")
+			wait()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Acquire whose deadline passed mid-round: %v, want ctx.Err() (context.DeadlineExceeded)", err)
+			}
+			// Every stalled SET has run by now (wait returned after the
+			// scripts), before the undo sent after it.
+			if n := keysLeft(t, addrs, "g"); n != 0 {
+				t.Errorf("%d masters still hold the abandoned round's key", n)
+			}
+			if n := l.Counters().NoQuorum.Load(); n != 0 {
+				t.Errorf("no quorum = %d for an Acquire cut short by its deadline", n)
+			}
+		})
+	}
+}
+
+// A Release whose deadline passes mid-round is not a lost lock: it returns
+// an error wrapping ctx.Err(), not impl.ErrLockLost, and counts nothing.
+func TestReleasePastDeadlineIsNotLost(t *testing.T) {
+	servers := masters(t)
+	l := newLocker(t, config(t, servers, ""))
+	lease, err := l.Acquire(context.Background(), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := stall(t, servers[redlock.Masters.Role], stallFor)
+	dctx, cancel := withLaggingDeadline(20*time.Millisecond, 100*time.Millisecond)
+	defer cancel()
+	err = lease.Release(dctx)
+	wait()
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, impl.ErrLockLost) {
+		t.Errorf("Release whose deadline passed mid-round: %v, want an error wrapping ctx.Err() and not impl.ErrLockLost", err)
+	}
+	if n := l.Counters().Lost.Load(); n != 0 {
+		t.Errorf("lost = %d for a release cut short by its deadline", n)
 	}
 }

@@ -34,9 +34,6 @@ func init() {
 // DriftFactor is the clock-drift allowance as a fraction of the TTL.
 const DriftFactor = 0.01
 
-// cleanupTimeout bounds the deletion after a cancelled Acquire.
-const cleanupTimeout = time.Second
-
 // Locker is one redsync client: one connection to each master.
 type Locker struct {
 	cfg    impl.Config
@@ -130,15 +127,25 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	if cause := context.Cause(actx); errors.Is(cause, impl.ErrNoQuorum) {
 		return nil, cause // redsync has already undone the try
 	}
-	if ctx.Err() != nil {
-		// redsync undoes a failed try with the ctx it was given; once that
-		// is cancelled the keys would stay until the TTL. Delete them here.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		l.rs.NewMutex(key, redsync.WithValue(l.token)).UnlockContext(cctx)
-		cancel()
-		return nil, ctx.Err()
+	if redis.Expired(ctx) {
+		l.cleanup(ctx, key)
+		return nil, redis.CtxErr(ctx)
 	}
 	return nil, fmt.Errorf("redsync: %s: %w", key, err)
+}
+
+// cleanup deletes, on every master, the keys of an Acquire that ends
+// because ctx did. redsync undoes a failed try with the ctx it was given,
+// bounded by the per-master timeout: once ctx has expired that undo fails
+// at once, and a loaded machine can exceed the bound anyway, so a try's
+// keys (up to one per master) would stay held, by nobody, for the TTL.
+// The deletion here outlives ctx, bounded by redis.CleanupTimeout, and
+// deletes only this Acquire's token (one per LockContext, set by the
+// value func).
+func (l *Locker) cleanup(ctx context.Context, key string) {
+	cctx, cancel := redis.Uncancelled(ctx)
+	defer cancel()
+	l.rs.NewMutex(key, redsync.WithValue(l.token)).UnlockContext(cctx)
 }
 
 // delay is redsync's retry delay func: redsync calls it after every try
@@ -149,8 +156,15 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 // majority of masters ends the Acquire: delay cancels LockContext's ctx
 // with an impl.ErrNoQuorum cause and returns a long pause, so that
 // redsync's wait sees the ctx done at once.
+//
+// A try cut short by the caller's ctx is neither counted nor a no-quorum:
+// the masters' requests time out on ctx's deadline (go-redis's socket
+// deadline), possibly before ctx's timer has marked it done, so delay
+// looks at the deadline too (redis.Expired) and then ends LockContext for
+// Acquire to clean up and return ctx.Err().
 func (l *Locker) delay(int) time.Duration {
-	if l.actx.Err() != nil {
+	if redis.Expired(l.actx) {
+		l.fail(context.DeadlineExceeded) // nothing if actx is already done
 		return time.Hour
 	}
 	granted, reachable := 0, 0
@@ -212,14 +226,16 @@ type lease struct {
 func (s *lease) Fence() (uint64, bool) { return 0, false }
 
 // Release is redsync's UnlockContext. The lock counts as lost when fewer
-// than a majority of masters still held our token.
+// than a majority of masters still held our token. A release cut short by
+// ctx's end (the masters' requests time out on its deadline) is not a lost
+// lock: it returns an error wrapping ctx.Err() and counts nothing.
 func (s *lease) Release(ctx context.Context) error {
 	ok, err := s.m.UnlockContext(ctx)
 	if ok {
 		return nil
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if redis.Expired(ctx) {
+		return fmt.Errorf("redsync: %s: release cut short: %w", s.m.Name(), redis.CtxErr(ctx))
 	}
 	s.l.counters.Lost.Add(1)
 	lost := fmt.Errorf("redsync: %s: %w", s.m.Name(), impl.ErrLockLost)
