@@ -9,6 +9,7 @@ import (
 	_ "github.com/lockbench/lockbench/impl/inproc"
 	_ "github.com/lockbench/lockbench/impl/redis"
 	_ "github.com/lockbench/lockbench/impl/redisfair"
+	_ "github.com/lockbench/lockbench/impl/redispubsub"
 	_ "github.com/lockbench/lockbench/impl/redlock"
 	_ "github.com/lockbench/lockbench/impl/redsync"
 	_ "github.com/lockbench/lockbench/impl/zk"

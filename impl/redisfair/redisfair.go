@@ -16,11 +16,15 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
+// subscribing is the single Redis role, each client holding a command
+// and a subscription connection to it.
+var subscribing = func() impl.Need { n := redis.Need; n.Conns = 2; return n }()
+
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "redis-fair",
 		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told",
-		Needs:       []impl.Need{redis.Need},
+		Needs:       []impl.Need{subscribing},
 		Options:     []impl.Option{WaitOption},
 		Caps:        impl.LeaseTTL,
 		Theory:      &HeadWaiter,
@@ -73,8 +77,8 @@ func New(ctx context.Context, cfg impl.Config) (*Locker, error) {
 	sub, err := newSubscription(ctx, cl, &l.counters, cfg.DialTimeout)
 	if err != nil {
 		cl.Close()
-		if expired(ctx) {
-			return nil, ctxErr(ctx)
+		if redis.Expired(ctx) {
+			return nil, redis.CtxErr(ctx)
 		}
 		return nil, fmt.Errorf("redis %s: subscription: %w: %w", l.addr, impl.ErrUnreachable, err)
 	}
@@ -123,7 +127,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	owner := l.id + ":" + strconv.FormatUint(l.seq, 10)
 	granted, _, err := l.try(ctx, k, owner)
 	if err != nil {
-		return nil, l.giveUp(ctx, k, owner, "", mayHaveLanded(err), err)
+		return nil, l.giveUp(ctx, k, owner, "", redis.MayHaveLanded(err), err)
 	}
 	if granted {
 		return &lease{l: l, k: k, owner: owner}, nil
@@ -200,12 +204,12 @@ func (l *Locker) giveUp(ctx context.Context, k keys, owner, ch string, landed bo
 		l.sub.unsubscribe(ctx, ch)
 	}
 	if landed {
-		uctx, cancel := uncancelled(ctx)
+		uctx, cancel := redis.Uncancelled(ctx)
 		giveUpScript.Run(uctx, l.cl, []string{k.lock, k.queue, k.timeout, k.channel}, owner, millis(l.wait), unlockMessage)
 		cancel()
 	}
-	if expired(ctx) {
-		return ctxErr(ctx)
+	if redis.Expired(ctx) {
+		return redis.CtxErr(ctx)
 	}
 	if errors.Is(cause, impl.ErrUnreachable) {
 		return fmt.Errorf("redis %s: %w", l.addr, cause)
@@ -245,8 +249,8 @@ func (s *lease) Release(ctx context.Context) error {
 	case errors.Is(err, goredis.Nil) || (err == nil && n < 0):
 		s.l.counters.Lost.Add(1)
 		return fmt.Errorf("redis %s: lock %s: %w", s.l.addr, k.lock, impl.ErrLockLost)
-	case err != nil && expired(ctx):
-		return fmt.Errorf("redis %s: release %s: %w", s.l.addr, k.lock, ctxErr(ctx))
+	case err != nil && redis.Expired(ctx):
+		return fmt.Errorf("redis %s: release %s: %w", s.l.addr, k.lock, redis.CtxErr(ctx))
 	case err != nil:
 		return redis.Classify(s.l.addr, err)
 	}

@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/redis"
 )
 
 // subscription is a client's subscription connection, as a Redisson
@@ -182,7 +183,7 @@ func (s *subscription) unsubscribe(ctx context.Context, ch string) {
 	s.want, s.confirmed, s.pending = "", false, 0
 	s.mu.Unlock()
 	s.c.RoundTrips.Add(1)
-	ctx, cancel := uncancelled(ctx)
+	ctx, cancel := redis.Uncancelled(ctx)
 	defer cancel()
 	s.ps.Unsubscribe(ctx, ch)
 }

@@ -1,0 +1,345 @@
+package redispubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/results"
+)
+
+// subscribing is the single Redis role, each client holding a command
+// and a subscription connection to it.
+var subscribing = func() impl.Need { n := redis.Need; n.Conns = 2; return n }()
+
+func init() {
+	impl.Register(impl.Driver{
+		Name:        "redis-pubsub",
+		Description: "single Redis, Redisson's RLock: re-entrant hash, waiters SUBSCRIBE and wake on every release (or after the PTTL)",
+		Needs:       []impl.Need{subscribing},
+		Caps:        impl.LeaseTTL,
+		Theory:      &Theory,
+		New:         New,
+		Cleanup:     Cleanup,
+	})
+}
+
+// Theory is what subscribing waiters predict: every release reaches every
+// waiter still subscribed, so draining n costs n(n−1)/2 deliveries.
+var Theory = results.Theory{Waiters: "all subscribed", Formula: "n(n−1)/2", PerHandoffFormula: "n−1", Poly: [3]float64{0, -0.5, 0.5}}
+
+// Locker is one client: one Redisson instance with its own command
+// connection and its own subscription connection.
+type Locker struct {
+	cl       *goredis.Client
+	ps       *goredis.PubSub
+	addr     string
+	cfg      impl.Config
+	id       string // the hash field: Redisson's uuid:threadId
+	ttlMs    int64
+	counters impl.Counters
+	stats    stats
+	timer    *time.Timer
+
+	// held counts the leases this client holds, by key: an Acquire whose
+	// script may have run without its reply reaching us is undone only
+	// when it cannot have been a re-entry.
+	held map[string]int
+
+	// The last lock used, so that a client that keeps to one lock builds
+	// its key and channel once.
+	lastName, lastKey, lastCh string
+	lastPub                   *atomic.Int64
+
+	// Fed by read, the subscription connection's reader (see sub.go).
+	events    chan any
+	closing   chan struct{}
+	closeOnce sync.Once
+
+	// Settled's view of the wait (see Settled).
+	armed    atomic.Bool
+	consumed atomic.Int64                 // messages taken off events
+	recv     atomic.Int64                 // of those, on the channel since subscribing
+	base     atomic.Int64                 // the channel's release count when subscribed
+	pub      atomic.Pointer[atomic.Int64] // the channel's release count
+}
+
+// New connects one client: its command connection, with both scripts
+// loaded, and its subscription connection, both answering before it
+// returns.
+func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+	cfg = cfg.WithDefaults()
+	addrs := cfg.Servers[redis.Need.Role]
+	if len(addrs) == 0 {
+		return nil, errors.New("redis-pubsub: no server address")
+	}
+	l := &Locker{
+		addr:    addrs[0],
+		cfg:     cfg,
+		id:      redis.Token() + ":" + strconv.Itoa(cfg.Client),
+		ttlMs:   max(cfg.TTL.Milliseconds(), 1),
+		timer:   time.NewTimer(time.Hour),
+		held:    map[string]int{},
+		events:  make(chan any, eventBuffer),
+		closing: make(chan struct{}),
+	}
+	l.timer.Stop()
+	l.stats.init()
+	l.cl = redis.NewClient(l.addr, cfg, &l.counters)
+	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	if err := l.cl.Ping(dctx).Err(); err != nil {
+		l.cl.Close()
+		return nil, fmt.Errorf("redis-pubsub %s: %w: %w", l.addr, impl.ErrUnreachable, err)
+	}
+	for _, s := range []*goredis.Script{acquireScript, releaseScript} {
+		if err := s.Load(dctx, l.cl).Err(); err != nil {
+			l.cl.Close()
+			return nil, fmt.Errorf("redis-pubsub %s: load script: %w", l.addr, err)
+		}
+	}
+	if err := l.openSubscription(dctx); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// names returns the key, channel and release count of lock name.
+func (l *Locker) names(name string) (key, ch string, pub *atomic.Int64) {
+	if l.lastKey == "" || name != l.lastName {
+		l.lastName, l.lastKey = name, Key(l.cfg.Namespace, name)
+		l.lastCh = Channel(l.lastKey)
+		l.lastPub = publishedOn(l.lastCh)
+	}
+	return l.lastKey, l.lastCh, l.lastPub
+}
+
+// Acquire tries the lock, and while it is held waits on the lock's channel
+// for a release, or for the PTTL to pass, and tries again. As Redisson
+// does, it tries once before subscribing, so an uncontended Acquire is one
+// round trip, and subscribes before the try that precedes its first wait,
+// so no release can fall between the two.
+func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	key, ch, pub := l.names(name)
+	measured := !impl.IsWarmingUp(ctx)
+	got, _, err := l.try(ctx, key, ch, pub, measured)
+	if err != nil {
+		return nil, err
+	}
+	if got {
+		return l.grant(key, ch, pub, measured), nil
+	}
+	l.counters.Retries.Add(1)
+	if err := l.subscribe(ctx, ch, pub); err != nil {
+		l.unsubscribe(ctx, ch)
+		return nil, err
+	}
+	lease, err := l.waitForIt(ctx, key, ch, pub, measured)
+	// A grant stands even if the unsubscription is not confirmed: the
+	// connection is then broken, and its replacement is not subscribed.
+	l.unsubscribe(ctx, ch)
+	return lease, err
+}
+
+// waitForIt is the subscribed part of Acquire: try, and on a PTTL wait
+// for a message or the PTTL, until the lock is ours or ctx is done.
+func (l *Locker) waitForIt(ctx context.Context, key, ch string, pub *atomic.Int64, measured bool) (impl.Lease, error) {
+	woken := false
+	for {
+		got, pttl, err := l.try(ctx, key, ch, pub, measured)
+		if err != nil {
+			return nil, err
+		}
+		if got {
+			return l.grant(key, ch, pub, measured), nil
+		}
+		l.counters.Retries.Add(1)
+		if woken {
+			l.counters.WastedWakeups.Add(1)
+		}
+		if woken, err = l.wait(ctx, ch, pttl, measured); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// try runs the acquire script once: granted, or the holder's PTTL.
+func (l *Locker) try(ctx context.Context, key, ch string, pub *atomic.Int64, measured bool) (bool, time.Duration, error) {
+	v, err := acquireScript.Run(ctx, l.cl, []string{key}, l.ttlMs, l.id).Result()
+	if errors.Is(err, goredis.Nil) {
+		return true, 0, nil
+	}
+	if err != nil {
+		return false, 0, l.failed(ctx, key, ch, pub, measured, err)
+	}
+	ms, ok := v.(int64)
+	if !ok {
+		return false, 0, fmt.Errorf("redis-pubsub %s: acquire %s: unexpected reply %v", l.addr, key, v)
+	}
+	return false, time.Duration(ms) * time.Millisecond, nil
+}
+
+// failed ends an Acquire whose script returned err, and says why.
+//
+// A script that may have run without its reply reaching us may have
+// granted the lock: it is undone, on a context ctx's end does not cut
+// short, by the release script for our id, or the hash would stay held,
+// by nobody, for the whole TTL. That is done only when this client held
+// no lease of the key, so that a re-entry cannot be mistaken for it. When
+// ctx has expired, the error is ctx's, whatever the connection reported.
+func (l *Locker) failed(ctx context.Context, key, ch string, pub *atomic.Int64, measured bool, err error) error {
+	if redis.MayHaveLanded(err) && l.held[key] == 0 {
+		uctx, cancel := redis.Uncancelled(ctx)
+		l.release(uctx, key, ch, pub, measured)
+		cancel()
+	}
+	if redis.Expired(ctx) {
+		return redis.CtxErr(ctx)
+	}
+	return redis.Classify(l.addr, err)
+}
+
+func (l *Locker) grant(key, ch string, pub *atomic.Int64, measured bool) *lease {
+	l.held[key]++
+	return &lease{l: l, key: key, ch: ch, pub: pub, measured: measured}
+}
+
+// release runs the release script: lost when our field was gone. It keeps
+// the channel's release count (see published) and, for a measured lease,
+// the PUBLISH replies.
+func (l *Locker) release(ctx context.Context, key, ch string, pub *atomic.Int64, measured bool) (lost bool, err error) {
+	pub.Add(1)
+	v, err := releaseScript.Run(ctx, l.cl, []string{key, ch}, unlockMessage, l.ttlMs, l.id).Result()
+	if errors.Is(err, goredis.Nil) {
+		pub.Add(-1)
+		return true, nil
+	}
+	if err != nil {
+		pub.Add(-1)
+		return false, err
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) != 2 {
+		pub.Add(-1)
+		return false, fmt.Errorf("redis-pubsub %s: release %s: unexpected reply %v", l.addr, key, v)
+	}
+	freed, _ := r[0].(int64)
+	receivers, _ := r[1].(int64)
+	if freed == 0 {
+		pub.Add(-1)
+		return false, nil
+	}
+	if measured {
+		l.stats.published(receivers)
+	}
+	return false, nil
+}
+
+// Counters returns this client's counters.
+func (l *Locker) Counters() *impl.Counters { return &l.counters }
+
+// Close closes both connections; what the client holds stays until its TTL.
+func (l *Locker) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		close(l.closing)
+		if l.ps != nil {
+			l.ps.Close()
+		}
+		err = l.cl.Close()
+	})
+	return err
+}
+
+type lease struct {
+	l        *Locker
+	key, ch  string
+	pub      *atomic.Int64
+	measured bool // acquired outside a warm-up
+	done     bool
+}
+
+func (s *lease) Fence() (uint64, bool) { return 0, false }
+
+// Release undoes one hold; the last one deletes the hash and publishes
+// the unlock message. A release cut short by ctx's end returns an error
+// wrapping ctx.Err(): it says nothing about the lease, which is neither
+// lost nor known to be released, and may be released again.
+func (s *lease) Release(ctx context.Context) error {
+	l := s.l
+	if s.done {
+		return fmt.Errorf("redis-pubsub %s: %s: lease released twice", l.addr, s.key)
+	}
+	lost, err := l.release(ctx, s.key, s.ch, s.pub, s.measured)
+	if err != nil {
+		if redis.Expired(ctx) {
+			return fmt.Errorf("redis-pubsub %s: release %s: %w", l.addr, s.key, redis.CtxErr(ctx))
+		}
+		return redis.Classify(l.addr, err)
+	}
+	s.done = true
+	if l.held[s.key]--; l.held[s.key] <= 0 {
+		delete(l.held, s.key)
+	}
+	if lost {
+		l.counters.Lost.Add(1)
+		return fmt.Errorf("redis-pubsub %s: key %s: %w", l.addr, s.key, impl.ErrLockLost)
+	}
+	return nil
+}
+
+// Cleanup deletes what a cell left under its namespace (hashes of holders
+// that died or were closed holding), on a connection of its own.
+func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
+	forget(namespace)
+	addrs := s[redis.Need.Role]
+	if namespace == "" || len(addrs) == 0 {
+		return nil
+	}
+	var c impl.Counters
+	cl := redis.NewClient(addrs[0], impl.Config{}.WithDefaults(), &c)
+	defer cl.Close()
+	var keys []string
+	it := cl.Scan(ctx, 0, Key(globEscape(namespace), "*"), 1000).Iterator()
+	for it.Next(ctx) {
+		keys = append(keys, it.Val())
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("redis-pubsub %s: cleanup %s: %w", addrs[0], namespace, err)
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		if err := cl.Del(ctx, keys[:n]...).Err(); err != nil {
+			return fmt.Errorf("redis-pubsub %s: cleanup %s: %w", addrs[0], namespace, err)
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// globEscape quotes the characters Redis's glob patterns treat as syntax.
+func globEscape(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+var (
+	_ impl.Settler       = (*Locker)(nil)
+	_ impl.Distributions = (*Locker)(nil)
+)
