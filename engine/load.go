@@ -256,7 +256,7 @@ func (r *cellRun) recoverClient(w *worker) {
 func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *clientCounts, srv *serverCounters, gen *health) (Result, error) {
 	// The servers' CPU over the cell is read as the clients stop, before
 	// closing and cleaning up add their own.
-	serverCPU := srv.cpuUsed()
+	serverCPU, serverSpan := srv.cpuUsed()
 	// Close every session before the final counts, so that notifications
 	// still in flight are delivered and counted on both sides.
 	counters := make([]*impl.Counters, len(r.workers))
@@ -283,7 +283,7 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	cell.Truncated = r.truncated
 	cell.Distributions, cell.Vectors = dists, vecs
 	cell.Generator = gen.report(r, cell)
-	cell.Generator.ServerCPUS = serverCPU
+	cell.Generator.ServerCPUS, cell.Generator.ServerSpanS = serverCPU, serverSpan
 	var all int64
 	for i, c := range counters {
 		all += c.Notifications.Load() - cc.notifications[i]

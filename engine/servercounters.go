@@ -13,18 +13,20 @@ import (
 // through the server kinds of the driver's needs, so that a cell reports
 // what the servers saw beside what the clients counted.
 type serverCounters struct {
-	// cpu is each sandboxed server's CPU time at the cell's start.
-	cpu    map[string]time.Duration
-	reads  []func(ctx context.Context) (map[string]int64, error)
-	before map[string]int64
-	after  map[string]int64
-	err    error
+	// cpu is each sandboxed server's CPU time at the cell's start, read
+	// at cpuFrom.
+	cpu     map[string]time.Duration
+	cpuFrom time.Time
+	reads   []func(ctx context.Context) (map[string]int64, error)
+	before  map[string]int64
+	after   map[string]int64
+	err     error
 }
 
 // startServerCounters takes the first reading; a driver whose servers'
 // kinds keep no counters gives a reader that reports nothing.
 func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Servers) *serverCounters {
-	s := &serverCounters{cpu: map[string]time.Duration{}}
+	s := &serverCounters{cpu: map[string]time.Duration{}, cpuFrom: time.Now()}
 	for _, n := range d.Needs {
 		for _, a := range servers[n.Role] {
 			if t, ok := sandbox.CPUTime(a); ok {
@@ -60,10 +62,10 @@ func (s *serverCounters) read(ctx context.Context) (map[string]int64, error) {
 }
 
 // cpuUsed is the CPU time each sandboxed server used since the start, in
-// seconds.
-func (s *serverCounters) cpuUsed() map[string]float64 {
+// seconds, and the wall time that covers.
+func (s *serverCounters) cpuUsed() (map[string]float64, float64) {
 	if len(s.cpu) == 0 {
-		return nil
+		return nil, 0
 	}
 	out := map[string]float64{}
 	for a, t0 := range s.cpu {
@@ -71,7 +73,7 @@ func (s *serverCounters) cpuUsed() map[string]float64 {
 			out[a] = (t - t0).Seconds()
 		}
 	}
-	return out
+	return out, time.Since(s.cpuFrom).Seconds()
 }
 
 // stop takes the second reading, after the cell's sessions are closed.

@@ -150,23 +150,26 @@ func notes(c Cell) []string {
 		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")
 	}
 	if s := saturatedServers(c); s != "" {
-		out = append(out, "! servers: "+s+" — the service, not lockbench, was the limit")
+		out = append(out, "! servers: "+s+" — the service may have been the limit")
 	}
 	return out
 }
 
 // saturatedServers names the sandboxed servers that used at least 80% of
-// a core over the cell, with their share.
+// a core over the cell, with their share and lockbench's own beside.
 func saturatedServers(c Cell) string {
 	g := c.Generator
-	if g == nil || c.DurationS <= 0 {
+	if g == nil || g.ServerSpanS <= 0 {
 		return ""
 	}
 	var parts []string
 	for _, a := range slices.Sorted(maps.Keys(g.ServerCPUS)) {
-		if share := g.ServerCPUS[a] / c.DurationS; share >= 0.8 {
+		if share := g.ServerCPUS[a] / g.ServerSpanS; share >= 0.8 {
 			parts = append(parts, fmt.Sprintf("%s used %.0f%% of a core", a, 100*share))
 		}
 	}
-	return strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, lockbench %.0f%%", strings.Join(parts, ", "), 100*g.CPUS/g.ServerSpanS)
 }

@@ -161,7 +161,10 @@ type Generator struct {
 	// over it, by address, beside lockbench's own (CPUS): whichever side
 	// ran at a core's worth was the limit.
 	ServerCPUS map[string]float64 `json:"server_cpu_s,omitempty"`
-	Warning    string             `json:"warning,omitempty"`
+	// ServerSpanS is the wall time ServerCPUS covers: the cell with its
+	// warm-up, from before the first client acted.
+	ServerSpanS float64 `json:"server_span_s,omitempty"`
+	Warning     string  `json:"warning,omitempty"`
 }
 
 // Faults is what a fault scenario (crash, pause, failover, restart,
