@@ -30,6 +30,7 @@ func init() {
 			}
 			return out, nil
 		},
+		Stats:   redisStats,
 		Version: redisVersion,
 	})
 }

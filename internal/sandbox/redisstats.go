@@ -1,0 +1,73 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// redisStats reads INFO commandstats from every server in addrs and sums
+// each command's calls, as "cmdstat_<command>_calls" (cmdstat_publish_calls
+// counts PUBLISH run inside scripts too): the server's own count of what
+// the clients sent, beside their round trips.
+func redisStats(ctx context.Context, addrs []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, addr := range addrs {
+		info, err := redisInfo(ctx, addr, "commandstats")
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			name, fields, ok := strings.Cut(line, ":")
+			if !ok || !strings.HasPrefix(name, "cmdstat_") {
+				continue
+			}
+			for _, f := range strings.Split(fields, ",") {
+				if k, v, ok := strings.Cut(f, "="); ok && k == "calls" {
+					if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+						out[name+"_calls"] += n
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// redisInfo sends INFO section and reads the one bulk reply, by its length,
+// on a connection of its own.
+func redisInfo(ctx context.Context, addr, section string) (string, error) {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("redis INFO %s: unreachable: %w", addr, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := fmt.Fprintf(c, "INFO %s\r\n", section); err != nil {
+		return "", fmt.Errorf("redis INFO %s: %w", addr, err)
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("redis INFO %s: %w", addr, err)
+	}
+	head = strings.TrimSpace(head)
+	if !strings.HasPrefix(head, "$") {
+		return "", fmt.Errorf("redis INFO %s: %w: %q", addr, ErrStatsRefused, head)
+	}
+	n, err := strconv.Atoi(head[1:])
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("redis INFO %s: bad reply %q", addr, head)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return "", fmt.Errorf("redis INFO %s: %w", addr, err)
+	}
+	return string(buf), nil
+}
