@@ -28,6 +28,10 @@ func init() {
 // Need is the one Redis server the lock uses (--redis, LOCKBENCH_REDIS).
 var Need = impl.Need{Role: "redis", Kind: "redis", Count: 1, Usage: "Redis address for the single-instance lock"}
 
+// SubscribingNeed is Need for locks whose clients also subscribe (the
+// Redisson locks): each holds a command and a subscription connection.
+var SubscribingNeed = func() impl.Need { n := Need; n.Conns = 2; return n }()
+
 // Locker is one client of the single-instance Redis lock.
 type Locker struct {
 	cl       *goredis.Client

@@ -16,15 +16,11 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// subscribing is the single Redis role, each client holding a command
-// and a subscription connection to it.
-var subscribing = func() impl.Need { n := redis.Need; n.Conns = 2; return n }()
-
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "redis-fair",
 		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told",
-		Needs:       []impl.Need{subscribing},
+		Needs:       []impl.Need{redis.SubscribingNeed},
 		Options:     []impl.Option{WaitOption},
 		Caps:        impl.LeaseTTL,
 		Theory:      &HeadWaiter,

@@ -16,15 +16,11 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// subscribing is the single Redis role, each client holding a command
-// and a subscription connection to it.
-var subscribing = func() impl.Need { n := redis.Need; n.Conns = 2; return n }()
-
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "redis-pubsub",
 		Description: "single Redis, Redisson's RLock: re-entrant hash, waiters SUBSCRIBE and wake on every release (or after the PTTL)",
-		Needs:       []impl.Need{subscribing},
+		Needs:       []impl.Need{redis.SubscribingNeed},
 		Caps:        impl.LeaseTTL,
 		Theory:      &Theory,
 		New:         New,

@@ -20,39 +20,7 @@ import (
 // 130, the finished cells in summary.json with the interrupt named, the
 // report rendered, and no sandboxed server left behind.
 func TestHangupEndsTheRunKeepingResults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the command")
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
-			t.Skip(sandbox.ErrMissing)
-		}
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "lockbench")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	tmp := filepath.Join(dir, "tmp")
-	os.Mkdir(tmp, 0o755)
-	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", "--impl", "redis", "--clients", "1,2,4,8", "--duration", "1s", "--warmup", "0s", "-q", "--out", out)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait for the first cell to be written, then hang up mid-run.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile)); err == nil && len(s.Cells) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no cell was written in 30s: %s", stderr.String())
-		}
-	}
+	cmd, out, tmp, stderr := startRun(t)
 	cmd.Process.Signal(syscall.SIGHUP)
 	err := cmd.Wait()
 	var exit *exec.ExitError
@@ -81,39 +49,7 @@ func TestHangupEndsTheRunKeepingResults(t *testing.T) {
 // A sandboxed server that dies mid-run ends the run non-zero, with the
 // reason on stderr and in summary.json, after writing what was measured.
 func TestServerDeathIsAFailure(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the command")
-	}
-	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			t.Skip(sandbox.ErrMissing)
-		}
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "lockbench")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	tmp := filepath.Join(dir, "tmp")
-	os.Mkdir(tmp, 0o755)
-	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", "--impl", "redis", "--clients", "1,2,4,8", "--duration", "1s", "--warmup", "0s",
-		"--connect-timeout", "1s", "-q", "--out", out)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile)); err == nil && len(s.Cells) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no cell was written in 30s: %s", stderr.String())
-		}
-	}
+	cmd, out, tmp, stderr := startRun(t, "--connect-timeout", "1s")
 	servers := procsIn(tmp)
 	if len(servers) == 0 {
 		t.Fatal("found no sandboxed server to kill")
@@ -160,4 +96,45 @@ func procsIn(dir string) []int {
 		}
 	}
 	return out
+}
+
+// startRun builds the command and starts `lockbench run` over a sandboxed
+// Redis with args, its sandbox under a TMPDIR of its own, and waits until
+// the first cell is in summary.json. It returns the command, the results
+// directory, that TMPDIR and the command's stderr.
+func startRun(t *testing.T, args ...string) (cmd *exec.Cmd, out, tmp string, stderr *bytes.Buffer) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			t.Skip(sandbox.ErrMissing)
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "lockbench")
+	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	tmp = filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	out = filepath.Join(dir, "out")
+	cmd = exec.Command(bin, append([]string{"run", "--impl", "redis", "--clients", "1,2,4,8", "--duration", "1s",
+		"--warmup", "0s", "-q", "--out", out}, args...)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stderr = &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile)); err == nil && len(s.Cells) > 0 {
+			return cmd, out, tmp, stderr
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no cell was written in 30s: %s", stderr.String())
+		}
+	}
 }

@@ -55,14 +55,7 @@ func StartSized(t testing.TB, sizes map[string]int, needs ...impl.Need) impl.Ser
 	if len(spec) == 0 {
 		return servers
 	}
-	f, err := sandbox.Start(context.Background(), spec)
-	if errors.Is(err, sandbox.ErrMissing) {
-		t.Skip("sandboxtest: ", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := StartFleet(t, spec)
 	for _, n := range sandboxed {
 		k, _ := sandbox.LookupKind(n.Kind)
 		addrs := f.Addrs(n.Kind)
