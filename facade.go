@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/lockbench/lockbench/engine"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // The cell runner's types and entry points, re-exported so that the CLI,
@@ -40,7 +40,7 @@ var (
 )
 
 // RunCell connects the clients, runs one cell and returns its result.
-func RunCell(ctx context.Context, spec CellSpec) (results.Cell, error) {
+func RunCell(ctx context.Context, spec CellSpec) (result.Cell, error) {
 	return engine.RunCell(ctx, spec)
 }
 

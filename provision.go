@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -114,7 +114,7 @@ func (p *provisioned) versions(ctx context.Context) map[string]string {
 	return out
 }
 
-func (p Plan) meta(started time.Time, f *provisioned) results.Meta {
+func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 	c := p.Cell.Config.WithDefaults()
 	hold, think := p.Cell.HoldDist, p.Cell.ThinkDist
 	if hold.IsZero() {
@@ -123,7 +123,7 @@ func (p Plan) meta(started time.Time, f *provisioned) results.Meta {
 	if think.IsZero() {
 		think = scenarios.Fixed(p.Cell.Think)
 	}
-	return results.Meta{
+	return result.Meta{
 		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(),
 		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
 		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,
@@ -131,6 +131,6 @@ func (p Plan) meta(started time.Time, f *provisioned) results.Meta {
 		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
 		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),
 		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options, SLO: p.SLO,
-		Servers: results.Addrs(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
+		Servers: result.Addrs(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Plan is a matrix of cells: every implementation × scenario × client
@@ -42,7 +42,7 @@ type Plan struct {
 	OnServers  func(s impl.Servers, sandboxed []string)
 	OnCell     func(index, total int, spec CellSpec)
 	OnProgress func(index, total int, spec CellSpec, p Progress)
-	OnResult   func(c results.Cell)
+	OnResult   func(c result.Cell)
 	// OnSkip hears of cells skipped because their scenario does not apply
 	// to their implementation.
 	OnSkip func(spec CellSpec, err error)
@@ -52,8 +52,8 @@ type Plan struct {
 // started in a sandbox for the length of the run. summary.json is rewritten
 // after every cell, so results of completed cells survive a later failure
 // or an interrupt; the summary returned holds them too.
-func Run(ctx context.Context, plan Plan) (*results.Summary, error) {
-	sum := &results.Summary{Schema: results.SchemaVersion, Version: Version, Started: time.Now().UTC()}
+func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
+	sum := &result.Summary{Schema: result.SchemaVersion, Version: Version, Started: time.Now().UTC()}
 	if err := plan.Validate(); err != nil {
 		return sum, err
 	}
@@ -75,7 +75,7 @@ func Run(ctx context.Context, plan Plan) (*results.Summary, error) {
 		}
 	}
 	m := &matrix{plan: plan, sum: sum, runID: randomID(),
-		logs: map[string]*results.LogWriter{}, logErr: map[string]error{}}
+		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
 	err = m.run(ctx)
 	if dead := fleet.dead(); len(dead) > 0 {
 		err = errors.Join(err, fmt.Errorf("lockbench: sandboxed server died during the run: %s", strings.Join(dead, ", ")))
@@ -91,21 +91,21 @@ func Run(ctx context.Context, plan Plan) (*results.Summary, error) {
 func (m *matrix) fail(err error) {
 	m.sum.Failure = err.Error()
 	if m.plan.Out != "" && len(m.sum.Cells) > 0 {
-		results.WriteJSON(filepath.Join(m.plan.Out, results.SummaryFile), m.sum)
+		result.WriteJSON(filepath.Join(m.plan.Out, result.SummaryFile), m.sum)
 	}
 }
 
 // matrix is a plan being run.
 type matrix struct {
 	plan    Plan
-	sum     *results.Summary
+	sum     *result.Summary
 	runID   string
 	index   int
 	skipped []string
 	// logs are the open .hlog of the cells running, by cell key: each
 	// interval is written as it closes (see onInterval); logErr keeps why
 	// one could not be created, for keep to report.
-	logs   map[string]*results.LogWriter
+	logs   map[string]*result.LogWriter
 	logErr map[string]error
 }
 
@@ -122,7 +122,7 @@ func (p Plan) cells() []CellSpec {
 		for _, sc := range p.Scenarios {
 			s, _ := engine.LookupScenario(sc)
 			cs := clients
-			if s.Kind() == results.KindFault {
+			if s.Kind() == result.KindFault {
 				cs = []int{max(p.Clients[0], 2)}
 			}
 			for _, n := range cs {
@@ -191,7 +191,7 @@ func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
 // a results directory it is dropped, so that no run's memory grows with
 // its length. Errors are kept for keep to report: the log, once it could
 // not be created, is not tried again (a second try would truncate it).
-func (m *matrix) onInterval(c results.Cell, start time.Time, iv results.Interval) {
+func (m *matrix) onInterval(c result.Cell, start time.Time, iv result.Interval) {
 	key := c.Key()
 	if m.plan.Out == "" || m.logErr[key] != nil {
 		return
@@ -199,7 +199,7 @@ func (m *matrix) onInterval(c results.Cell, start time.Time, iv results.Interval
 	l := m.logs[key]
 	if l == nil {
 		var err error
-		if l, err = results.CreateCellLog(m.plan.Out, c, "lockbench "+Version); err != nil {
+		if l, err = result.CreateCellLog(m.plan.Out, c, "lockbench "+Version); err != nil {
 			m.logErr[key] = err
 			return
 		}
@@ -220,7 +220,7 @@ func (m *matrix) closeLog(res Result) error {
 	case err != nil:
 		return fmt.Errorf("lockbench: %s: the interval log could not be written: %w", key, err)
 	case l == nil:
-		return results.WriteCellLog(m.plan.Out, res.Cell, res.Start, res.Intervals, "lockbench "+Version)
+		return result.WriteCellLog(m.plan.Out, res.Cell, res.Start, res.Intervals, "lockbench "+Version)
 	}
 	return l.Close(res.Start)
 }
@@ -229,14 +229,14 @@ func (m *matrix) closeLog(res Result) error {
 func (m *matrix) keep(res Result) error {
 	m.sum.Cells = append(m.sum.Cells, res.Cell)
 	if m.plan.SLO != "" {
-		slo, _ := results.ParseSLO(m.plan.SLO)
-		m.sum.Capacity = results.Capacity(m.sum.Cells, slo)
+		slo, _ := result.ParseSLO(m.plan.SLO)
+		m.sum.Capacity = result.Capacity(m.sum.Cells, slo)
 	}
 	if m.plan.Out != "" {
 		if err := m.closeLog(res); err != nil {
 			return err
 		}
-		if err := results.WriteJSON(filepath.Join(m.plan.Out, results.SummaryFile), m.sum); err != nil {
+		if err := result.WriteJSON(filepath.Join(m.plan.Out, result.SummaryFile), m.sum); err != nil {
 			return err
 		}
 	}
@@ -253,7 +253,7 @@ func (p Plan) writeMeta(ctx context.Context, started time.Time, f *provisioned) 
 	}
 	meta := p.meta(started, f)
 	meta.ServerVersions = f.versions(ctx)
-	return results.WriteJSON(filepath.Join(p.Out, results.MetaFile), meta)
+	return result.WriteJSON(filepath.Join(p.Out, result.MetaFile), meta)
 }
 
 func randomID() string {

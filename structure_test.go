@@ -127,7 +127,7 @@ func TestArrowsRunOneWay(t *testing.T) {
 		{"./faults", []string{mod}},
 		{".", []string{mod + "/faults", mod + "/impl/all"}},
 		{"./report", []string{mod, mod + "/impl", mod + "/engine", mod + "/faults", mod + "/internal/sandbox"}},
-		{"./results", []string{mod, mod + "/impl", mod + "/engine", mod + "/report"}},
+		{"./result", []string{mod, mod + "/impl", mod + "/engine", mod + "/report"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", tc.pkg).Output()
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Validate checks the whole plan before any server is touched — every
@@ -37,7 +37,7 @@ func (p *Plan) Validate() error {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	if p.SLO != "" {
-		if _, err := results.ParseSLO(p.SLO); err != nil {
+		if _, err := result.ParseSLO(p.SLO); err != nil {
 			return fmt.Errorf("%w: --slo: %v", ErrUsage, err)
 		}
 	}
@@ -188,7 +188,7 @@ func (p *Plan) checkRamp() error {
 		return nil
 	}
 	for _, sc := range p.Scenarios {
-		if s, _ := engine.LookupScenario(sc); s.Kind() != results.KindClosed && s.Kind() != results.KindOpen {
+		if s, _ := engine.LookupScenario(sc); s.Kind() != result.KindClosed && s.Kind() != result.KindOpen {
 			return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", ErrUsage, sc)
 		}
 	}

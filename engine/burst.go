@@ -7,11 +7,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "burst", kind: results.KindBurst, shape: burstShape{},
+	RegisterScenario(loadScenario{name: "burst", kind: result.KindBurst, shape: burstShape{},
 		description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"})
 }
 
@@ -35,7 +35,7 @@ func (burstShape) client(ctx context.Context, r *cellRun, w *worker) { r.burst(c
 
 // finish adds what theory predicts for one lock, and how the hand-off
 // barrier went.
-func (burstShape) finish(r *cellRun, c *results.Cell, _ [nTags]*hdrhistogram.Histogram) {
+func (burstShape) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Histogram) {
 	if r.spec.Locks != 1 {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -68,7 +68,7 @@ type CellSpec struct {
 	// Scenario and Clients) and the time measuring began; the result
 	// then holds none, so a cell's memory does not grow with its length.
 	// It is called from one goroutine of the cell's.
-	OnInterval func(cell results.Cell, start time.Time, iv results.Interval)
+	OnInterval func(cell result.Cell, start time.Time, iv result.Interval)
 	// OnClock, if set, is called with true when the clients start (all are
 	// connected) and with false when the last one stops: benchmarks use it
 	// to keep connection set-up out of their timer.
@@ -114,10 +114,10 @@ func newHist() *hdrhistogram.Histogram { return impl.NewHistogram() }
 
 // RunCell connects the clients, runs the cell and returns its result. Client
 // connections are made, with bounded parallelism, before the clock starts.
-func RunCell(ctx context.Context, spec CellSpec) (results.Cell, error) {
+func RunCell(ctx context.Context, spec CellSpec) (result.Cell, error) {
 	if spec.OnInterval == nil {
 		// The timeline is not returned: let it go as it closes.
-		spec.OnInterval = func(results.Cell, time.Time, results.Interval) {}
+		spec.OnInterval = func(result.Cell, time.Time, result.Interval) {}
 	}
 	res, err := RunCellDetail(ctx, spec)
 	return res.Cell, err
@@ -125,10 +125,10 @@ func RunCell(ctx context.Context, spec CellSpec) (results.Cell, error) {
 
 // Result is a cell's summary with its timeline.
 type Result struct {
-	results.Cell
+	result.Cell
 	// Start is when measuring began; Intervals are the seconds after it.
 	Start     time.Time
-	Intervals []results.Interval
+	Intervals []result.Interval
 }
 
 // RunCellDetail is RunCell that also returns the cell's per-second
@@ -303,11 +303,11 @@ func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, 
 }
 
 // fairness summarises how acquisitions were shared among clients.
-func fairness(per []int64, acq *hdrhistogram.Histogram) *results.Fairness {
+func fairness(per []int64, acq *hdrhistogram.Histogram) *result.Fairness {
 	if len(per) == 0 {
 		return nil
 	}
-	f := &results.Fairness{PerClient: per, MaxWaitUs: float64(acq.Max())}
+	f := &result.Fairness{PerClient: per, MaxWaitUs: float64(acq.Max())}
 	var sum, sq float64
 	lo, hi := per[0], per[0]
 	for _, n := range per {
@@ -329,7 +329,7 @@ func fairness(per []int64, acq *hdrhistogram.Histogram) *results.Fairness {
 }
 
 // distributions merges the implementations' own distributions over clients.
-func distributions(ws []*worker) (map[string]results.Spread, map[string][]int64) {
+func distributions(ws []*worker) (map[string]result.Spread, map[string][]int64) {
 	hists := map[string]*hdrhistogram.Histogram{}
 	vecs := map[string][]int64{}
 	for _, w := range ws {
@@ -359,8 +359,8 @@ func distributions(ws []*worker) (map[string]results.Spread, map[string][]int64)
 }
 
 // spreadsOf summarises named histograms in the unit each name ends in.
-func spreadsOf(hists map[string]*hdrhistogram.Histogram) map[string]results.Spread {
-	spreads := map[string]results.Spread{}
+func spreadsOf(hists map[string]*hdrhistogram.Histogram) map[string]result.Spread {
+	spreads := map[string]result.Spread{}
 	for k, h := range hists {
 		unit := 1.0 // µs
 		switch {
@@ -369,7 +369,7 @@ func spreadsOf(hists map[string]*hdrhistogram.Histogram) map[string]results.Spre
 		case strings.HasSuffix(k, "_s"):
 			unit = 1e6
 		}
-		spreads[k] = results.Spread{
+		spreads[k] = result.Spread{
 			Count: h.TotalCount(), Min: float64(h.Min()) / unit, P1: float64(h.ValueAtQuantile(1)) / unit,
 			P50: float64(h.ValueAtQuantile(50)) / unit, P99: float64(h.ValueAtQuantile(99)) / unit,
 			Max: float64(h.Max()) / unit,

@@ -16,7 +16,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/inproc"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func scenario(t testing.TB, name string) Scenario {
@@ -92,7 +92,7 @@ func TestDurationCellStops(t *testing.T) {
 	}
 	var sum, rel int64
 	for i, iv := range res.Intervals {
-		if want := res.Start.Add(time.Duration(i) * results.IntervalLength); !iv.Start.Equal(want) {
+		if want := res.Start.Add(time.Duration(i) * result.IntervalLength); !iv.Start.Equal(want) {
 			t.Errorf("interval %d starts at %v, want %v", i, iv.Start, want)
 		}
 		sum += iv.Acquire.TotalCount()
@@ -103,10 +103,10 @@ func TestDurationCellStops(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := results.WriteCellLog(dir, res.Cell, res.Start, res.Intervals, "lockbench test"); err != nil {
+	if err := result.WriteCellLog(dir, res.Cell, res.Start, res.Intervals, "lockbench test"); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, results.CellFile(cell)+".hlog"))
+	f, err := os.Open(filepath.Join(dir, result.CellFile(cell)+".hlog"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestDurationCellStops(t *testing.T) {
 	if d := lastEnd - lastStart; d < 450 || d > 550 {
 		t.Errorf("last interval stamped %d ms long, want the 500 ms it covered", d)
 	}
-	if tags[results.TagAcquire] != cell.Acquires || tags[results.TagRelease] != rel {
+	if tags[result.TagAcquire] != cell.Acquires || tags[result.TagRelease] != rel {
 		t.Errorf("hlog read back %v, want acquire=%d release=%d", tags, cell.Acquires, rel)
 	}
 }
@@ -171,7 +171,7 @@ func TestCheckerSeesOverlapsOfAnUnsafeLock(t *testing.T) {
 	if cell.SafetyViolations == 0 || len(cell.Violations) == 0 {
 		t.Fatalf("no violations from a lock that excludes nobody")
 	}
-	var v *results.Violation
+	var v *result.Violation
 	for i := range cell.Violations {
 		if cell.Violations[i].Kind == "overlap" {
 			v = &cell.Violations[i]

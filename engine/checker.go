@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // checker watches mutual exclusion per lock name: at most one client may be
@@ -23,7 +23,7 @@ type checker struct {
 
 	count atomic.Int64
 	mu    sync.Mutex
-	kept  []results.Violation
+	kept  []result.Violation
 }
 
 type lockState struct {
@@ -85,7 +85,7 @@ func (k *checker) enter(lock, client int, token uint64, fenced bool, now time.Ti
 		for {
 			prev := s.token.Load()
 			if prev != 0 && token < prev { // token ≤ highest seen
-				k.record(results.Violation{Lock: k.names.at(lock), Kind: "token_regression", Intruder: client,
+				k.record(result.Violation{Lock: k.names.at(lock), Kind: "token_regression", Intruder: client,
 					Holder: prevHolder, AtS: float64(n) / 1e9, Token: token, PrevToken: prev - 1})
 				break
 			}
@@ -106,25 +106,25 @@ func (k *checker) exit(v visit, client int, now time.Time) {
 		if !stillOther {
 			end = min(n, max(s.lastExit.Load(), v.enteredN))
 		}
-		k.record(results.Violation{Lock: k.names.at(v.lock), Kind: "overlap", Holder: v.other, Intruder: client,
+		k.record(result.Violation{Lock: k.names.at(v.lock), Kind: "overlap", Holder: v.other, Intruder: client,
 			AtS: float64(v.enteredN) / 1e9, OverlapUs: float64(end-v.enteredN) / 1e3})
 	}
 	s.lastExit.Store(n)
 }
 
-func (k *checker) record(v results.Violation) {
+func (k *checker) record(v result.Violation) {
 	k.count.Add(1)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if len(k.kept) < results.MaxViolationsKept {
+	if len(k.kept) < result.MaxViolationsKept {
 		k.kept = append(k.kept, v)
 	}
 }
 
-func (k *checker) violations() (int64, []results.Violation) {
+func (k *checker) violations() (int64, []result.Violation) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.count.Load(), append([]results.Violation(nil), k.kept...)
+	return k.count.Load(), append([]result.Violation(nil), k.kept...)
 }
 
 // released notes that the holder of lock called Release at now. The call,

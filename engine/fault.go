@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Fault is a scripted failure — a crash, a pause, a failover — that a
@@ -22,7 +22,7 @@ type Fault struct {
 	// driver's declared capabilities and needs; an error says why not.
 	Applies func(d impl.Driver) error
 	// Run runs one cell of the fault for driver d.
-	Run func(ctx context.Context, spec CellSpec, d impl.Driver) (results.Cell, error)
+	Run func(ctx context.Context, spec CellSpec, d impl.Driver) (result.Cell, error)
 }
 
 // ErrNotApplicable is wrapped by the error of a fault cell whose scenario
@@ -44,7 +44,7 @@ type faultScenario struct{ f Fault }
 
 func (s faultScenario) Name() string           { return s.f.Name }
 func (s faultScenario) Description() string    { return s.f.Description }
-func (s faultScenario) Kind() results.Kind     { return results.KindFault }
+func (s faultScenario) Kind() result.Kind      { return result.KindFault }
 func (s faultScenario) Options() []impl.Option { return s.f.Options }
 
 // Check refuses a driver the fault cannot be staged on.
@@ -67,6 +67,6 @@ func (s faultScenario) Run(ctx context.Context, spec CellSpec) (Result, error) {
 	defer cancel()
 	start := time.Now()
 	cell, err := s.f.Run(ctx, spec, d)
-	cell.Kind = results.KindFault
+	cell.Kind = result.KindFault
 	return Result{Cell: cell, Start: start}, err
 }

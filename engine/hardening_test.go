@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/inproc"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // The cell time limit bounds a timed cell too: a duration beyond it is
@@ -49,17 +49,17 @@ func TestATimedOpenLoopIsNotTruncated(t *testing.T) {
 // none, and what the sink received adds up to the cell's totals exactly.
 func TestIntervalsStreamToTheSinkLosingNothing(t *testing.T) {
 	t.Parallel()
-	var got []results.Interval
+	var got []result.Interval
 	var calls atomic.Int64
 	res, err := RunCellDetail(context.Background(), CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Duration: 2500 * time.Millisecond,
 		Hold: 200 * time.Microsecond, Config: impl.Config{Namespace: t.Name()},
-		OnInterval: func(c results.Cell, start time.Time, iv results.Interval) {
+		OnInterval: func(c result.Cell, start time.Time, iv result.Interval) {
 			calls.Add(1)
 			if c.Impl != "inproc" || c.Clients != 4 {
 				t.Errorf("interval for cell %+v", c)
 			}
-			got = append(got, results.Interval{Start: iv.Start, End: iv.End,
+			got = append(got, result.Interval{Start: iv.Start, End: iv.End,
 				Acquire: iv.Acquire.Clone(), Release: iv.Release.Clone()})
 		},
 	})
@@ -82,7 +82,7 @@ func TestIntervalsStreamToTheSinkLosingNothing(t *testing.T) {
 	if acq != res.Acquires {
 		t.Errorf("streamed intervals hold %d acquisitions, the cell %d", acq, res.Acquires)
 	}
-	if last := got[len(got)-1]; !last.End.Before(last.Start.Add(results.IntervalLength)) {
+	if last := got[len(got)-1]; !last.End.Before(last.Start.Add(result.IntervalLength)) {
 		t.Errorf("the last interval is not cut at the cell's end: %v–%v", last.Start, last.End)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // health watches lockbench itself while a cell runs: CPU time, garbage
@@ -70,8 +70,8 @@ func (h *health) stop() *health {
 
 // report turns what was watched into the cell's Generator, with a warning
 // when lockbench, not the lock, may have been the bottleneck.
-func (h *health) report(r *cellRun, c results.Cell) *results.Generator {
-	g := &results.Generator{
+func (h *health) report(r *cellRun, c result.Cell) *result.Generator {
+	g := &result.Generator{
 		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
 		CPUS: h.cpu.Seconds(),
 	}
@@ -89,7 +89,7 @@ func (h *health) report(r *cellRun, c results.Cell) *results.Generator {
 	if c.Open != nil {
 		if lag := c.Open.ScheduleLagUs.P99; lag > 1000 && lag > c.AcquireLatencyUs.P99/10 {
 			warn = append(warn, fmt.Sprintf("arrivals fired up to %s late (p99), against a lock p99 of %s",
-				results.Dur(lag), results.Dur(c.AcquireLatencyUs.P99)))
+				result.Dur(lag), result.Dur(c.AcquireLatencyUs.P99)))
 		}
 	}
 	g.Warning = strings.Join(warn, "; ")

@@ -7,11 +7,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "hot", kind: results.KindClosed, shape: closedLoop{},
+	RegisterScenario(loadScenario{name: "hot", kind: result.KindClosed, shape: closedLoop{},
 		description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"})
 }
 
@@ -20,10 +20,10 @@ func init() {
 // keys scenario is the same loop with each lock drawn afresh.
 type closedLoop struct{}
 
-func (closedLoop) prepare(*cellRun)                                               {}
-func (closedLoop) drive(context.Context, *cellRun)                                {}
-func (closedLoop) finish(*cellRun, *results.Cell, [nTags]*hdrhistogram.Histogram) {}
-func (closedLoop) client(ctx context.Context, r *cellRun, w *worker)              { r.closedLoop(ctx, w) }
+func (closedLoop) prepare(*cellRun)                                              {}
+func (closedLoop) drive(context.Context, *cellRun)                               {}
+func (closedLoop) finish(*cellRun, *result.Cell, [nTags]*hdrhistogram.Histogram) {}
+func (closedLoop) client(ctx context.Context, r *cellRun, w *worker)             { r.closedLoop(ctx, w) }
 
 // closedLoop is acquire → hold → release → think until the cell ends.
 func (r *cellRun) closedLoop(ctx context.Context, w *worker) {

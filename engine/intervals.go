@@ -9,7 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // What a worker records, one histogram each per interval.
@@ -50,20 +50,20 @@ type intervals struct {
 	hists   sync.Pool
 	done    chan struct{}
 	workers []*worker
-	sink    func(results.Interval)
+	sink    func(result.Interval)
 	// out takes closed intervals to the goroutine that hands them to the
 	// sink, so that a slow sink (a disk) never backs up the batches; wrote
 	// closes when it is done.
-	out   chan results.Interval
+	out   chan result.Interval
 	wrote chan struct{}
 
 	// The collector's alone.
 	open        map[int]*[nTags]*hdrhistogram.Histogram
 	closedBelow int
 	total       [nTags]*hdrhistogram.Histogram
-	kept        []results.Interval // without a sink
-	late        int64              // values that came after their interval closed
-	end         atomic.Int64       // ns after start; the last interval ends there
+	kept        []result.Interval // without a sink
+	late        int64             // values that came after their interval closed
+	end         atomic.Int64      // ns after start; the last interval ends there
 }
 
 // noBatch is a worker's pending index while it holds no batch.
@@ -72,7 +72,7 @@ const noBatch = math.MaxInt64
 // newIntervals starts the collector. sink, if set, receives each interval
 // as it closes, in time order, on the collector's goroutine; without one
 // the intervals are kept for finish to return.
-func newIntervals(start time.Time, workers []*worker, sink func(results.Interval)) *intervals {
+func newIntervals(start time.Time, workers []*worker, sink func(result.Interval)) *intervals {
 	iv := &intervals{
 		start:   start,
 		ch:      make(chan *batch, 2*len(workers)+16),
@@ -91,7 +91,7 @@ func newIntervals(start time.Time, workers []*worker, sink func(results.Interval
 		w.pending.Store(noBatch)
 	}
 	if sink != nil {
-		iv.out = make(chan results.Interval, 64)
+		iv.out = make(chan result.Interval, 64)
 		iv.wrote = make(chan struct{})
 		go iv.write()
 	}
@@ -117,7 +117,7 @@ func (iv *intervals) collect() {
 	if iv.out != nil {
 		defer func() { close(iv.out); <-iv.wrote }()
 	}
-	tick := time.NewTicker(results.IntervalLength / 4)
+	tick := time.NewTicker(result.IntervalLength / 4)
 	defer tick.Stop()
 	for {
 		select {
@@ -164,7 +164,7 @@ func (iv *intervals) add(b *batch) {
 // before every worker's pending batch and a whole interval in the past (a
 // worker stamps its latencies a moment before it hands them on).
 func (iv *intervals) closeDue() {
-	limit := int(time.Since(iv.start)/results.IntervalLength) - 1
+	limit := int(time.Since(iv.start)/result.IntervalLength) - 1
 	for _, w := range iv.workers {
 		limit = min(limit, int(min(w.pending.Load(), math.MaxInt32)))
 	}
@@ -204,8 +204,8 @@ func (iv *intervals) closeBefore(limit int) {
 }
 
 func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
-	start := iv.start.Add(time.Duration(i) * results.IntervalLength)
-	end := start.Add(results.IntervalLength)
+	start := iv.start.Add(time.Duration(i) * result.IntervalLength)
+	end := start.Add(result.IntervalLength)
 	if e := iv.end.Load(); e > 0 && iv.start.Add(time.Duration(e)).Before(end) {
 		end = iv.start.Add(time.Duration(e))
 	}
@@ -216,7 +216,7 @@ func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
 		}
 		iv.total[t].Merge(h)
 	}
-	out := results.Interval{Start: start, End: end,
+	out := result.Interval{Start: start, End: end,
 		Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService]}
 	if iv.out == nil {
 		iv.kept = append(iv.kept, out)
@@ -228,7 +228,7 @@ func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
 // finish stops the collector once every worker has stopped and flushed,
 // closes the remaining intervals — the last ending at end — and returns
 // the intervals kept (none with a sink) and the cell's totals per tag.
-func (iv *intervals) finish(end time.Time) ([]results.Interval, [nTags]*hdrhistogram.Histogram) {
+func (iv *intervals) finish(end time.Time) ([]result.Interval, [nTags]*hdrhistogram.Histogram) {
 	iv.end.Store(max(int64(end.Sub(iv.start)), 1))
 	close(iv.ch)
 	<-iv.done
@@ -239,8 +239,8 @@ func (iv *intervals) finish(end time.Time) ([]results.Interval, [nTags]*hdrhisto
 func (w *worker) rec(tag int, now time.Time, d time.Duration) {
 	if !now.Before(w.ivEnd) {
 		w.flush()
-		w.ivIdx = int(now.Sub(w.iv.start) / results.IntervalLength)
-		w.ivEnd = w.iv.start.Add(time.Duration(w.ivIdx+1) * results.IntervalLength)
+		w.ivIdx = int(now.Sub(w.iv.start) / result.IntervalLength)
+		w.ivEnd = w.iv.start.Add(time.Duration(w.ivIdx+1) * result.IntervalLength)
 	}
 	b := w.batch
 	if b == nil {
@@ -257,9 +257,9 @@ func (w *worker) rec(tag int, now time.Time, d time.Duration) {
 }
 
 // micros is d in whole microseconds within the histograms' range; it
-// allocates nothing (see results.RecordMicros).
+// allocates nothing (see result.RecordMicros).
 func micros(d time.Duration) int64 {
-	return min(max(d.Microseconds(), results.HistMinUs), results.HistMaxUs)
+	return min(max(d.Microseconds(), result.HistMinUs), result.HistMaxUs)
 }
 
 // flush hands the worker's batch to the collector.

@@ -1,9 +1,9 @@
 package engine
 
-import "github.com/lockbench/lockbench/results"
+import "github.com/lockbench/lockbench/result"
 
 func init() {
-	RegisterScenario(loadScenario{name: "keys", kind: results.KindClosed, shape: keysLoop{},
+	RegisterScenario(loadScenario{name: "keys", kind: result.KindClosed, shape: keysLoop{},
 		description: "closed loop over --locks names, each acquisition's name drawn by --dist uniform|zipf:S|hot:F/P"})
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // runLoad connects a load scenario's clients, runs the cell and closes
@@ -108,12 +108,12 @@ func (r *cellRun) closeAll() {
 
 // sink is where the cell's intervals go as they close: the spec's
 // OnInterval, told which cell they belong to, or nowhere but the result.
-func (r *cellRun) sink() func(results.Interval) {
+func (r *cellRun) sink() func(result.Interval) {
 	if r.spec.OnInterval == nil {
 		return nil
 	}
-	c := results.Cell{Impl: r.spec.Impl, Scenario: r.spec.Scenario.Name(), Clients: r.spec.Clients}
-	return func(iv results.Interval) { r.spec.OnInterval(c, r.measureFrom, iv) }
+	c := result.Cell{Impl: r.spec.Impl, Scenario: r.spec.Scenario.Name(), Clients: r.spec.Clients}
+	return func(iv result.Interval) { r.spec.OnInterval(c, r.measureFrom, iv) }
 }
 
 // clientCounts is what the clients counted, at the start of a cell (for
@@ -300,7 +300,7 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	return res, nil
 }
 
-func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts, totals [nTags]*hdrhistogram.Histogram) results.Cell {
+func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts, totals [nTags]*hdrhistogram.Histogram) result.Cell {
 	spec := r.spec
 	acq, rel := totals[tagAcquire], totals[tagRelease]
 	var c impl.Counts
@@ -321,17 +321,17 @@ func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.
 		measured = r.deadline.Sub(r.measureFrom)
 	}
 	measured = max(measured, 0)
-	cell := results.Cell{
+	cell := result.Cell{
 		Impl: spec.Impl, Scenario: spec.Scenario.Name(), Kind: spec.Scenario.Kind(),
 		Clients: spec.Clients, Locks: spec.Locks,
 		DurationS: measured.Seconds(), Acquires: acquires, Errors: nerr, ErrorsByClass: errs,
-		AcquireLatencyUs: results.LatencyOf(acq), ReleaseLatencyUs: results.LatencyOf(rel),
+		AcquireLatencyUs: result.LatencyOf(acq), ReleaseLatencyUs: result.LatencyOf(rel),
 		Counts:   c,
 		Fairness: fairness(perClient, acq),
 		Theory:   r.driver.Theory,
 	}
 	if h := totals[tagHandoff]; h.TotalCount() > 0 {
-		l := results.LatencyOf(h)
+		l := result.LatencyOf(h)
 		cell.HandoffGapUs = &l
 	}
 	if measured > 0 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Ramp is a staircase of client counts within one series: Start clients,
@@ -53,7 +53,7 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 		return nil, err
 	}
 	ls, ok := spec.Scenario.(interface{ loadShape() shape })
-	if k := spec.Scenario.Kind(); !ok || k != results.KindClosed && k != results.KindOpen {
+	if k := spec.Scenario.Kind(); !ok || k != result.KindClosed && k != result.KindOpen {
 		return nil, fmt.Errorf("%w: --ramp needs a closed- or open-loop scenario, not %s", ErrUsage, spec.Scenario.Name())
 	}
 	if ramp.Start > spec.Clients {
@@ -77,7 +77,7 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 	for i, k := range ramp.Stairs(spec.Clients) {
 		s := spec
 		s.Clients = k
-		if s.Scenario.Kind() == results.KindOpen && spec.MaxInflight == spec.Clients {
+		if s.Scenario.Kind() == result.KindOpen && spec.MaxInflight == spec.Clients {
 			s.MaxInflight = k // the default follows the stair
 		}
 		if i > 0 {

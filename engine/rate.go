@@ -9,11 +9,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(rateScenario{loadScenario{name: "rate", kind: results.KindOpen, shape: openLoop{},
+	RegisterScenario(rateScenario{loadScenario{name: "rate", kind: result.KindOpen, shape: openLoop{},
 		description: "open loop: --rate arrivals/s (--arrival constant|poisson), latency from the intended time; beyond --max-inflight dropped"}})
 }
 
@@ -76,12 +76,12 @@ func (openLoop) drive(ctx context.Context, r *cellRun) {
 	r.wcancel()
 }
 
-func (openLoop) finish(r *cellRun, c *results.Cell, totals [nTags]*hdrhistogram.Histogram) {
+func (openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.Histogram) {
 	s := r.spec
-	c.Open = &results.OpenLoop{
+	c.Open = &result.OpenLoop{
 		Rate: s.Rate, Arrival: s.Arrival, MaxInflight: s.MaxInflight,
 		Offered: r.offered.Load(), Dropped: r.dropped.Load(), Unfinished: r.unfinished.Load(),
-		ServiceLatencyUs: results.LatencyOf(totals[tagService]), ScheduleLagUs: results.LatencyOf(r.lag),
+		ServiceLatencyUs: result.LatencyOf(totals[tagService]), ScheduleLagUs: result.LatencyOf(r.lag),
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Scenario is a load shape: how a cell's clients are driven. Each kind
@@ -20,7 +20,7 @@ import (
 type Scenario interface {
 	Name() string
 	Description() string
-	Kind() results.Kind
+	Kind() result.Kind
 	// Options are the scenario's own settings, each a flag of `lockbench
 	// run`, read from impl.Config.Options.
 	Options() []impl.Option
@@ -106,7 +106,7 @@ type shape interface {
 	// closed loop, whose clients stop at the deadline).
 	drive(ctx context.Context, r *cellRun)
 	// finish adds the scenario's own figures to the cell.
-	finish(r *cellRun, c *results.Cell, totals [nTags]*hdrhistogram.Histogram)
+	finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.Histogram)
 }
 
 // servingShape is a shape whose clients outlive the cell's deadline to
@@ -120,19 +120,19 @@ type servingShape interface {
 // kind, and running through the shared cell runner.
 type loadScenario struct {
 	name, description string
-	kind              results.Kind
+	kind              result.Kind
 	shape             shape
 }
 
 func (s loadScenario) Name() string           { return s.name }
 func (s loadScenario) Description() string    { return s.description }
-func (s loadScenario) Kind() results.Kind     { return s.kind }
+func (s loadScenario) Kind() result.Kind      { return s.kind }
 func (s loadScenario) Options() []impl.Option { return nil }
 
 // Check wants exactly one of a duration and a count of acquisitions; a
 // burst sets its own.
 func (s loadScenario) Check(spec *CellSpec) error {
-	if s.kind != results.KindBurst && (spec.Duration > 0) == (spec.Acquires > 0) {
+	if s.kind != result.KindBurst && (spec.Duration > 0) == (spec.Acquires > 0) {
 		return fmt.Errorf("%w: give exactly one of duration and acquires", ErrUsage)
 	}
 	return nil

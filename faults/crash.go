@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // runCrash: the holder dies. Its traffic goes through proxies, which are
@@ -20,12 +20,12 @@ import (
 // session timeout (ZooKeeper: the session must expire, on the server's
 // tick). Each waiter then takes the lock once, holding it spec.Hold, and
 // any two holders overlapping is a violation.
-func runCrash(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+func runCrash(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
 	bound := fam.bound(spec.Config)
 	if err := needServers(spec, fam); err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	waiters := max(spec.Clients-1, 1)
 	t.set("waiters", float64(waiters))
@@ -116,7 +116,7 @@ func crashOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam fam
 
 // recoveryVerdict is the sentence for scenarios whose figure is the time
 // until the next client held the lock.
-func recoveryVerdict(c results.Cell, after, boundName string, bound time.Duration) string {
+func recoveryVerdict(c result.Cell, after, boundName string, bound time.Duration) string {
 	f := c.Faults
 	if f.RecoveryMs == nil {
 		return fmt.Sprintf("%s: no client got the lock %s in %s; %s",
@@ -131,7 +131,7 @@ func recoveryVerdict(c results.Cell, after, boundName string, bound time.Duratio
 	return s + "; " + violationsClause(c)
 }
 
-func violationsClause(c results.Cell) string {
+func violationsClause(c result.Cell) string {
 	if c.SafetyViolations == 0 {
 		return "no violation of mutual exclusion."
 	}

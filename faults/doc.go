@@ -6,7 +6,7 @@
 // Importing it registers one lockbench.FaultRunner per scenario (crash,
 // pause, failover, restart, latency, partition); impl/all imports it, so
 // the lockbench command has them all. Each runner repeats its script
-// CellSpec.Repeat times and returns one results.Cell whose Verdict says in a
+// CellSpec.Repeat times and returns one result.Cell whose Verdict says in a
 // sentence what happened, with the figures in Faults.
 //
 // Runners put loopback proxies (Proxy) in front of servers to cut or delay

@@ -11,7 +11,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // runFailover: the server that granted the lock is lost while the lock is
@@ -34,7 +34,7 @@ import (
 //
 // The runner starts these servers itself (it must kill them) and restarts
 // what it killed between repeats.
-func runFailover(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+func runFailover(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
 	var err error

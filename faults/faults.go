@@ -10,7 +10,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
@@ -62,7 +62,7 @@ const setupTimeout = 30 * time.Second
 
 func register(f engine.Fault) {
 	run := f.Run
-	f.Run = func(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+	f.Run = func(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
 		spec.Scenario, _ = engine.LookupScenario(f.Name)
 		spec.Repeat = max(spec.Repeat, 1)
 		spec.Clients = max(spec.Clients, 1)

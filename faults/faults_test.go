@@ -18,7 +18,7 @@ import (
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // servers are a test's servers: one Redis (also the first of five
@@ -71,7 +71,7 @@ func children() []string {
 var nsSeq int
 
 // run runs one fault cell through the harness, as `lockbench run` does.
-func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) results.Cell {
+func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) result.Cell {
 	t.Helper()
 	sc, ok := engine.LookupScenario(scenario)
 	if !ok {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // DefaultLatencyDuration is the measured time of each latency repeat when
@@ -23,20 +23,20 @@ const DefaultLatencyDuration = 2 * time.Second
 // the proxy twice, so an acquisition costs at least 2 × delay per round
 // trip it needs. Repeats are merged: counts add up and the latency
 // distributions are merged from the cells' per-second histograms.
-func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
 	cfg := spec.Config
 	delay, err := optDuration(cfg, OptNetDelay, DefaultNetDelay)
 	if err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	jitter, err := optDuration(cfg, OptNetJitter, 0)
 	if err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	fam := familyOf(d)
 	targets := fam.targets(cfg.Servers)
 	if fam.class != famNone && len(targets) == 0 {
-		return results.Cell{}, needServers(spec, fam)
+		return result.Cell{}, needServers(spec, fam)
 	}
 	loop := spec
 	loop.Scenario, _ = engine.LookupScenario("hot")
@@ -45,7 +45,7 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 	}
 
 	acq, rel := newLatencyHist(), newLatencyHist()
-	var out results.Cell
+	var out result.Cell
 	for r := range spec.Repeat {
 		ps, err := newProxies(targets, delay, jitter, cfg.Seed+uint64(r))
 		if err != nil {
@@ -81,7 +81,7 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 		out.NotificationsPerAcquire = float64(out.Notifications) / float64(out.Acquires)
 		out.RoundTripsPerAcquire = float64(out.RoundTrips) / float64(out.Acquires)
 	}
-	out.Faults = &results.Faults{Repeats: spec.Repeat, Details: map[string]float64{
+	out.Faults = &result.Faults{Repeats: spec.Repeat, Details: map[string]float64{
 		"net_delay_ms": ms(delay), "net_jitter_ms": ms(jitter), "proxies": float64(len(targets)),
 	}}
 	var s string
@@ -92,7 +92,7 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 			out.Impl, delay, jitter, 2*delay)
 	}
 	s += fmt.Sprintf("acquire p50 %s, p99 %s, %s by %s at %.0f/s, %s",
-		results.Dur(out.AcquireLatencyUs.P50), results.Dur(out.AcquireLatencyUs.P99),
+		result.Dur(out.AcquireLatencyUs.P50), result.Dur(out.AcquireLatencyUs.P99),
 		plural(out.Acquires, "acquisition"), plural(int64(out.Clients), "client"), out.AcquiresPerS,
 		plural(out.Errors, "error"))
 	if out.Acquires > 0 && out.RoundTripsPerAcquire > 0 {
@@ -106,8 +106,8 @@ func newLatencyHist() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 }
 
-func latencyOf(h *hdrhistogram.Histogram) results.Latency {
-	return results.Latency{
+func latencyOf(h *hdrhistogram.Histogram) result.Latency {
+	return result.Latency{
 		P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
 		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
 		Max: float64(h.Max()), Mean: h.Mean(),
@@ -115,7 +115,7 @@ func latencyOf(h *hdrhistogram.Histogram) results.Latency {
 }
 
 // mergeCells adds c's counts to into; first takes c as it is.
-func mergeCells(into, c results.Cell, first bool) results.Cell {
+func mergeCells(into, c result.Cell, first bool) result.Cell {
 	if first {
 		if c.ErrorsByClass == nil {
 			c.ErrorsByClass = map[string]int64{}
@@ -131,7 +131,7 @@ func mergeCells(into, c results.Cell, first bool) results.Cell {
 	into.Counts = into.Counts.Add(c.Counts)
 	into.SafetyViolations += c.SafetyViolations
 	for _, v := range c.Violations {
-		if len(into.Violations) < results.MaxViolationsKept {
+		if len(into.Violations) < result.MaxViolationsKept {
 			into.Violations = append(into.Violations, v)
 		}
 	}

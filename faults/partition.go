@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // PartitionPhase is how long the clients run a closed loop with a
@@ -29,17 +29,17 @@ const PartitionPhase = time.Second
 //     session timeout, keeping A's node; B must not get the lock until A
 //     releases, one and a half session timeouts after the cut. Then A
 //     takes the lock again through its new member.
-func runPartition(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+func runPartition(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
 	if fam.class == famZK {
 		return partitionZK(ctx, spec, d, t)
 	}
 	if err := needServers(spec, fam); err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	if n := len(fam.targets(spec.Config.Servers)); n < 5 {
-		return results.Cell{}, fmt.Errorf("%w: partition cuts 1 and then 3 masters: needs 5 or more, got %d", engine.ErrUsage, n)
+		return result.Cell{}, fmt.Errorf("%w: partition cuts 1 and then 3 masters: needs 5 or more, got %d", engine.ErrUsage, n)
 	}
 	for r := range spec.Repeat {
 		if err := partitionRedlock(ctx, spec, d, r, t); err != nil {
@@ -147,11 +147,11 @@ func partitionRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, 
 	return ctx.Err()
 }
 
-func partitionZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) (results.Cell, error) {
+func partitionZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) (result.Cell, error) {
 	cfg := spec.Config
 	addrs, f, err := zkEnsemble(ctx, spec, familyOf(d), false)
 	if err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	if f != nil {
 		defer f.Close()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // runPause: the holder stalls (a GC pause, a stopped VM) past its lease.
@@ -24,12 +24,12 @@ import (
 // sleeps. A ZooKeeper lease ends with the session, which the client library
 // keeps alive from its own goroutines; a stalled process sends nothing, so
 // A's traffic goes through a proxy that is cut for the length of the stall.
-func runPause(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+func runPause(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
 	fam := familyOf(d)
 	t := newTally(spec)
 	bound := fam.bound(spec.Config)
 	if err := needServers(spec, fam); err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	for r := range spec.Repeat {
 		if err := pauseOnce(ctx, spec, d, fam, r, t); err != nil {
@@ -114,7 +114,7 @@ func pauseOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam fam
 	t.add("stale_writes", 1)
 	if okPlain {
 		t.add("unfenced_accepted", 1)
-		t.violate(results.Violation{Lock: name, Kind: "stale_write", Holder: 1, Intruder: 0,
+		t.violate(result.Violation{Lock: name, Kind: "stale_write", Holder: 1, Intruder: 0,
 			AtS: t.at(time.Now()), Token: ta, PrevToken: g.token})
 	}
 	t.stale(okFenced)

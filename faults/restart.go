@@ -9,7 +9,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // runRestart: a Redlock master forgets a grant. Of five masters of its
@@ -25,12 +25,12 @@ import (
 //
 // A holds until its validity ends by its own reckoning (TTL − drift from
 // the start of its Acquire), so B's grant before that is a violation.
-func runRestart(ctx context.Context, spec engine.CellSpec, d impl.Driver) (results.Cell, error) {
+func runRestart(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
 	fam := familyOf(d)
 	cfg := spec.Config
 	delay, err := optDuration(cfg, OptRestartDelay, 0)
 	if err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	t := newTally(spec)
 	t.set("restart_delay_ms", ms(delay))
@@ -38,7 +38,7 @@ func runRestart(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 	defer cancel()
 	f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: fam.need.Count})
 	if err != nil {
-		return results.Cell{}, err
+		return result.Cell{}, err
 	}
 	defer f.Close()
 	for r := range spec.Repeat {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // tally gathers what a fault cell counts over its repeats. Clients of one
@@ -26,7 +26,7 @@ type tally struct {
 	errClass   map[string]int64
 	counts     impl.Counts
 	nviol      int64
-	violations []results.Violation
+	violations []result.Violation
 	recovery   []float64 // ms, one per repeat that recovered
 	accepted   int64
 	rejected   int64
@@ -60,12 +60,12 @@ func (t *tally) count(c impl.Counts) {
 	t.counts = t.counts.Add(c)
 }
 
-func (t *tally) violate(vs ...results.Violation) {
+func (t *tally) violate(vs ...result.Violation) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, v := range vs {
 		t.nviol++
-		if len(t.violations) < results.MaxViolationsKept {
+		if len(t.violations) < result.MaxViolationsKept {
 			t.violations = append(t.violations, v)
 		}
 	}
@@ -106,15 +106,15 @@ func (t *tally) at(when time.Time) float64 { return when.Sub(t.start).Seconds() 
 
 // cell builds the results. configured is the bound recovery is compared
 // with (0: none).
-func (t *tally) cell(configured time.Duration, verdict string) results.Cell {
+func (t *tally) cell(configured time.Duration, verdict string) result.Cell {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	dur := time.Since(t.start)
-	c := results.Cell{
+	c := result.Cell{
 		Impl: t.spec.Impl, Scenario: t.spec.Scenario.Name(), Clients: t.spec.Clients, Locks: 1,
 		DurationS: dur.Seconds(), Acquires: t.acquires, Errors: t.errors, ErrorsByClass: t.errClass,
 		Counts: t.counts, SafetyViolations: t.nviol, Violations: t.violations, Verdict: verdict,
-		Faults: &results.Faults{
+		Faults: &result.Faults{
 			Repeats: t.spec.Repeat, ConfiguredMs: ms(configured),
 			StaleWritesAccepted: t.accepted, StaleWritesRejected: t.rejected,
 			Details: t.details,
@@ -125,7 +125,7 @@ func (t *tally) cell(configured time.Duration, verdict string) results.Cell {
 	}
 	if t.acquires > 0 {
 		h := t.acq
-		c.AcquireLatencyUs = results.Latency{
+		c.AcquireLatencyUs = result.Latency{
 			P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
 			P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
 			Max: float64(h.Max()), Mean: h.Mean(),
@@ -144,14 +144,14 @@ func (t *tally) cell(configured time.Duration, verdict string) results.Cell {
 }
 
 // spread summarises a few values by nearest rank.
-func spread(vs []float64) *results.Spread {
+func spread(vs []float64) *result.Spread {
 	s := slices.Clone(vs)
 	slices.Sort(s)
 	rank := func(q float64) float64 {
 		i := int(q*float64(len(s))+0.999999) - 1
 		return s[min(max(i, 0), len(s)-1)]
 	}
-	return &results.Spread{Count: int64(len(s)), Min: s[0], P1: rank(0.01), P50: rank(0.5), P99: rank(0.99), Max: s[len(s)-1]}
+	return &result.Spread{Count: int64(len(s)), Min: s[0], P1: rank(0.01), P50: rank(0.5), P99: rank(0.99), Max: s[len(s)-1]}
 }
 
 // holds records who held a lock when, to find overlaps afterwards. A span
@@ -185,10 +185,10 @@ func (h *holds) exit(i int, at time.Time) {
 
 // overlaps returns one "overlap" violation per pair of spans of different
 // clients that intersect; spans still open count as ending at end.
-func (h *holds) overlaps(t *tally, end time.Time) []results.Violation {
+func (h *holds) overlaps(t *tally, end time.Time) []result.Violation {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []results.Violation
+	var out []result.Violation
 	for i, a := range h.spans {
 		for _, b := range h.spans[i+1:] {
 			if a.client == b.client {
@@ -211,7 +211,7 @@ func (h *holds) overlaps(t *tally, end time.Time) []results.Violation {
 			if second.to.Before(stop) {
 				stop = second.to
 			}
-			out = append(out, results.Violation{Lock: h.lock, Kind: "overlap", Holder: first.client,
+			out = append(out, result.Violation{Lock: h.lock, Kind: "overlap", Holder: first.client,
 				Intruder: second.client, AtS: t.at(second.from), OverlapUs: float64(stop.Sub(second.from).Microseconds())})
 		}
 	}

@@ -3,7 +3,7 @@ package impl
 import (
 	"sync/atomic"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Counters are what one client counts while it runs. Every field is an
@@ -31,7 +31,7 @@ type Counters struct {
 
 // Counts is a plain snapshot of Counters, summed over clients; the type
 // lives with the result data.
-type Counts = results.Counts
+type Counts = result.Counts
 
 // Snapshot reads every counter once.
 func (c *Counters) Snapshot() Counts {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Driver describes one implementation completely: what it needs, what it
@@ -28,7 +28,7 @@ type Driver struct {
 	Caps Caps
 	// Theory is what the driver's way of waking waiters predicts for
 	// release wake-ups; nil for drivers whose waiters poll.
-	Theory *results.Theory
+	Theory *result.Theory
 	// New connects one simulated client. It returns once the connection or
 	// session is established, so that no set-up lands inside a measurement.
 	New func(ctx context.Context, cfg Config) (Locker, error)

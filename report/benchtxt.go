@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"fmt"
 	"math"
@@ -16,7 +16,7 @@ import (
 // between comparable runs goes in the header: benchstat splits its tables
 // on any key that differs, so no dates or versions. Cells without
 // acquisitions have no ns/op and are left out.
-func benchTxt(meta results.Meta, cells []Cell) []byte {
+func benchTxt(meta result.Meta, cells []Cell) []byte {
 	var b strings.Builder
 	goos, goarch := meta.Host["os"], meta.Host["arch"]
 	if goos != "" {

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"errors"
 	"slices"
@@ -32,19 +32,19 @@ func TestParseSLO(t *testing.T) {
 		{in: "p99=-1ms", bad: true},
 		{in: "p99=fast", bad: true},
 	} {
-		got, err := results.ParseSLO(tc.in)
+		got, err := result.ParseSLO(tc.in)
 		switch {
 		case tc.bad && err == nil:
 			t.Errorf("results.ParseSLO(%q) = %v, want an error", tc.in, got)
-		case tc.bad && !errors.Is(err, results.ErrSLO):
-			t.Errorf("results.ParseSLO(%q) error %v does not wrap results.ErrSLO", tc.in, err)
+		case tc.bad && !errors.Is(err, result.ErrSLO):
+			t.Errorf("results.ParseSLO(%q) error %v does not wrap result.ErrSLO", tc.in, err)
 		case !tc.bad && err != nil:
 			t.Errorf("results.ParseSLO(%q): %v", tc.in, err)
 		case !tc.bad && got != tc.want:
 			t.Errorf("results.ParseSLO(%q) = %+v, want %+v", tc.in, got, tc.want)
 		}
 		if err == nil {
-			if again, err := results.ParseSLO(got.String()); err != nil || again != got {
+			if again, err := result.ParseSLO(got.String()); err != nil || again != got {
 				t.Errorf("results.ParseSLO(%q.String()) = %v, %v", got, again, err)
 			}
 		}
@@ -92,7 +92,7 @@ func TestCapacity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rows := results.Capacity(tc.cells, tc.slo)
+			rows := result.Capacity(tc.cells, tc.slo)
 			if len(rows) != 1 {
 				t.Fatalf("%d rows, want 1", len(rows))
 			}
@@ -111,7 +111,7 @@ func TestCapacity(t *testing.T) {
 
 func TestCapacityGroups(t *testing.T) {
 	t.Parallel()
-	rows := results.Capacity(append(fixtureCells(), Cell{Impl: "redis", Scenario: "crash", Clients: 2, Acquires: 3}),
+	rows := result.Capacity(append(fixtureCells(), Cell{Impl: "redis", Scenario: "crash", Clients: 2, Acquires: 3}),
 		SLO{Quantile: "p99", Limit: 10 * time.Millisecond})
 	var got []string
 	for _, r := range rows {
@@ -128,15 +128,15 @@ func TestCapacityGroups(t *testing.T) {
 
 func TestCapacityRefusesCellsThatShedLoad(t *testing.T) {
 	t.Parallel()
-	slo, _ := results.ParseSLO("p99=10ms")
+	slo, _ := result.ParseSLO("p99=10ms")
 	ok := Cell{Impl: "x", Scenario: "rate", Clients: 4, Acquires: 1000, AcquiresPerS: 500, AcquireLatencyUs: Latency{P99: 2000}}
 	dropping := ok
 	dropping.Clients = 8
-	dropping.Open = &results.OpenLoop{Offered: 2000, Dropped: 1000}
+	dropping.Open = &result.OpenLoop{Offered: 2000, Dropped: 1000}
 	failing := ok
 	failing.Clients = 16
 	failing.Errors = 50
-	rows := results.Capacity([]Cell{ok, dropping, failing}, slo)
+	rows := result.Capacity([]Cell{ok, dropping, failing}, slo)
 	if len(rows) != 1 || !rows[0].Met || rows[0].Clients != 4 || rows[0].FirstMissed != 8 {
 		t.Fatalf("%+v", rows)
 	}

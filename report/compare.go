@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"fmt"
 	"io"
@@ -103,11 +103,11 @@ func Compare(old, new []Cell, opts CompareOptions) Comparison {
 // CompareDirs compares the results in two directories: their summary.json
 // and, where both have them, their .hlog files for the noise estimate.
 func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error) {
-	old, err := results.ReadSummary(filepath.Join(oldDir, results.SummaryFile))
+	old, err := result.ReadSummary(filepath.Join(oldDir, result.SummaryFile))
 	if err != nil {
 		return Comparison{}, err
 	}
-	new, err := results.ReadSummary(filepath.Join(newDir, results.SummaryFile))
+	new, err := result.ReadSummary(filepath.Join(newDir, result.SummaryFile))
 	if err != nil {
 		return Comparison{}, err
 	}
@@ -127,7 +127,7 @@ func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error)
 func readLogs(dir string, cells []Cell) (map[string]*CellLog, error) {
 	logs := map[string]*CellLog{}
 	for _, c := range cells {
-		l, err := results.ReadCellLog(dir, c)
+		l, err := result.ReadCellLog(dir, c)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +148,7 @@ type sample struct {
 }
 
 func spreadOf(l *CellLog) spread {
-	stats := l.IntervalStats(results.TagAcquire)
+	stats := l.IntervalStats(result.TagAcquire)
 	var perS, p50, p99 []float64
 	for _, s := range stats {
 		perS = append(perS, s.PerS)
@@ -248,7 +248,7 @@ func (c Comparison) Write(w io.Writer) error {
 func (m MetricDelta) format(v float64) string {
 	switch {
 	case m.Latency:
-		return results.Dur(v)
+		return result.Dur(v)
 	case m.Name == "acq/s":
 		return commas(round(v))
 	}

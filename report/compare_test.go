@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"math"
 	"path/filepath"
@@ -94,9 +94,9 @@ func TestCompareFromZero(t *testing.T) {
 func logWithRates(rates ...int) *CellLog {
 	var l CellLog
 	for i, n := range rates {
-		h := results.NewHistogram()
+		h := result.NewHistogram()
 		h.RecordValues(100, int64(n))
-		h.SetTag(results.TagAcquire)
+		h.SetTag(result.TagAcquire)
 		h.SetStartTimeMs(int64(i) * 1000)
 		h.SetEndTimeMs(int64(i+1) * 1000)
 		l.Intervals = append(l.Intervals, h)

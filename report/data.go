@@ -1,21 +1,21 @@
 package report
 
-import "github.com/lockbench/lockbench/results"
+import "github.com/lockbench/lockbench/result"
 
 // The result data this package renders; its types and files belong to
-// package results, which writes and reads them.
+// package result, which writes and reads them.
 type (
-	Cell        = results.Cell
-	Summary     = results.Summary
-	Latency     = results.Latency
-	CapacityRow = results.CapacityRow
-	SLO         = results.SLO
-	CellLog     = results.CellLog
-	cellGroup   = results.Group
+	Cell        = result.Cell
+	Summary     = result.Summary
+	Latency     = result.Latency
+	CapacityRow = result.CapacityRow
+	SLO         = result.SLO
+	CellLog     = result.CellLog
+	cellGroup   = result.Group
 )
 
 // The files Render writes into a results directory, beside the data files
-// results.MetaFile, results.SummaryFile and one .hlog per cell.
+// result.MetaFile, result.SummaryFile and one .hlog per cell.
 const (
 	CSVFile      = "summary.csv"
 	BenchFile    = "bench.txt"
@@ -24,8 +24,8 @@ const (
 	PlotsDir     = "plots"
 )
 
-func isBurst(c Cell) bool { return c.KindOf() == results.KindBurst }
-func isFault(c Cell) bool { return c.KindOf() == results.KindFault }
+func isBurst(c Cell) bool { return c.KindOf() == result.KindBurst }
+func isFault(c Cell) bool { return c.KindOf() == result.KindFault }
 
 // closedLoops keeps the cells that are not bursts: a burst's rate is set
 // by its hold time and hand-offs, and would flatten the others' curves.

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"bytes"
 	"math"
@@ -36,7 +36,7 @@ func fixtureCells() []Cell {
 		c.RoundTrips = int64((2 + retries) * float64(acq))
 		return c
 	}
-	burst := func(name string, n int, th *results.Theory, wakeups int64, p99 float64) Cell {
+	burst := func(name string, n int, th *result.Theory, wakeups int64, p99 float64) Cell {
 		c := Cell{Impl: name, Scenario: "burst", Clients: n, Locks: 1, DurationS: 0.05 * float64(n), Acquires: int64(n),
 			AcquiresPerS: 20, AcquireLatencyUs: lat(p99/2, p99), ReleaseLatencyUs: lat(300, 900), Settle: "exact"}
 		if th != nil {
@@ -61,20 +61,20 @@ func fixtureCells() []Cell {
 		hot("zk-naive", 1, 2500, 390, 1010, 0, 0),
 		hot("zk-naive", 4, 2100, 1800, 5200, 0, 3.1),
 		hot("zk-naive", 16, 900, 17000, 41000, 0, 15.2),
-		burst("zk-naive", 4, &results.WatchAll, 6, 5000),
-		burst("zk-naive", 16, &results.WatchAll, 120, 60000),
+		burst("zk-naive", 4, &result.WatchAll, 6, 5000),
+		burst("zk-naive", 16, &result.WatchAll, 120, 60000),
 		hot("zk-pred", 1, 2400, 400, 950, 0, 0),
 		hot("zk-pred", 4, 2300, 1700, 3600, 0, 1),
 		hot("zk-pred", 16, 2250, 7000, 12500, 0, 1),
-		burst("zk-pred", 4, &results.WatchPredecessor, 3, 4500),
-		burst("zk-pred", 16, &results.WatchPredecessor, 15, 19000),
+		burst("zk-pred", 4, &result.WatchPredecessor, 3, 4500),
+		burst("zk-pred", 16, &result.WatchPredecessor, 15, 19000),
 	}
 	for _, i := range []int{2, 7, 12} { // the closed loops at 16 clients
 		per := make([]int64, 16)
 		for j := range per {
 			per[j] = cells[i].Acquires / 16 * int64(8+j) / 16 // skewed: some clients get twice others' share
 		}
-		cells[i].Fairness = &results.Fairness{PerClient: per}
+		cells[i].Fairness = &result.Fairness{PerClient: per}
 	}
 	cells[6].Errors = 2
 	cells[6].ErrorsByClass = map[string]int64{"timeout": 2}
@@ -103,17 +103,17 @@ func fixtureMeta() map[string]any {
 // meta.json, summary.json and, with logs, an .hlog per cell.
 func writeFixtureDir(t *testing.T, dir string, sum *Summary, logs bool) {
 	t.Helper()
-	if err := results.WriteJSON(filepath.Join(dir, results.MetaFile), fixtureMeta()); err != nil {
+	if err := result.WriteJSON(filepath.Join(dir, result.MetaFile), fixtureMeta()); err != nil {
 		t.Fatal(err)
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.SummaryFile), sum); err != nil {
+	if err := result.WriteJSON(filepath.Join(dir, result.SummaryFile), sum); err != nil {
 		t.Fatal(err)
 	}
 	if !logs {
 		return
 	}
 	for i, c := range sum.Cells {
-		writeHlog(t, filepath.Join(dir, results.CellFile(c)+results.HlogExt), fixtureStart.UnixMilli(), fixtureIntervals(c, uint64(i)), false)
+		writeHlog(t, filepath.Join(dir, result.CellFile(c)+result.HlogExt), fixtureStart.UnixMilli(), fixtureIntervals(c, uint64(i)), false)
 	}
 }
 
@@ -149,8 +149,8 @@ func fixtureIntervals(c Cell, seed uint64) []interval {
 		}
 		n = max(n, 1)
 		out = append(out,
-			interval{results.TagAcquire, ms, draw(n, c.AcquireLatencyUs.P50)},
-			interval{results.TagRelease, ms, draw(n, c.ReleaseLatencyUs.P50)})
+			interval{result.TagAcquire, ms, draw(n, c.AcquireLatencyUs.P50)},
+			interval{result.TagRelease, ms, draw(n, c.ReleaseLatencyUs.P50)})
 	}
 	return out
 }
@@ -177,7 +177,7 @@ func writeHlog(t *testing.T, path string, startMs int64, ivs []interval, relativ
 	must(w.OutputLegend())
 	at := startMs
 	for i, iv := range ivs {
-		h := results.NewHistogram()
+		h := result.NewHistogram()
 		for _, v := range iv.values {
 			must(h.RecordValue(v))
 		}
@@ -187,7 +187,7 @@ func writeHlog(t *testing.T, path string, startMs int64, ivs []interval, relativ
 		must(w.OutputIntervalHistogram(h))
 		// Tags of one second share its time span; the next second starts
 		// after the last tag of this one.
-		if i+1 < len(ivs) && ivs[i+1].tag == results.TagAcquire {
+		if i+1 < len(ivs) && ivs[i+1].tag == result.TagAcquire {
 			at += iv.ms
 		}
 	}

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"bytes"
 	"flag"
@@ -37,7 +37,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestMarkdownGolden(t *testing.T) {
-	meta := results.Meta{Version: "0.1.0-test", GoVersion: "go1.26.8", Started: fixtureStart,
+	meta := result.Meta{Version: "0.1.0-test", GoVersion: "go1.26.8", Started: fixtureStart,
 		Host: map[string]string{"os": "linux", "arch": "amd64", "cpus": "2"}}
 	slo := SLO{Quantile: "p99", Limit: 10 * time.Millisecond}
 	golden(t, "summary.golden.md", markdown(meta, fixtureCells(), &slo))
@@ -67,9 +67,9 @@ func TestHeadlinesGolden(t *testing.T) {
 	faults := []Cell{
 		{Impl: "redis", Scenario: "crash", Clients: 2, Acquires: 6, AcquiresPerS: 1,
 			Verdict: "redis: next holder waited 10.0s, the full TTL, after the holder died.",
-			Faults:  &results.Faults{Repeats: 3, ConfiguredMs: 10000, RecoveryMs: &results.Spread{Count: 3, P50: 10004, Max: 10011}}},
+			Faults:  &result.Faults{Repeats: 3, ConfiguredMs: 10000, RecoveryMs: &result.Spread{Count: 3, P50: 10004, Max: 10011}}},
 		{Impl: "zk-pred", Scenario: "crash", Clients: 2, Acquires: 6, AcquiresPerS: 1,
-			Faults: &results.Faults{Repeats: 3, ConfiguredMs: 4000, RecoveryMs: &results.Spread{Count: 3, P50: 4120, Max: 6015}}},
+			Faults: &result.Faults{Repeats: 3, ConfiguredMs: 4000, RecoveryMs: &result.Spread{Count: 3, P50: 4120, Max: 6015}}},
 	}
 	nothing := []Cell{
 		{Impl: "redlock", Scenario: "hot", Clients: 8, Errors: 120, ErrorsByClass: map[string]int64{"no_quorum": 120}},

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"fmt"
 	"strings"
@@ -15,7 +15,7 @@ import (
 func Headlines(cells []Cell) []string {
 	var order []string
 	byImpl := map[string][]cellGroup{}
-	for _, g := range results.GroupCells(cells) {
+	for _, g := range result.GroupCells(cells) {
 		if _, ok := byImpl[g.Impl]; !ok {
 			order = append(order, g.Impl)
 		}
@@ -85,7 +85,7 @@ func burstHeadline(g cellGroup) string {
 		}
 	} else {
 		s = fmt.Sprintf("%s by %s, p99 %s", plural(c.Acquires, "acquisition"), plural(int64(c.Clients), "client"),
-			results.Dur(c.AcquireLatencyUs.P99))
+			result.Dur(c.AcquireLatencyUs.P99))
 		if c.RetriesPerAcquire > 0 {
 			s += fmt.Sprintf(", %s retries per acquisition", perAcq(c.RetriesPerAcquire))
 		}
@@ -103,10 +103,10 @@ func faultHeadline(g cellGroup) string {
 		return strings.TrimRight(strings.TrimPrefix(c.Verdict, c.Impl+": "), ". ")
 	case c.Faults != nil && c.Faults.RecoveryMs != nil:
 		f := c.Faults
-		s := fmt.Sprintf("recovery p50 %s, max %s over %s", results.Dur(f.RecoveryMs.P50*1000), results.Dur(f.RecoveryMs.Max*1000),
+		s := fmt.Sprintf("recovery p50 %s, max %s over %s", result.Dur(f.RecoveryMs.P50*1000), result.Dur(f.RecoveryMs.Max*1000),
 			plural(int64(f.Repeats), "repeat"))
 		if f.ConfiguredMs > 0 {
-			s += fmt.Sprintf(" (configured bound %s)", results.Dur(f.ConfiguredMs*1000))
+			s += fmt.Sprintf(" (configured bound %s)", result.Dur(f.ConfiguredMs*1000))
 		}
 		return s + errorsClause(g.Cells)
 	}
@@ -126,7 +126,7 @@ func loopHeadline(g cellGroup, h waking) string {
 		return "no acquisitions" + errorsClause(g.Cells)
 	}
 	s := fmt.Sprintf("best %s acq/s at %s (p99 %s)", commas(round(best.AcquiresPerS)),
-		plural(int64(best.Clients), "client"), results.Dur(best.AcquireLatencyUs.P99))
+		plural(int64(best.Clients), "client"), result.Dur(best.AcquireLatencyUs.P99))
 	last, _ := largestMeasured(g.Cells)
 	at := fmt.Sprintf(" at %s", plural(int64(last.Clients), "client"))
 	if last.NotificationsPerAcquire > 0 || h.theory != nil {

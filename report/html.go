@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"bytes"
 	"encoding/base64"
@@ -22,7 +22,7 @@ type htmlPage struct {
 	Capacity    []capacityView
 	Figures     []figureView
 	Notes       []string
-	Config      []results.Field
+	Config      []result.Field
 	Files       []string
 	HaveHgrm    bool
 	ExampleHgrm string
@@ -44,7 +44,7 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		Run:       r.meta.Describe(),
 		Headlines: Headlines(cells),
 		Config:    r.meta.Fields,
-		Files:     []string{results.MetaFile, results.SummaryFile, CSVFile, BenchFile, MarkdownFile},
+		Files:     []string{result.MetaFile, result.SummaryFile, CSVFile, BenchFile, MarkdownFile},
 	}
 	p.Rows, p.Wakeups = summaryRows(cells)
 	for _, c := range cells {
@@ -58,10 +58,10 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		}
 		if _, ok := r.logs[c.Key()]; ok {
 			if !p.HaveHgrm {
-				p.HaveHgrm, p.ExampleHgrm = true, results.CellFile(c)+results.HgrmExt
+				p.HaveHgrm, p.ExampleHgrm = true, result.CellFile(c)+result.HgrmExt
 			}
 		} else {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: no interval log (%s), so no timeline and a spectrum from the summary's percentiles only.", c.Key(), results.CellFile(c)+results.HlogExt))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no interval log (%s), so no timeline and a spectrum from the summary's percentiles only.", c.Key(), result.CellFile(c)+result.HlogExt))
 		}
 		if c.ServerNote != "" {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no server counters: %s", c.Key(), oneLine(c.ServerNote)))
@@ -69,7 +69,7 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 	}
 	if slo != nil {
 		p.SLO = fmt.Sprintf("%s ≤ %v", slo.Label(), slo.Limit)
-		for _, row := range results.Capacity(cells, *slo) {
+		for _, row := range result.Capacity(cells, *slo) {
 			p.Capacity = append(p.Capacity, capacityView{row.Impl, row.Scenario, DescribeCapacity(row, *slo)})
 		}
 	}

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"fmt"
 	"strings"
@@ -23,7 +23,7 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 		r := summaryRow{
 			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients),
 			PerS: commas(round(c.AcquiresPerS)),
-			P50:  results.Dur(c.AcquireLatencyUs.P50), P99: results.Dur(c.AcquireLatencyUs.P99), P999: results.Dur(c.AcquireLatencyUs.P999),
+			P50:  result.Dur(c.AcquireLatencyUs.P50), P99: result.Dur(c.AcquireLatencyUs.P99), P999: result.Dur(c.AcquireLatencyUs.P999),
 			Errors:  commas(c.Errors),
 			Retries: perAcq(c.RetriesPerAcquire), Notif: perAcq(c.NotificationsPerAcquire),
 			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: c.SafetyViolations > 0,
@@ -42,7 +42,7 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 
 // markdown renders summary.md: the headlines, the table and, with an SLO,
 // the capacity found.
-func markdown(meta results.Meta, cells []Cell, slo *SLO) []byte {
+func markdown(meta result.Meta, cells []Cell, slo *SLO) []byte {
 	var b strings.Builder
 	b.WriteString("## lockbench results\n\n")
 	if d := meta.Describe(); d != "" {
@@ -82,7 +82,7 @@ func markdown(meta results.Meta, cells []Cell, slo *SLO) []byte {
 		fmt.Fprintf(&b, "\n### Capacity at %s ≤ %v\n\n", slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
 		mdRow(&b, []string{":--", ":--", ":--"})
-		for _, r := range results.Capacity(cells, *slo) {
+		for _, r := range result.Capacity(cells, *slo) {
 			mdRow(&b, []string{mdEscape(r.Impl), mdEscape(r.Scenario), mdEscape(DescribeCapacity(r, *slo))})
 		}
 	}

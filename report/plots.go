@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"bytes"
 	"fmt"
@@ -357,7 +357,7 @@ func drawPanel(p *plot.Plot, c draw.Canvas) {
 // numbers would describe the fault, not the lock.
 func figures(cells []Cell, logs map[string]*CellLog) ([]*figure, error) {
 	st := newStyler(cells)
-	load := results.WithoutFaults(cells)
+	load := result.WithoutFaults(cells)
 	builders := []struct {
 		build  func(styler, []Cell, map[string]*CellLog) ([]*figure, error)
 		faults bool
@@ -408,7 +408,7 @@ func latencyFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figur
 	var figs []*figure
 	for _, sc := range st.scenarios {
 		ss := bySc[sc]
-		f, err := simpleFigure(st, "latency-"+results.FileSafe(sc), "Acquire latency spectrum — "+sc,
+		f, err := simpleFigure(st, "latency-"+result.FileSafe(sc), "Acquire latency spectrum — "+sc,
 			"percentile (log scale of 1/(1−q))", "acquire latency (ms, log)",
 			"Acquire latency by percentile at each implementation's largest client count, from the whole cell's histogram.",
 			ss, func(p *plot.Plot) {
@@ -493,7 +493,7 @@ func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figu
 		if len(perS[sc]) == 0 {
 			continue
 		}
-		f := &figure{Name: "timeline-" + results.FileSafe(sc), Title: "Timeline — " + sc, legend: newLegend(),
+		f := &figure{Name: "timeline-" + result.FileSafe(sc), Title: "Timeline — " + sc, legend: newLegend(),
 			Caption: "Per second of the measurement, from the interval log, at each implementation's largest client count."}
 		top := newPlot("Acquisitions per second over time — "+sc, "", "acquisitions per second")
 		if err := st.add(top, &f.legend, perS[sc]...); err != nil {
@@ -533,7 +533,7 @@ func fairnessFigures(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure,
 			continue
 		}
 		diag := series{Label: "perfect fairness", Theory: true, XYs: plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}}
-		f, err := simpleFigure(st, "fairness-"+results.FileSafe(sc), "Fairness — "+sc, "fraction of clients, least served first",
+		f, err := simpleFigure(st, "fairness-"+result.FileSafe(sc), "Fairness — "+sc, "fraction of clients, least served first",
 			"fraction of acquisitions", "Lorenz curve of acquisitions over clients; the further below the diagonal, the less fair.",
 			append(ss, diag), func(p *plot.Plot) {
 				p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // RenderOptions tune Render. The zero value renders everything without
@@ -23,7 +23,7 @@ type RenderOptions struct {
 // results is a results directory as read back from disk.
 type loaded struct {
 	dir     string
-	meta    results.Meta
+	meta    result.Meta
 	summary *Summary
 	// logs holds each cell's interval log by Cell.Key(); cells without
 	// an .hlog have none.
@@ -38,17 +38,17 @@ func load(dir string) (*loaded, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("report: %s is not a directory", dir)
 	}
-	meta, err := results.ReadMeta(filepath.Join(dir, results.MetaFile))
+	meta, err := result.ReadMeta(filepath.Join(dir, result.MetaFile))
 	if err != nil {
 		return nil, err
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
 	if err != nil {
 		return nil, err
 	}
 	r := &loaded{dir: dir, meta: meta, summary: sum, logs: map[string]*CellLog{}}
 	for _, c := range sum.Cells {
-		l, err := results.ReadCellLog(dir, c)
+		l, err := result.ReadCellLog(dir, c)
 		if err != nil {
 			return nil, err
 		}
@@ -75,14 +75,14 @@ func Render(dir string, opts RenderOptions) error {
 		if s == "" {
 			s = r.meta.SLO
 		}
-		v, err := results.ParseSLO(s)
+		v, err := result.ParseSLO(s)
 		if err != nil {
 			return err
 		}
 		slo = &v
 	}
 	write := func(path string, data []byte) error {
-		if err := results.WriteFileAtomic(path, data); err != nil {
+		if err := result.WriteFileAtomic(path, data); err != nil {
 			return err
 		}
 		if opts.OnWrite != nil {
@@ -103,7 +103,7 @@ func Render(dir string, opts RenderOptions) error {
 		return err
 	}
 	for _, c := range cells {
-		h := r.logs[c.Key()].Merged(results.TagAcquire)
+		h := r.logs[c.Key()].Merged(result.TagAcquire)
 		if h == nil {
 			continue
 		}
@@ -114,7 +114,7 @@ func Render(dir string, opts RenderOptions) error {
 		if _, err := h.PercentilesPrint(&b, 5, 1000); err != nil {
 			return fmt.Errorf("report: %s: %w", c.Key(), err)
 		}
-		if err := write(results.CellPath(dir, c, results.HgrmExt), b.Bytes()); err != nil {
+		if err := write(result.CellPath(dir, c, result.HgrmExt), b.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"bufio"
 	"bytes"
@@ -107,8 +107,8 @@ func TestRenderSummaryCSV(t *testing.T) {
 
 func TestSummaryCSVFlattensPointersAndMaps(t *testing.T) {
 	t.Parallel()
-	a := Cell{Impl: "a", Distributions: map[string]results.Spread{"validity_ms": {Count: 3, P1: 1.5}},
-		Faults: &results.Faults{Repeats: 2, RecoveryMs: &results.Spread{P50: 12}, Details: map[string]float64{"masters_cut": 3}}}
+	a := Cell{Impl: "a", Distributions: map[string]result.Spread{"validity_ms": {Count: 3, P1: 1.5}},
+		Faults: &result.Faults{Repeats: 2, RecoveryMs: &result.Spread{P50: 12}, Details: map[string]float64{"masters_cut": 3}}}
 	b := Cell{Impl: "b"}
 	data, err := summaryCSV([]Cell{a, b})
 	if err != nil {
@@ -236,12 +236,12 @@ func TestRenderHgrmMatchesHlog(t *testing.T) {
 	dir, _ := renderFixture(t, sum, true, RenderOptions{})
 	for _, c := range sum.Cells {
 		// The .hlog, read with HdrHistogram's own reader.
-		f, err := os.Open(filepath.Join(dir, results.CellFile(c)+results.HlogExt))
+		f, err := os.Open(filepath.Join(dir, result.CellFile(c)+result.HlogExt))
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := hdrhistogram.NewHistogramLogReader(f)
-		merged := results.NewHistogram()
+		merged := result.NewHistogram()
 		for {
 			h, err := r.NextIntervalHistogram()
 			if err != nil {
@@ -250,13 +250,13 @@ func TestRenderHgrmMatchesHlog(t *testing.T) {
 			if h == nil {
 				break
 			}
-			if h.Tag() == results.TagAcquire {
+			if h.Tag() == result.TagAcquire {
 				merged.Merge(h)
 			}
 		}
 		f.Close()
 
-		rows, footer := parseHgrm(t, readFile(t, filepath.Join(dir, results.CellFile(c)+results.HgrmExt)))
+		rows, footer := parseHgrm(t, readFile(t, filepath.Join(dir, result.CellFile(c)+result.HgrmExt)))
 		last := rows[len(rows)-1]
 		if last.count != merged.TotalCount() || last.pct != 1 {
 			t.Errorf("%s: last row %+v, want percentile 1 and count %d", c.Key(), last, merged.TotalCount())
@@ -333,7 +333,7 @@ func TestRenderHTMLSelfContained(t *testing.T) {
 	t.Parallel()
 	sum := fixtureSummary()
 	sum.Cells[1].SafetyViolations = 2
-	sum.Cells[1].Violations = []results.Violation{{Lock: "l0", Kind: "overlap", Holder: 1, Intruder: 3, AtS: 1.5}}
+	sum.Cells[1].Violations = []result.Violation{{Lock: "l0", Kind: "overlap", Holder: 1, Intruder: 3, AtS: 1.5}}
 	dir, written := renderFixture(t, sum, true, RenderOptions{SLO: "p99=10ms"})
 	page := string(readFile(t, filepath.Join(dir, HTMLFile)))
 	var pngs []string
@@ -415,7 +415,7 @@ func TestRenderSkipsPlotsWithoutData(t *testing.T) {
 		}
 	}
 	for _, p := range written {
-		if strings.HasSuffix(p, results.HgrmExt) {
+		if strings.HasSuffix(p, result.HgrmExt) {
 			t.Errorf("%s written without an .hlog", p)
 		}
 	}
@@ -435,7 +435,7 @@ func TestRenderTwiceIsIdentical(t *testing.T) {
 	if err := Render(dir, RenderOptions{SLO: "p99=10ms"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{MarkdownFile, CSVFile, BenchFile, HTMLFile, "redis_hot_c16" + results.HgrmExt} {
+	for _, name := range []string{MarkdownFile, CSVFile, BenchFile, HTMLFile, "redis_hot_c16" + result.HgrmExt} {
 		p := filepath.Join(dir, name)
 		if !bytes.Equal(first[p], readFile(t, p)) {
 			t.Errorf("%s differs between two renders", name)
@@ -449,7 +449,7 @@ func TestRenderSLOFromMeta(t *testing.T) {
 	writeFixtureDir(t, dir, fixtureSummary(), false)
 	meta := fixtureMeta()
 	meta["slo"] = "p999=50ms"
-	if err := results.WriteJSON(filepath.Join(dir, results.MetaFile), meta); err != nil {
+	if err := result.WriteJSON(filepath.Join(dir, result.MetaFile), meta); err != nil {
 		t.Fatal(err)
 	}
 	if err := Render(dir, RenderOptions{}); err != nil {
@@ -483,25 +483,25 @@ func TestRenderErrors(t *testing.T) {
 		{"missing directory", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope") }, RenderOptions{}, true, nil},
 		{"no summary.json", func(t *testing.T) string {
 			d := good(t)
-			os.Remove(filepath.Join(d, results.SummaryFile))
+			os.Remove(filepath.Join(d, result.SummaryFile))
 			return d
 		}, RenderOptions{}, true, nil},
 		{"no meta.json", func(t *testing.T) string {
 			d := good(t)
-			os.Remove(filepath.Join(d, results.MetaFile))
+			os.Remove(filepath.Join(d, result.MetaFile))
 			return d
 		}, RenderOptions{}, true, nil},
 		{"bad summary.json", func(t *testing.T) string {
 			d := good(t)
-			os.WriteFile(filepath.Join(d, results.SummaryFile), []byte(`{"cells": [`), 0o644)
+			os.WriteFile(filepath.Join(d, result.SummaryFile), []byte(`{"cells": [`), 0o644)
 			return d
 		}, RenderOptions{}, false, nil},
 		{"bad .hlog", func(t *testing.T) string {
 			d := good(t)
-			os.WriteFile(filepath.Join(d, results.CellFile(fixtureCells()[0])+results.HlogExt), []byte("Tag=acquire,0.0,1.0,1.0,notbase64!\n"), 0o644)
+			os.WriteFile(filepath.Join(d, result.CellFile(fixtureCells()[0])+result.HlogExt), []byte("Tag=acquire,0.0,1.0,1.0,notbase64!\n"), 0o644)
 			return d
 		}, RenderOptions{}, false, nil},
-		{"bad SLO", good, RenderOptions{SLO: "p95=1ms"}, false, results.ErrSLO},
+		{"bad SLO", good, RenderOptions{SLO: "p95=1ms"}, false, result.ErrSLO},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

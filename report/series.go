@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"fmt"
 	"math"
@@ -105,12 +105,12 @@ func spectrumSeries(c Cell, h *hdrhistogram.Histogram) plotter.XYs {
 // count of each implementation.
 func latencySeries(cells []Cell, logs map[string]*CellLog) map[string][]series {
 	out := map[string][]series{}
-	for _, g := range results.GroupCells(cells) {
+	for _, g := range result.GroupCells(cells) {
 		c, ok := largestMeasured(g.Cells)
 		if !ok {
 			continue
 		}
-		xys := spectrumSeries(c, logs[c.Key()].Merged(results.TagAcquire))
+		xys := spectrumSeries(c, logs[c.Key()].Merged(result.TagAcquire))
 		if len(xys) == 0 {
 			continue
 		}
@@ -127,7 +127,7 @@ func latencySeries(cells []Cell, logs map[string]*CellLog) map[string][]series {
 // left out, and so are series left without points.
 func perGroup(cells []Cell, label string, point func(Cell) (x, y float64, ok bool)) []series {
 	var out []series
-	for _, g := range results.GroupCells(cells) {
+	for _, g := range result.GroupCells(cells) {
 		s := series{Label: g.Impl + "/" + g.Scenario + label, Impl: g.Impl, Scenario: g.Scenario}
 		for _, c := range g.Cells {
 			if x, y, ok := point(c); ok {
@@ -174,7 +174,7 @@ func p99ThroughputSeries(cells []Cell) []series {
 // cellsOf returns the cells of one implementation and scenario by
 // ascending client count.
 func cellsOf(cells []Cell, impl, scenario string) []Cell {
-	for _, g := range results.GroupCells(cells) {
+	for _, g := range result.GroupCells(cells) {
 		if g.Impl == impl && g.Scenario == scenario {
 			return g.Cells
 		}
@@ -201,7 +201,7 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 	if len(measured) == 0 {
 		return nil, nil
 	}
-	var theories []results.Theory
+	var theories []result.Theory
 	var ns []int
 	for _, c := range loop {
 		if w := wakingOf(c.Impl, cells); w.theory != nil && c.Locks <= 1 && !slices.Contains(theories, *w.theory) {
@@ -232,8 +232,8 @@ func burstSeries(cells []Cell) (measured, theory []series) {
 		}
 	}
 	var ns []int
-	var theories []results.Theory
-	for _, g := range results.GroupCells(burst) {
+	var theories []result.Theory
+	for _, g := range result.GroupCells(burst) {
 		s := series{Impl: g.Impl, Scenario: g.Scenario}
 		for _, c := range g.Cells {
 			if t := c.TheoryOf(); t != nil && !slices.Contains(theories, *t) {
@@ -288,12 +288,12 @@ func theoryLine(label string, ns []int, f func(float64) float64) series {
 // implementation, from the .hlog; a cell needs two intervals to be a line.
 func timelineSeries(cells []Cell, logs map[string]*CellLog) (perS, p99 map[string][]series) {
 	perS, p99 = map[string][]series{}, map[string][]series{}
-	for _, g := range results.GroupCells(cells) {
+	for _, g := range result.GroupCells(cells) {
 		c, ok := largestMeasured(g.Cells)
 		if !ok {
 			continue
 		}
-		stats := logs[c.Key()].IntervalStats(results.TagAcquire)
+		stats := logs[c.Key()].IntervalStats(result.TagAcquire)
 		if len(stats) < 2 {
 			continue
 		}
@@ -347,7 +347,7 @@ func fairnessSeries(perClient []float64) (lorenz plotter.XYs, jain float64) {
 // client (Cell.Fairness); cells from before it existed have none.
 func fairnessSeriesOf(cells []Cell) map[string][]series {
 	out := map[string][]series{}
-	for _, g := range results.GroupCells(cells) {
+	for _, g := range result.GroupCells(cells) {
 		for i := len(g.Cells) - 1; i >= 0; i-- {
 			c := g.Cells[i]
 			if c.Fairness == nil || len(c.Fairness.PerClient) < 2 {

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"math"
 	"path/filepath"
@@ -54,7 +54,7 @@ func TestNinesAxis(t *testing.T) {
 
 func TestSpectrumSeries(t *testing.T) {
 	t.Parallel()
-	h := results.NewHistogram()
+	h := result.NewHistogram()
 	for v := int64(1); v <= 10000; v++ {
 		h.RecordValue(v)
 	}
@@ -247,22 +247,22 @@ func TestIntervalStatsBaseTime(t *testing.T) {
 	// absolute time, the reader must give the same timeline.
 	dir := t.TempDir()
 	ivs := []interval{
-		{results.TagAcquire, 1000, []int64{10, 20, 30}}, {results.TagRelease, 1000, []int64{5}},
-		{results.TagAcquire, 1000, []int64{10, 20}}, {results.TagRelease, 1000, []int64{5}},
-		{results.TagAcquire, 1000, []int64{10}}, {results.TagRelease, 1000, []int64{5}},
-		{results.TagAcquire, 200, []int64{10}}, // a stub at the end: left out
+		{result.TagAcquire, 1000, []int64{10, 20, 30}}, {result.TagRelease, 1000, []int64{5}},
+		{result.TagAcquire, 1000, []int64{10, 20}}, {result.TagRelease, 1000, []int64{5}},
+		{result.TagAcquire, 1000, []int64{10}}, {result.TagRelease, 1000, []int64{5}},
+		{result.TagAcquire, 200, []int64{10}}, // a stub at the end: left out
 	}
 	start := fixtureStart.UnixMilli()
-	var got [2][]results.IntervalStat
+	var got [2][]result.IntervalStat
 	for i, rel := range []bool{false, true} {
-		p := filepath.Join(dir, "x"+results.HlogExt)
+		p := filepath.Join(dir, "x"+result.HlogExt)
 		writeHlog(t, p, start, ivs, rel)
-		l, err := results.ReadHlog(p)
+		l, err := result.ReadHlog(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[i] = l.IntervalStats(results.TagAcquire)
-		if n := l.Merged(results.TagAcquire).TotalCount(); n != 7 {
+		got[i] = l.IntervalStats(result.TagAcquire)
+		if n := l.Merged(result.TagAcquire).TotalCount(); n != 7 {
 			t.Errorf("merged %d acquisitions, want 7", n)
 		}
 	}
@@ -304,8 +304,8 @@ func TestFairnessSeries(t *testing.T) {
 	if got := fairnessSeriesOf(cells); len(got) != 0 {
 		t.Errorf("fairness drawn without per-client data: %v", got)
 	}
-	cells[2].Fairness = &results.Fairness{PerClient: []int64{1, 2, 3, 4}}
-	cells[1].Fairness = &results.Fairness{PerClient: []int64{5, 5, 5, 5}} // a smaller count: not drawn
+	cells[2].Fairness = &result.Fairness{PerClient: []int64{1, 2, 3, 4}}
+	cells[1].Fairness = &result.Fairness{PerClient: []int64{5, 5, 5, 5}} // a smaller count: not drawn
 	got := fairnessSeriesOf(cells)
 	if len(got["hot"]) != 1 || got["hot"][0].Impl != "redis" {
 		t.Errorf("fairness series %v, want redis/hot only", got)
@@ -319,8 +319,8 @@ func TestWakingOf(t *testing.T) {
 		name string
 		want waking
 	}{
-		{"zk-naive", waking{theory: &results.WatchAll}},
-		{"zk-pred", waking{theory: &results.WatchPredecessor}},
+		{"zk-naive", waking{theory: &result.WatchAll}},
+		{"zk-pred", waking{theory: &result.WatchPredecessor}},
 		{"redis", waking{polling: true}},
 		{"unknown", waking{}},
 	} {
@@ -341,16 +341,16 @@ func TestIntervalStatsFillsGaps(t *testing.T) {
 		tag   string
 		start int64
 		n     int64
-	}{{results.TagAcquire, 0, 50}, {results.TagRelease, 0, 50}, {results.TagRelease, 1000, 1}, {results.TagAcquire, 3000, 40}} {
-		h := results.NewHistogram()
+	}{{result.TagAcquire, 0, 50}, {result.TagRelease, 0, 50}, {result.TagRelease, 1000, 1}, {result.TagAcquire, 3000, 40}} {
+		h := result.NewHistogram()
 		h.RecordValues(200, iv.n)
 		h.SetTag(iv.tag)
 		h.SetStartTimeMs(5_000_000 + iv.start)
 		h.SetEndTimeMs(5_000_000 + iv.start + 1000)
 		l.Intervals = append(l.Intervals, h)
 	}
-	got := l.IntervalStats(results.TagAcquire)
-	want := []results.IntervalStat{
+	got := l.IntervalStats(result.TagAcquire)
+	want := []result.IntervalStat{
 		{MidS: 0.5, PerS: 50, P50: 200, P99: 200},
 		{MidS: 1.5, Empty: true},
 		{MidS: 2.5, Empty: true},

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"fmt"
 	"io"
@@ -89,8 +89,8 @@ func rowFields(c Cell, herd bool) []string {
 	}
 	f := []string{
 		impl, c.Scenario, fmt.Sprint(c.Clients), fmt.Sprintf("%.0f", c.AcquiresPerS),
-		results.Dur(c.AcquireLatencyUs.P50), results.Dur(c.AcquireLatencyUs.P90), results.Dur(c.AcquireLatencyUs.P99),
-		results.Dur(c.AcquireLatencyUs.P999), results.Dur(c.AcquireLatencyUs.Max),
+		result.Dur(c.AcquireLatencyUs.P50), result.Dur(c.AcquireLatencyUs.P90), result.Dur(c.AcquireLatencyUs.P99),
+		result.Dur(c.AcquireLatencyUs.P999), result.Dur(c.AcquireLatencyUs.Max),
 		fmt.Sprint(c.Errors), fmt.Sprint(c.Lost),
 		fmt.Sprintf("%.2f", c.RetriesPerAcquire), fmt.Sprintf("%.2f", c.NotificationsPerAcquire),
 		"-", "-",
@@ -99,7 +99,7 @@ func rowFields(c Cell, herd bool) []string {
 		f[13] = fmt.Sprintf("%.2f", c.Fairness.Jain)
 	}
 	if c.HandoffGapUs != nil {
-		f[14] = results.Dur(c.HandoffGapUs.P50)
+		f[14] = result.Dur(c.HandoffGapUs.P50)
 	}
 	if herd {
 		theory := "-"
@@ -132,7 +132,7 @@ func notes(c Cell) []string {
 	var out []string
 	if o := c.Open; o != nil {
 		out = append(out, fmt.Sprintf("open loop: %d offered at %.0f/s (%s), %d dropped, %d unfinished; latency above counts from the intended arrival; service p50 %s p99 %s; schedule lag p99 %s",
-			o.Offered, o.Rate, o.Arrival, o.Dropped, o.Unfinished, results.Dur(o.ServiceLatencyUs.P50), results.Dur(o.ServiceLatencyUs.P99), results.Dur(o.ScheduleLagUs.P99)))
+			o.Offered, o.Rate, o.Arrival, o.Dropped, o.Unfinished, result.Dur(o.ServiceLatencyUs.P50), result.Dur(o.ServiceLatencyUs.P99), result.Dur(o.ScheduleLagUs.P99)))
 	}
 	if c.Truncated != "" {
 		out = append(out, "TRUNCATED: "+c.Truncated)

@@ -1,12 +1,12 @@
 package report
 
-import "github.com/lockbench/lockbench/results"
+import "github.com/lockbench/lockbench/result"
 
 // waking is how an implementation's waiters learn of a release, as far as
 // the data says: the theory its cells carry, or polling when it retried
 // and was never notified.
 type waking struct {
-	theory  *results.Theory
+	theory  *result.Theory
 	polling bool
 }
 

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
@@ -28,7 +28,7 @@ func init() {
 		Description: "etcd: lease-bound keys queued by create revision, each waiter watches its predecessor (concurrency.Mutex's recipe)",
 		Needs:       []impl.Need{Need},
 		Caps:        impl.LeaseSession | impl.Fencing,
-		Theory:      &results.WatchPredecessor,
+		Theory:      &result.WatchPredecessor,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
 		Cleanup:     Cleanup,
 	})

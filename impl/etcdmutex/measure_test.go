@@ -18,7 +18,7 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/etcdmutex"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // TestMeasure measures the driver on one sandboxed etcd: a burst of 64,
@@ -42,7 +42,7 @@ type measure struct {
 	seq     int
 }
 
-func (m *measure) run(spec engine.CellSpec) results.Cell {
+func (m *measure) run(spec engine.CellSpec) result.Cell {
 	m.t.Helper()
 	m.seq++
 	spec.Impl = "etcd"
@@ -71,7 +71,7 @@ func (m *measure) burst() {
 func (m *measure) hot() {
 	hot, _ := engine.LookupScenario("hot")
 	for _, clients := range []int{1, 4, 16} {
-		var cs []results.Cell
+		var cs []result.Cell
 		for range 3 {
 			cs = append(cs, m.run(engine.CellSpec{Scenario: hot, Clients: clients, Locks: clients,
 				Acquires: 1000, Warmup: 300 * time.Millisecond}))
@@ -79,12 +79,12 @@ func (m *measure) hot() {
 		for i, c := range cs {
 			m.t.Logf("  round %d: %s", i, line(c))
 		}
-		slices.SortFunc(cs, func(a, b results.Cell) int { return cmp.Compare(a.AcquiresPerS, b.AcquiresPerS) })
+		slices.SortFunc(cs, func(a, b result.Cell) int { return cmp.Compare(a.AcquiresPerS, b.AcquiresPerS) })
 		m.t.Logf("median: %s", line(cs[1]))
 	}
 }
 
-func line(c results.Cell) string {
+func line(c result.Cell) string {
 	return fmt.Sprintf("hot clients=%d locks=%d %6.0f acq/s  p50 %5.0f µs  p99 %6.0f µs  %5.2f rt/acq  %5.2f notif/acq  errors %d  violations %d",
 		c.Clients, c.Locks, c.AcquiresPerS, c.AcquireLatencyUs.P50, c.AcquireLatencyUs.P99,
 		c.RoundTripsPerAcquire, c.NotificationsPerAcquire, c.Errors, c.SafetyViolations)

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
@@ -19,7 +19,7 @@ func init() {
 		Name:        "inproc",
 		Description: "in-process lock, no server: the harness's own overhead (baseline)",
 		Caps:        impl.Fencing,
-		Theory:      &results.WatchPredecessor,
+		Theory:      &result.WatchPredecessor,
 		New:         New,
 	})
 }

@@ -13,7 +13,7 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // registers the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // measured are the implementations measured side by side, on one server.
@@ -67,7 +67,7 @@ func measureHot(t *testing.T, s impl.Servers, adm *goredis.Client, n int, conten
 		return engine.CellSpec{Impl: name, Scenario: hot, Clients: n, Locks: locks, Acquires: 2000,
 			Warmup: warmup, Config: impl.Config{Servers: s, Namespace: namespace(t)}}
 	}
-	runs := map[string][]results.Cell{}
+	runs := map[string][]result.Cell{}
 	for r := range rounds {
 		order := slices.Clone(measured)
 		if r%2 == 1 {
@@ -84,7 +84,7 @@ func measureHot(t *testing.T, s impl.Servers, adm *goredis.Client, n int, conten
 		cmdUs := float64(topLevelUsec(commandStats(t, adm))-topLevelUsec(cmds)) / float64(c.Acquires)
 
 		rs := runs[name]
-		slices.SortFunc(rs, func(a, b results.Cell) int { return int(a.AcquiresPerS - b.AcquiresPerS) })
+		slices.SortFunc(rs, func(a, b result.Cell) int { return int(a.AcquiresPerS - b.AcquiresPerS) })
 		m := rs[len(rs)/2]
 		var each []int
 		for _, r := range rs {
@@ -120,7 +120,7 @@ func measureCrash(t *testing.T, s impl.Servers) {
 	}
 }
 
-func measureCell(t *testing.T, spec engine.CellSpec) results.Cell {
+func measureCell(t *testing.T, spec engine.CellSpec) result.Cell {
 	t.Helper()
 	c, err := engine.RunCell(context.Background(), spec)
 	if err != nil {

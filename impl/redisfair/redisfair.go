@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
@@ -40,7 +40,7 @@ var WaitOption = impl.DurationOption("fair-wait", 5*time.Second, time.Millisecon
 // HeadWaiter is what the fair lock's release predicts: only the head of
 // the queue is told, on its own channel, so draining n costs n−1
 // messages, one per hand-off.
-var HeadWaiter = results.Theory{Waiters: "head waiter's channel", Formula: "n−1", PerHandoffFormula: "1", Poly: [3]float64{-1, 1, 0}}
+var HeadWaiter = result.Theory{Waiters: "head waiter's channel", Formula: "n−1", PerHandoffFormula: "1", Poly: [3]float64{-1, 1, 0}}
 
 // Locker is one client of the fair lock: one Redisson instance, with a
 // command connection and a subscription connection of its own.

@@ -14,7 +14,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // TestMeasure measures the driver beside the single-instance polling lock
@@ -39,7 +39,7 @@ type measure struct {
 	seq     int
 }
 
-func (m *measure) run(spec engine.CellSpec) results.Cell {
+func (m *measure) run(spec engine.CellSpec) result.Cell {
 	m.t.Helper()
 	m.seq++
 	spec.Config.Servers = m.servers
@@ -77,7 +77,7 @@ func (m *measure) hot(contended bool) {
 			}
 			locks = 1
 		}
-		cells := map[string][]results.Cell{}
+		cells := map[string][]result.Cell{}
 		for range 3 {
 			for _, driver := range []string{name, "redis"} {
 				c := m.run(engine.CellSpec{Impl: driver, Scenario: hot, Clients: clients, Locks: locks,
@@ -90,13 +90,13 @@ func (m *measure) hot(contended bool) {
 			for i, c := range cs {
 				m.t.Logf("  round %d: %s", i, line(c))
 			}
-			slices.SortFunc(cs, func(a, b results.Cell) int { return cmp.Compare(a.AcquiresPerS, b.AcquiresPerS) })
+			slices.SortFunc(cs, func(a, b result.Cell) int { return cmp.Compare(a.AcquiresPerS, b.AcquiresPerS) })
 			m.t.Logf("median: %s", line(cs[1]))
 		}
 	}
 }
 
-func line(c results.Cell) string {
+func line(c result.Cell) string {
 	jain := 0.0
 	if c.Fairness != nil {
 		jain = c.Fairness.Jain

@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
@@ -30,7 +30,7 @@ func init() {
 
 // Theory is what subscribing waiters predict: every release reaches every
 // waiter still subscribed, so draining n costs n(n−1)/2 deliveries.
-var Theory = results.Theory{Waiters: "all subscribed", Formula: "n(n−1)/2", PerHandoffFormula: "n−1", Poly: [3]float64{0, -0.5, 0.5}}
+var Theory = result.Theory{Waiters: "all subscribed", Formula: "n(n−1)/2", PerHandoffFormula: "n−1", Poly: [3]float64{0, -0.5, 0.5}}
 
 // Locker is one client: one Redisson instance with its own command
 // connection and its own subscription connection.

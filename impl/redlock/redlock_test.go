@@ -22,7 +22,7 @@ import (
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // masters starts the Redlock masters for the test (or takes them from
@@ -133,7 +133,7 @@ func stopOnStart(t *testing.T, f *sandbox.Fleet, idx ...int) func(lockbench.Prog
 	return func(lockbench.Progress) { once.Do(func() { stopMasters(t, f, idx...) }) }
 }
 
-func checkSafe(t *testing.T, c results.Cell) {
+func checkSafe(t *testing.T, c result.Cell) {
 	t.Helper()
 	if c.SafetyViolations != 0 {
 		t.Errorf("%d safety violations: %+v", c.SafetyViolations, c.Violations)
@@ -291,11 +291,11 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 func TestMastersStopMidRun(t *testing.T) {
 	f := fleet(t)
 	var seen atomic.Int64
-	type result struct {
-		c   results.Cell
+	type outcome struct {
+		c   result.Cell
 		err error
 	}
-	done := make(chan result, 1)
+	done := make(chan outcome, 1)
 	go func() {
 		c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 			Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 2 * time.Second,
@@ -303,7 +303,7 @@ func TestMastersStopMidRun(t *testing.T) {
 			ProgressEvery: 20 * time.Millisecond,
 			Config:        config(t, fleetServers(f), ""),
 		})
-		done <- result{c, err}
+		done <- outcome{c, err}
 	}()
 	time.Sleep(500 * time.Millisecond)
 	stopMasters(t, f, 1, 3)

@@ -16,7 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
@@ -25,7 +25,7 @@ func init() {
 		Description: "ZooKeeper, every waiter watches all children (herd effect)",
 		Needs:       []impl.Need{Ensemble},
 		Caps:        impl.LeaseSession | impl.Fencing,
-		Theory:      &results.WatchAll,
+		Theory:      &result.WatchAll,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Naive) },
 		Cleanup:     Cleanup,
 	})
@@ -34,7 +34,7 @@ func init() {
 		Description: "ZooKeeper recipe, each waiter watches its predecessor only",
 		Needs:       []impl.Need{Ensemble},
 		Caps:        impl.LeaseSession | impl.Fencing,
-		Theory:      &results.WatchPredecessor,
+		Theory:      &result.WatchPredecessor,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Predecessor) },
 		Cleanup:     Cleanup,
 	})

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"bytes"
 	"encoding/json"
@@ -120,7 +120,7 @@ func TestViolationsExit3AfterWritingResults(t *testing.T) {
 	if !strings.Contains(out, "UNSAFE") || !strings.Contains(errOut, "mutual exclusion was violated") {
 		t.Errorf("the table does not flag the cell:\n%s\n%s", out, errOut)
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +128,11 @@ func TestViolationsExit3AfterWritingResults(t *testing.T) {
 		t.Fatalf("summary.json: %+v", sum.Cells)
 	}
 	var meta map[string]any
-	b, err := os.ReadFile(filepath.Join(dir, results.MetaFile))
+	b, err := os.ReadFile(filepath.Join(dir, result.MetaFile))
 	if err != nil || json.Unmarshal(b, &meta) != nil {
 		t.Fatalf("meta.json: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, results.CellFile(sum.Cells[0])+".hlog")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, result.CellFile(sum.Cells[0])+".hlog")); err != nil {
 		t.Error(err)
 	}
 }

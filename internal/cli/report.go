@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 const reportSynopsis = `report DIR [--slo p99=10ms]
@@ -34,19 +34,19 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	dir := dirs[0]
 	if *slo != "" {
-		if _, err := results.ParseSLO(*slo); err != nil {
+		if _, err := result.ParseSLO(*slo); err != nil {
 			return fmt.Errorf("%w: --slo: %v", errUsage, err)
 		}
 	}
 	var written []string
 	err = report.Render(dir, report.RenderOptions{SLO: *slo, OnWrite: func(p string) { written = append(written, p) }})
-	if errors.Is(err, results.ErrSLO) {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, results.MetaFile), err)
+	if errors.Is(err, result.ErrSLO) {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, result.MetaFile), err)
 	}
 	if err != nil {
 		return err
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
 	if err != nil {
 		return err
 	}

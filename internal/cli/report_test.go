@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 
 	"bytes"
 	"os"
@@ -22,16 +22,16 @@ func writeResults(t *testing.T, perS float64) string {
 	start := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	meta := map[string]any{"lockbench_version": "test", "started": start,
 		"host": map[string]string{"os": "linux", "arch": "amd64", "cpus": "2"}}
-	cells := []results.Cell{
+	cells := []result.Cell{
 		{Impl: "redis", Scenario: "hot", Clients: 1, Locks: 1, DurationS: 2, Acquires: int64(2 * perS), AcquiresPerS: perS,
-			AcquireLatencyUs: results.Latency{P50: 100, P90: 150, P99: 300, P999: 500, Max: 900}},
+			AcquireLatencyUs: result.Latency{P50: 100, P90: 150, P99: 300, P999: 500, Max: 900}},
 		{Impl: "redis", Scenario: "hot", Clients: 4, Locks: 1, DurationS: 2, Acquires: int64(3 * perS), AcquiresPerS: 1.5 * perS,
-			AcquireLatencyUs: results.Latency{P50: 400, P90: 900, P99: 2500, P999: 4000, Max: 9000}, RetriesPerAcquire: 2},
+			AcquireLatencyUs: result.Latency{P50: 400, P90: 900, P99: 2500, P999: 4000, Max: 9000}, RetriesPerAcquire: 2},
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.MetaFile), meta); err != nil {
+	if err := result.WriteJSON(filepath.Join(dir, result.MetaFile), meta); err != nil {
 		t.Fatal(err)
 	}
-	if err := results.WriteJSON(filepath.Join(dir, results.SummaryFile), results.Summary{Started: start, Cells: cells}); err != nil {
+	if err := result.WriteJSON(filepath.Join(dir, result.SummaryFile), result.Summary{Started: start, Cells: cells}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cells {
@@ -45,14 +45,14 @@ func writeResults(t *testing.T, perS float64) string {
 		for s := range 2 {
 			h := hdrhistogram.New(1, 3_600_000_000, 3)
 			h.RecordValues(int64(c.AcquireLatencyUs.P50), c.Acquires/2)
-			h.SetTag(results.TagAcquire)
+			h.SetTag(result.TagAcquire)
 			h.SetStartTimeMs(ms + int64(s)*1000)
 			h.SetEndTimeMs(ms + int64(s+1)*1000)
 			if err := w.OutputIntervalHistogram(h); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, results.CellFile(c)+results.HlogExt), b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, result.CellFile(c)+result.HlogExt), b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestReportCommand(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("output does not start with the results table:\n%s\nwant:\n%s", out, table.String())
 	}
 	for _, f := range []string{report.CSVFile, report.BenchFile, report.MarkdownFile, report.HTMLFile,
-		"redis_hot_c4" + results.HgrmExt, filepath.Join(report.PlotsDir, "throughput.png")} {
+		"redis_hot_c4" + result.HgrmExt, filepath.Join(report.PlotsDir, "throughput.png")} {
 		p := filepath.Join(dir, f)
 		if !strings.Contains(out, "wrote "+p+"\n") {
 			t.Errorf("output does not list %s", p)
@@ -102,8 +102,8 @@ func TestReportAndCompareErrors(t *testing.T) {
 	dir := writeResults(t, 1000)
 	missing := filepath.Join(t.TempDir(), "missing")
 	bad := t.TempDir()
-	os.WriteFile(filepath.Join(bad, results.MetaFile), []byte("{}"), 0o644)
-	os.WriteFile(filepath.Join(bad, results.SummaryFile), []byte("{not json"), 0o644)
+	os.WriteFile(filepath.Join(bad, result.MetaFile), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(bad, result.SummaryFile), []byte("{not json"), 0o644)
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -24,7 +24,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -260,7 +260,7 @@ func foreign(ents []os.DirEntry) string {
 
 // runPlan runs the plan, printing the sandbox, a row per cell and the
 // progress line.
-func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stderr io.Writer) (*results.Summary, error) {
+func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stderr io.Writer) (*result.Summary, error) {
 	table := report.NewTable(stdout, herdColumns(plan.Impls))
 	prog := newProgressLine(stderr, quiet)
 	plan.OnServers = func(s impl.Servers, sandboxed []string) {
@@ -274,7 +274,7 @@ func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stder
 		fmt.Fprintf(stdout, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
 			strings.TrimPrefix(oneLine(err.Error()), lockbench.ErrNotApplicable.Error()+": "))
 	}
-	plan.OnResult = func(c results.Cell) {
+	plan.OnResult = func(c result.Cell) {
 		prog.clear()
 		table.Row(c)
 	}
@@ -286,9 +286,9 @@ func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stder
 // printOutcome prints the capacity plan, renders the report and names the
 // files: what was measured is shown even when a later cell failed or the
 // run was interrupted; the data files are already written.
-func printOutcome(stdout, stderr io.Writer, plan lockbench.Plan, sum *results.Summary) error {
+func printOutcome(stdout, stderr io.Writer, plan lockbench.Plan, sum *result.Summary) error {
 	if sum.SLO != "" {
-		slo, _ := results.ParseSLO(sum.SLO)
+		slo, _ := result.ParseSLO(sum.SLO)
 		fmt.Fprintf(stdout, "capacity at %s:\n", sum.SLO)
 		for _, row := range sum.Capacity {
 			fmt.Fprintf(stdout, "  %-10s %-8s %s\n", row.Impl, row.Scenario, report.DescribeCapacity(row, slo))
@@ -310,7 +310,7 @@ func printOutcome(stdout, stderr io.Writer, plan lockbench.Plan, sum *results.Su
 }
 
 // unsafeCells is the error for cells that saw a safety violation.
-func unsafeCells(sum *results.Summary) error {
+func unsafeCells(sum *result.Summary) error {
 	var unsafe []string
 	for _, c := range sum.Cells {
 		if c.SafetyViolations > 0 {
@@ -504,7 +504,7 @@ func (p *progressLine) update(i, total int, spec lockbench.CellSpec, pr lockbenc
 	}
 	msg := fmt.Sprintf("[%d/%d] %s %s clients=%d  %s%s  %.0f acq/s  p99≈%s  errors %d",
 		i+1, total, spec.Impl, spec.Scenario.Name(), spec.Clients, pr.Elapsed.Round(time.Second), of,
-		pr.AcquiresPerS, results.Dur(pr.P99Us), pr.Errors)
+		pr.AcquiresPerS, result.Dur(pr.P99Us), pr.Errors)
 	if pr.Warmup {
 		msg = fmt.Sprintf("[%d/%d] %s %s clients=%d  warming up", i+1, total, spec.Impl, spec.Scenario.Name(), spec.Clients)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/result"
 )
 
 // SIGHUP, like Ctrl-C and SIGTERM, ends a run with what it measured: exit
@@ -30,7 +30,7 @@ func TestHangupEndsTheRunKeepingResults(t *testing.T) {
 	if lines := strings.Count(strings.TrimSpace(stderr.String()), "\n"); lines != 0 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr is not one line saying it was interrupted: %q", stderr.String())
 	}
-	s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile))
+	s, err := result.ReadSummary(filepath.Join(out, result.SummaryFile))
 	if err != nil || len(s.Cells) == 0 || !strings.Contains(s.Failure, "canceled") {
 		t.Errorf("summary after the hang-up: %v cells, failure %q, %v", len(s.Cells), s.Failure, err)
 	}
@@ -62,7 +62,7 @@ func TestServerDeathIsAFailure(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailure {
 		t.Errorf("exit %v, want %d; stderr %q", err, ExitFailure, stderr.String())
 	}
-	s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile))
+	s, err := result.ReadSummary(filepath.Join(out, result.SummaryFile))
 	if err != nil || len(s.Cells) == 0 || s.Failure == "" {
 		t.Errorf("summary after the server died: %v cells, failure %q, %v", len(s.Cells), s.Failure, err)
 	}
@@ -72,8 +72,8 @@ func TestServerDeathIsAFailure(t *testing.T) {
 // line, not misread.
 func TestReportRefusesAnUnknownSchema(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, results.MetaFile), []byte(`{}`), 0o644)
-	os.WriteFile(filepath.Join(dir, results.SummaryFile), []byte(`{"schema": 99, "cells": []}`), 0o644)
+	os.WriteFile(filepath.Join(dir, result.MetaFile), []byte(`{}`), 0o644)
+	os.WriteFile(filepath.Join(dir, result.SummaryFile), []byte(`{"schema": 99, "cells": []}`), 0o644)
 	code, _, errOut := run("report", dir)
 	if code != ExitFailure || !strings.Contains(errOut, "schema 99") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Errorf("exit %d, stderr %q; want 1 and one line naming schema 99", code, errOut)
@@ -129,7 +129,7 @@ func startRun(t *testing.T, args ...string) (cmd *exec.Cmd, out, tmp string, std
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if s, err := results.ReadSummary(filepath.Join(out, results.SummaryFile)); err == nil && len(s.Cells) > 0 {
+		if s, err := result.ReadSummary(filepath.Join(out, result.SummaryFile)); err == nil && len(s.Cells) > 0 {
 			return cmd, out, tmp, stderr
 		}
 		if time.Now().After(deadline) {

@@ -1,4 +1,4 @@
-package results
+package result
 
 // Counts are what the clients of a cell counted, summed over clients: a
 // plain snapshot of the implementations' atomic counters. Fields an

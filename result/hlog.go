@@ -1,4 +1,4 @@
-package results
+package result
 
 import (
 	"cmp"
@@ -20,7 +20,7 @@ type CellLog struct {
 func ReadHlog(path string) (*CellLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return nil, fmt.Errorf("result: %w", err)
 	}
 	defer f.Close()
 	r := hdrhistogram.NewHistogramLogReader(f)
@@ -28,7 +28,7 @@ func ReadHlog(path string) (*CellLog, error) {
 	for {
 		h, err := r.NextIntervalHistogram()
 		if err != nil {
-			return nil, fmt.Errorf("results: %s: %w", path, err)
+			return nil, fmt.Errorf("result: %s: %w", path, err)
 		}
 		if h == nil {
 			return &l, nil

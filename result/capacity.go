@@ -1,4 +1,4 @@
-package results
+package result
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // ErrSLO is wrapped by ParseSLO's errors.
-var ErrSLO = errors.New("results: bad SLO")
+var ErrSLO = errors.New("result: bad SLO")
 
 // SLO is a latency objective on acquisitions: the Quantile of acquire
 // latency must stay at or below Limit.

@@ -1,4 +1,4 @@
-package results
+package result
 
 import (
 	"bufio"
@@ -42,7 +42,7 @@ type LogWriter struct {
 func CreateCellLog(dir string, c Cell, writer string) (*LogWriter, error) {
 	f, err := os.OpenFile(CellPath(dir, c, HlogExt), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return nil, fmt.Errorf("result: %w", err)
 	}
 	l := &LogWriter{f: f, buf: bufio.NewWriter(f), key: c.Key(), writer: writer}
 	l.w = hdrhistogram.NewHistogramLogWriter(l.buf)
@@ -65,7 +65,7 @@ func (l *LogWriter) begin(start time.Time) {
 		l.w.OutputLegend(),
 	} {
 		if err != nil && l.err == nil {
-			l.err = fmt.Errorf("results: hlog: %w", err)
+			l.err = fmt.Errorf("result: hlog: %w", err)
 		}
 	}
 }
@@ -91,11 +91,11 @@ func (l *LogWriter) Write(start time.Time, iv Interval) error {
 		h.h.SetStartTimeMs(iv.Start.UnixMilli())
 		h.h.SetEndTimeMs(end.UnixMilli())
 		if err := l.w.OutputIntervalHistogram(h.h); err != nil && l.err == nil {
-			l.err = fmt.Errorf("results: hlog: %w", err)
+			l.err = fmt.Errorf("result: hlog: %w", err)
 		}
 	}
 	if err := l.buf.Flush(); err != nil && l.err == nil {
-		l.err = fmt.Errorf("results: hlog: %w", err)
+		l.err = fmt.Errorf("result: hlog: %w", err)
 	}
 	return l.err
 }
@@ -105,10 +105,10 @@ func (l *LogWriter) Write(start time.Time, iv Interval) error {
 func (l *LogWriter) Close(start time.Time) error {
 	l.begin(start)
 	if err := l.buf.Flush(); err != nil && l.err == nil {
-		l.err = fmt.Errorf("results: hlog: %w", err)
+		l.err = fmt.Errorf("result: hlog: %w", err)
 	}
 	if err := l.f.Close(); err != nil && l.err == nil {
-		l.err = fmt.Errorf("results: hlog: %w", err)
+		l.err = fmt.Errorf("result: hlog: %w", err)
 	}
 	return l.err
 }

@@ -1,4 +1,4 @@
-package results
+package result
 
 import (
 	"encoding/json"
@@ -65,14 +65,14 @@ func ReadMeta(path string) (Meta, error) {
 	var m Meta
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return m, fmt.Errorf("results: %w", err)
+		return m, fmt.Errorf("result: %w", err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("results: %s: %w", path, err)
+		return m, fmt.Errorf("result: %s: %w", path, err)
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return m, fmt.Errorf("results: %s: %w", path, err)
+		return m, fmt.Errorf("result: %s: %w", path, err)
 	}
 	m.Fields = flattenJSON("", raw)
 	return m, nil

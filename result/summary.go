@@ -1,4 +1,4 @@
-package results
+package result
 
 import (
 	"encoding/json"
@@ -210,25 +210,25 @@ func (c Cell) Key() string {
 func WriteFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("result: %w", err)
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("results: write %s: %w", path, err)
+		return fmt.Errorf("result: write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("results: write %s: %w", path, err)
+		return fmt.Errorf("result: write %s: %w", path, err)
 	}
 	// CreateTemp makes the file private; results are for everyone to read.
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("result: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("result: %w", err)
 	}
 	return nil
 }
@@ -237,25 +237,25 @@ func WriteFileAtomic(path string, data []byte) error {
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("result: %w", err)
 	}
 	return WriteFileAtomic(path, append(b, '\n'))
 }
 
 // ErrSchema is wrapped by ReadSummary's error for a summary of a schema
 // this lockbench does not know.
-var ErrSchema = errors.New("results: unknown summary schema")
+var ErrSchema = errors.New("result: unknown summary schema")
 
 // ReadSummary reads a summary.json, refusing a schema newer than
 // SchemaVersion.
 func ReadSummary(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return nil, fmt.Errorf("result: %w", err)
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("results: %s: %w", path, err)
+		return nil, fmt.Errorf("result: %s: %w", path, err)
 	}
 	if s.Schema == 0 {
 		s.Schema = 1
