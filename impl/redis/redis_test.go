@@ -1,12 +1,9 @@
 package redis_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -151,82 +148,6 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
-// stallFor is how long the tests below keep a server busy. It must outlast
-// a starved test goroutine's way from the stall to its request (or the
-// request finds the server free), and end well within redis.CleanupTimeout
-// (1s) of the request's deadline, or the undo, which waits behind the
-// stall and then needs a new connection under -race on a loaded machine,
-// is cut short. The second margin is the one seen to be tight.
-const stallFor = 300 * time.Millisecond
-
-// stall keeps the Redis server at addr busy for d, answering no one: a Lua
-// script that spins on TIME (DEBUG SLEEP is disabled by default). The
-// script is sent, on a connection of its own that the server has already
-// accepted (a PING answered), and given a moment to start before stall
-// returns, so that a command sent afterwards on another connection
-// reaches the server behind it and waits. The returned func waits for the
-// script to end.
-func stall(t *testing.T, addr string, d time.Duration) (wait func()) {
-	t.Helper()
-	const script = `local s = redis.call("TIME") local t0 = s[1] * 1000000 + s[2]
-repeat local n = redis.call("TIME") until n[1] * 1000000 + n[2] - t0 >= tonumber(ARGV[1])
-return 1`
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(d + 10*time.Second))
-	r := bufio.NewReader(c)
-	reply := func(want string) {
-		t.Helper()
-		if got, err := r.ReadString('\n'); err != nil || got != want {
-			c.Close()
-			t.Fatalf("stall: reply %q, %v; want %q", got, err, want)
-		}
-	}
-	send := func(args ...string) {
-		t.Helper()
-		var b strings.Builder
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		if _, err := c.Write([]byte(b.String())); err != nil {
-			c.Close()
-			t.Fatal(err)
-		}
-	}
-	send("PING")
-	reply("+PONG\r\n")
-	send("EVAL", script, "0", fmt.Sprint(d.Microseconds()))
-	// Let the server start the script: a request that arrives while it
-	// runs waits, whichever order the server would read the two in.
-	time.Sleep(10 * time.Millisecond)
-	return func() {
-		t.Helper()
-		defer c.Close()
-		reply(":1\r\n")
-	}
-}
-
-// lagging is a context whose deadline comes lag before its Done channel
-// closes. A real context's timer runs on a goroutine of its own, so its
-// Done may close a little after the deadline that go-redis has already
-// given the socket; lagging stretches that little to lag, so that a
-// command timing out on the deadline always finds ctx.Err() still nil, as
-// it sometimes does in practice.
-type lagging struct {
-	context.Context
-	deadline time.Time
-}
-
-func (c lagging) Deadline() (time.Time, bool) { return c.deadline, true }
-
-func withLaggingDeadline(d, lag time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), d+lag)
-	return lagging{ctx, time.Now().Add(d)}, cancel
-}
-
 // An Acquire whose deadline passes while SET NX waits for its reply, and
 // finds ctx.Err() still nil when the socket reports its timeout, returns
 // ctx.Err() all the same, not go-redis's i/o timeout.
@@ -238,8 +159,8 @@ func TestDeadlineMidRequestReturnsCtxErr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := stall(t, addr, stallFor)
-	dctx, cancel := withLaggingDeadline(50*time.Millisecond, 100*time.Millisecond)
+	wait := impltest.Stall(t, []string{addr}, impltest.StallFor)
+	dctx, cancel := impltest.LaggingDeadline(50*time.Millisecond, 100*time.Millisecond)
 	defer cancel()
 	_, err = b.Acquire(dctx, "d")
 	wait()
@@ -265,7 +186,7 @@ func TestDeadlineMidRequestUndoesTheGrant(t *testing.T) {
 	admin := goredis.NewClient(&goredis.Options{Addr: addr})
 	defer admin.Close()
 	base := l.Counters().RoundTrips.Load()
-	wait := stall(t, addr, stallFor)
+	wait := impltest.Stall(t, []string{addr}, impltest.StallFor)
 	dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	_, err := l.Acquire(dctx, "g")
@@ -295,8 +216,8 @@ func TestReleasePastDeadlineWrapsCtxErr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := stall(t, addr, stallFor)
-	dctx, cancel := withLaggingDeadline(50*time.Millisecond, 100*time.Millisecond)
+	wait := impltest.Stall(t, []string{addr}, impltest.StallFor)
+	dctx, cancel := impltest.LaggingDeadline(50*time.Millisecond, 100*time.Millisecond)
 	defer cancel()
 	err = lease.Release(dctx)
 	wait()
