@@ -14,7 +14,7 @@ import (
 // in flight when its deadline passes: a server kept busy, and a context
 // whose deadline comes before its Done.
 
-// StallFor is how long the tests below keep a server busy. It must outlast
+// StallFor is how long a deadline test keeps a server busy. It must outlast
 // a starved test goroutine's way from the stall to its request (or the
 // request finds the server free), and end well within redis.CleanupTimeout
 // (1s) of the request's deadline, or the undo, which waits behind the
