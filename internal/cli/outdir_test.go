@@ -75,3 +75,30 @@ func TestForceClearsOnlyResults(t *testing.T) {
 		t.Errorf("--force deleted a file no run wrote: %v", err)
 	}
 }
+
+// --rate takes 500 or 500/s; --noise takes 5%, 5 or 0.05, all one share.
+func TestRatesAndSharesAsPeopleWriteThem(t *testing.T) {
+	for _, in := range []string{"500", "500/s", " 500/s "} {
+		if r, err := parseRate(in); err != nil || r != 500 {
+			t.Errorf("--rate %q = %v, %v; want 500", in, r, err)
+		}
+	}
+	if _, err := parseRate("fast"); err == nil {
+		t.Error("--rate fast was accepted")
+	}
+	for _, in := range []string{"5%", "5", "0.05"} {
+		if v, err := parseNoise(in); err != nil || v < 0.0499 || v > 0.0501 {
+			t.Errorf("--noise %q = %v, %v; want 0.05", in, v, err)
+		}
+	}
+	for _, in := range []string{"0", "100%", "NaN", "-5%", "x"} {
+		if _, err := parseNoise(in); err == nil {
+			t.Errorf("--noise %q was accepted", in)
+		}
+	}
+	code, _, errOut := run("run", "--impl", "inproc", "--scenario", "rate", "--rate", "200/s", "--clients", "1",
+		"--duration", "300ms", "--warmup", "0s", "-q", "--out", filepath.Join(t.TempDir(), "out"))
+	if code != ExitOK {
+		t.Errorf("--rate 200/s: exit %d, %s", code, errOut)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -75,24 +77,40 @@ Examples:
 
 func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", compareSynopsis, stdout)
-	noise := fs.Float64("noise", 100*report.DefaultNoise, "percent change below which a difference counts as run-to-run noise")
+	noiseText := fs.String("noise", fmt.Sprintf("%g%%", 100*report.DefaultNoise), "change below which a difference counts as run-to-run noise: 5%, 5 (percent) or 0.05 (a fraction)")
 	dirs, err := parsePositional(fs, args, "OLD", "NEW")
 	if err != nil {
 		return err
 	}
-	if !(*noise > 0 && *noise < 100) {
-		return fmt.Errorf("%w: --noise must be a percentage above 0 and below 100, got %g", errUsage, *noise)
+	noise, err := parseNoise(*noiseText)
+	if err != nil {
+		return err
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	}
-	cmp, err := report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: *noise / 100})
+	cmp, err := report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: noise})
 	if err != nil {
 		return err
 	}
 	return cmp.Write(stdout)
+}
+
+// parseNoise reads --noise as a fraction: "5%" and "5" are percent,
+// "0.05" (below 1) a fraction; it must lie strictly between 0 and 1.
+func parseNoise(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err == nil && (pct || v >= 1) {
+		v /= 100
+	}
+	if err != nil || !(v > 0 && v < 1) {
+		return 0, fmt.Errorf("%w: --noise %q: want a share above 0 and below 100%%: 5%%, 5 or 0.05", errUsage, s)
+	}
+	return v, nil
 }
 
 // parsePositional parses flags and exactly the positional arguments

@@ -55,6 +55,7 @@ type runOpts struct {
 	duration, warmup                 time.Duration
 	hold, think, dist, arrival, ramp string
 	rate                             float64
+	rateText                         string
 	maxInflight                      int
 	acquires                         int64
 	ttl, retry, sessionTimeout, dial time.Duration
@@ -93,7 +94,7 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.hold, "hold", "0s", "`DIST` of the time each holder keeps the lock: 5ms, exp:5ms (exponential, mean) or uniform:1ms-10ms")
 	fs.StringVar(&o.think, "think", "0s", "`DIST` of the pause between release and the next acquire (same forms as --hold)")
 	fs.StringVar(&o.dist, "dist", "uniform", "keys: how acquisitions pick among --locks names (`KEYS`): uniform, zipf:S (S > 1) or hot:F/P")
-	fs.Float64Var(&o.rate, "rate", 0, "rate: arrivals per second (open loop)")
+	fs.StringVar(&o.rateText, "rate", "0", "rate: arrivals per second (open loop), as `N` or N/s")
 	fs.StringVar(&o.arrival, "arrival", "constant", "rate: constant (evenly spaced) or poisson arrivals")
 	fs.IntVar(&o.maxInflight, "max-inflight", 0, "rate: acquisitions in flight at most; later arrivals are dropped (default: --clients)")
 	fs.DurationVar(&o.ttl, "ttl", impl.DefaultTTL, "lock TTL (Redis PX)")
@@ -348,6 +349,9 @@ func (o runOpts) plan(fs *pflag.FlagSet) (lockbench.Plan, error) {
 	if o.acquires != 0 && fs.Changed("duration") {
 		return p, fmt.Errorf("%w: give --duration or --acquires, not both", errUsage)
 	}
+	if o.rate, err = parseRate(o.rateText); err != nil {
+		return p, err
+	}
 	cell, err := o.cell()
 	if err != nil {
 		return p, err
@@ -415,6 +419,16 @@ func (o runOpts) cell() (lockbench.CellSpec, error) {
 		c.Duration = o.duration
 	}
 	return c, nil
+}
+
+// parseRate reads --rate as arrivals per second: 500 or 500/s. The plan
+// judges the number.
+func parseRate(s string) (float64, error) {
+	r, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "/s"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: --rate %q: want arrivals per second, e.g. 500 or 500/s", errUsage, s)
+	}
+	return r, nil
 }
 
 // strictList splits a comma-separated flag value, refusing empty items
