@@ -3,11 +3,11 @@ package impltest
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/redis"
 )
 
 // RedisKeys returns an Options.Leftovers for drivers that keep a Redis key
@@ -17,7 +17,7 @@ import (
 // the driver's layout rather than a copy of it.
 func RedisKeys(role string, key func(namespace, name string) string) func(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
 	return func(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
-		pattern := key(globEscape(namespace), "*")
+		pattern := key(redis.GlobEscape(namespace), "*")
 		total := 0
 		for _, addr := range servers[role] {
 			n, err := countKeys(ctx, addr, pattern)
@@ -39,17 +39,4 @@ func countKeys(ctx context.Context, addr, pattern string) (int, error) {
 		n++
 	}
 	return n, it.Err()
-}
-
-// globEscape quotes the characters Redis's glob patterns treat as syntax.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

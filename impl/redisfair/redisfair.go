@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -262,31 +261,9 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 	}
 	cl := goredis.NewClient(&goredis.Options{Addr: addrs[0], Protocol: 2, DisableIdentity: true})
 	defer cl.Close()
-	ns := globEscape(namespace)
-	var errs []error
-	for _, pattern := range []string{Key(ns, "*"), QueueKey(ns, "*"), TimeoutKey(ns, "*")} {
-		it := cl.Scan(ctx, 0, pattern, 100).Iterator()
-		for it.Next(ctx) {
-			if err := cl.Del(ctx, it.Val()).Err(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if err := it.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("redis %s: SCAN MATCH %s: %w", addrs[0], pattern, err))
-		}
+	ns := redis.GlobEscape(namespace)
+	if err := redis.DeleteMatching(ctx, cl, Key(ns, "*"), QueueKey(ns, "*"), TimeoutKey(ns, "*")); err != nil {
+		return fmt.Errorf("redis-fair %s: %w", addrs[0], err)
 	}
-	return errors.Join(errs...)
-}
-
-// globEscape quotes the characters Redis's glob patterns read as syntax.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return nil
 }

@@ -304,35 +304,10 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 	var c impl.Counters
 	cl := redis.NewClient(addrs[0], impl.Config{}.WithDefaults(), &c)
 	defer cl.Close()
-	var keys []string
-	it := cl.Scan(ctx, 0, Key(globEscape(namespace), "*"), 1000).Iterator()
-	for it.Next(ctx) {
-		keys = append(keys, it.Val())
-	}
-	if err := it.Err(); err != nil {
-		return fmt.Errorf("redis-pubsub %s: cleanup %s: %w", addrs[0], namespace, err)
-	}
-	for len(keys) > 0 {
-		n := min(len(keys), 1000)
-		if err := cl.Del(ctx, keys[:n]...).Err(); err != nil {
-			return fmt.Errorf("redis-pubsub %s: cleanup %s: %w", addrs[0], namespace, err)
-		}
-		keys = keys[n:]
+	if err := redis.DeleteMatching(ctx, cl, Key(redis.GlobEscape(namespace), "*")); err != nil {
+		return fmt.Errorf("redis-pubsub %s: %w", addrs[0], err)
 	}
 	return nil
-}
-
-// globEscape quotes the characters Redis's glob patterns treat as syntax.
-func globEscape(s string) string {
-	var b []byte
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b = append(b, '\\')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }
 
 var (
