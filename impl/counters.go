@@ -23,6 +23,7 @@ type Counters struct {
 	ChildrenRead   atomic.Int64 // child names returned by getChildren
 	ZKOps          atomic.Int64 // ZooKeeper requests sent (pings excluded)
 	SessionLost    atomic.Int64 // sessions that expired under a client
+	FailedCreates  atomic.Int64 // creates of a lock node refused because it exists (NodeExists)
 
 	// Redlock.
 	NoQuorum        atomic.Int64 // attempts that got fewer than a majority
@@ -47,6 +48,7 @@ func (c *Counters) Snapshot() Counts {
 		ChildrenRead:    c.ChildrenRead.Load(),
 		ZKOps:           c.ZKOps.Load(),
 		SessionLost:     c.SessionLost.Load(),
+		FailedCreates:   c.FailedCreates.Load(),
 		NoQuorum:        c.NoQuorum.Load(),
 		ValidityExpired: c.ValidityExpired.Load(),
 	}

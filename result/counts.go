@@ -15,6 +15,7 @@ type Counts struct {
 	ChildrenRead    int64 `json:"children_read"`    // child names returned by getChildren
 	ZKOps           int64 `json:"zk_ops"`           // ZooKeeper requests sent (pings excluded)
 	SessionLost     int64 `json:"session_lost"`     // sessions that expired under a client
+	FailedCreates   int64 `json:"failed_creates"`   // creates of a lock node refused because it exists
 	NoQuorum        int64 `json:"no_quorum"`        // attempts that got fewer than a majority
 	ValidityExpired int64 `json:"validity_expired"` // attempts with a majority but no validity left
 }
@@ -33,6 +34,7 @@ func (a Counts) Add(b Counts) Counts {
 		ChildrenRead:    a.ChildrenRead + b.ChildrenRead,
 		ZKOps:           a.ZKOps + b.ZKOps,
 		SessionLost:     a.SessionLost + b.SessionLost,
+		FailedCreates:   a.FailedCreates + b.FailedCreates,
 		NoQuorum:        a.NoQuorum + b.NoQuorum,
 		ValidityExpired: a.ValidityExpired + b.ValidityExpired,
 	}
@@ -48,6 +50,6 @@ func (a Counts) neg() Counts {
 		RoundTrips: -a.RoundTrips, Retries: -a.Retries, Notifications: -a.Notifications, Lost: -a.Lost,
 		Wakeups: -a.Wakeups, ReleaseWakeups: -a.ReleaseWakeups, ArrivalWakeups: -a.ArrivalWakeups,
 		WastedWakeups: -a.WastedWakeups, ChildrenRead: -a.ChildrenRead, ZKOps: -a.ZKOps,
-		SessionLost: -a.SessionLost, NoQuorum: -a.NoQuorum, ValidityExpired: -a.ValidityExpired,
+		SessionLost: -a.SessionLost, FailedCreates: -a.FailedCreates, NoQuorum: -a.NoQuorum, ValidityExpired: -a.ValidityExpired,
 	}
 }
