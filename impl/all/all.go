@@ -13,4 +13,5 @@ import (
 	_ "github.com/lockbench/lockbench/impl/redlock"
 	_ "github.com/lockbench/lockbench/impl/redsync"
 	_ "github.com/lockbench/lockbench/impl/zk"
+	_ "github.com/lockbench/lockbench/impl/zkephemeral"
 )
