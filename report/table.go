@@ -140,6 +140,10 @@ func notes(c Cell) []string {
 	if c.SafetyViolations > 0 {
 		out = append(out, fmt.Sprintf("UNSAFE: %d mutual-exclusion violations (see safety_violations in summary.json)", c.SafetyViolations))
 	}
+	if c.FailedCreates > 0 {
+		out = append(out, fmt.Sprintf("failed creates: %d (NodeExists: waiters that lost the race for the lock node), %.2f per acquisition",
+			c.FailedCreates, float64(c.FailedCreates)/float64(max(c.Acquires, 1))))
+	}
 	if c.Settle == "timeout" {
 		out = append(out, "burst: a hand-off gave up waiting for the queue to settle; wake-up counts may fall short of theory")
 	}
