@@ -14,4 +14,5 @@ import (
 	_ "github.com/lockbench/lockbench/impl/redsync"
 	_ "github.com/lockbench/lockbench/impl/zk"
 	_ "github.com/lockbench/lockbench/impl/zkephemeral"
+	_ "github.com/lockbench/lockbench/impl/zklock"
 )
