@@ -19,7 +19,7 @@ func TestEveryScenarioOnEveryImplementation(t *testing.T) {
 	}
 	keys, _ := scenarios.ParseKeys("zipf:1.5")
 	hold, _ := scenarios.ParseDist("exp:500us")
-	for _, name := range []string{"redis", "redlock", "redsync", "zk-naive", "zk-pred"} {
+	for _, name := range []string{"redis", "redlock", "redsync", "zk-naive", "zk-pred", "zk-ephemeral", "zk-lock"} {
 		for _, sc := range []string{"hot", "keys", "rate", "burst"} {
 			t.Run(name+"/"+sc, func(t *testing.T) {
 				s, _ := lockbench.LookupScenario(sc)

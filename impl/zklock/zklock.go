@@ -36,11 +36,10 @@ type Locker struct {
 
 	// mu guards the session: the one in use, or the one being opened
 	// after a given-up Acquire closed the last.
-	mu      sync.Mutex
-	conn    *gozk.Conn
-	next    chan struct{} // closed when the session being opened is ready
-	nextErr error
-	closed  bool
+	mu     sync.Mutex
+	conn   *gozk.Conn
+	next   chan struct{} // closed when the session being opened is ready
+	closed bool
 
 	wire atomic.Pointer[armedState] // the session's; nil while none
 }
@@ -124,8 +123,10 @@ func (l *Locker) path(name string) string {
 	return p
 }
 
+var errClosed = errors.New("zk: client closed")
+
 // session returns the session in use, waiting (within ctx) for the one
-// being opened.
+// being opened; if opening it failed, it tries again, within ctx.
 func (l *Locker) session(ctx context.Context) (*gozk.Conn, error) {
 	l.mu.Lock()
 	next := l.next
@@ -138,11 +139,27 @@ func (l *Locker) session(ctx context.Context) (*gozk.Conn, error) {
 		}
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.conn == nil {
-		return nil, l.nextErr
+	conn, closed := l.conn, l.closed
+	l.mu.Unlock()
+	switch {
+	case conn != nil:
+		return conn, nil
+	case closed:
+		return nil, errClosed
 	}
-	return l.conn, nil
+	conn, wire, err := l.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		conn.Close()
+		return nil, errClosed
+	}
+	l.conn = conn
+	l.wire.Store(wire)
+	return conn, nil
 }
 
 // replace closes conn, taking its queued node out of the queue, and opens
@@ -160,9 +177,10 @@ func (l *Locker) replace(conn *gozk.Conn) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.DialTimeout)
 		defer cancel()
-		c, w, err := l.dial(ctx)
+		// A failure leaves no session: the next Acquire opens one.
+		c, w, _ := l.dial(ctx)
 		l.mu.Lock()
-		l.conn, l.nextErr, l.next = c, err, nil
+		l.conn, l.next = c, nil
 		if w != nil {
 			l.wire.Store(w)
 		}
@@ -200,7 +218,10 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		return nil, zkconn.Wrap("lock "+p, err)
 	}
 	if cerr := ctx.Err(); cerr != nil { // granted too late: give it back
-		if uerr := lk.Unlock(); uerr != nil {
+		stop := zkconn.Bound(ctx, conn)
+		uerr := lk.Unlock()
+		stop()
+		if uerr != nil {
 			l.replace(conn)
 		}
 		return nil, cerr
