@@ -130,7 +130,7 @@ func TestCrashRecoversAfterTTLOrSessionTimeout(t *testing.T) {
 }
 
 func TestPauseStaleWriteOnlyFencingRejects(t *testing.T) {
-	for _, name := range []string{"redis", "redlock", "zk-pred"} {
+	for _, name := range []string{"redis", "redlock", "zk-pred", "zk-lock"} {
 		t.Run(name, func(t *testing.T) {
 			c := run(t, "pause", name, 1, impl.Config{TTL: time.Second, SessionTimeout: 2 * time.Second})
 			f := c.Faults

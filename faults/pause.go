@@ -205,7 +205,7 @@ func (c *pauseCast) challenger(ctx, wctx context.Context, t *tally, name string,
 
 // tokens returns how a holder learns its fencing token: the lease's own
 // where the driver offers fencing, or else one drawn from a counter on
-// the lock's (first) server.
+// the lock's (first) server, or its ZooKeeper ensemble.
 func tokens(ctx context.Context, fenced bool, fam family, cfg impl.Config, name string) (func(context.Context, impl.Lease) (uint64, error), func(), error) {
 	if fenced {
 		return func(_ context.Context, l impl.Lease) (uint64, error) {
@@ -216,7 +216,16 @@ func tokens(ctx context.Context, fenced bool, fam family, cfg impl.Config, name 
 			return tok, nil
 		}, func() {}, nil
 	}
-	f, err := newFencer(ctx, fam.targets(cfg.Servers)[0], cfg, name)
+	var f interface {
+		Next(context.Context) (uint64, error)
+		Close() error
+	}
+	var err error
+	if fam.class == famZK {
+		f, err = newZKFencer(ctx, fam.targets(cfg.Servers), cfg, name)
+	} else {
+		f, err = newFencer(ctx, fam.targets(cfg.Servers)[0], cfg, name)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
