@@ -14,6 +14,13 @@
 // Lock closes the session too: the library leaves its node queued when a
 // request fails.
 //
+// Closing sessions has a cost in the counts too: when waiters give up at
+// the same moment (every waiter when a cell ends), the server fires the
+// watch of a waiter whose own session it is closing, and the notification
+// is never delivered. The server then reports more watch triggers than the
+// clients received (srv_watches ≠); zk-pred, which deletes its node and
+// keeps its session, does not lose them.
+//
 // The library keeps its wait to itself, so Settled reads it off the
 // session's traffic (see armedState). zk.Lock does not expose its node's
 // sequence either: the driver has no fencing token.
