@@ -68,10 +68,10 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 	}
 	out.Scenario = "latency"
 	if acq.TotalCount() > 0 {
-		out.AcquireLatencyUs = latencyOf(acq)
+		out.AcquireLatencyUs = result.LatencyOf(acq)
 	}
 	if rel.TotalCount() > 0 {
-		out.ReleaseLatencyUs = latencyOf(rel)
+		out.ReleaseLatencyUs = result.LatencyOf(rel)
 	}
 	if out.DurationS > 0 {
 		out.AcquiresPerS = float64(out.Acquires) / out.DurationS
@@ -104,14 +104,6 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 
 func newLatencyHist() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
-}
-
-func latencyOf(h *hdrhistogram.Histogram) result.Latency {
-	return result.Latency{
-		P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
-		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
-		Max: float64(h.Max()), Mean: h.Mean(),
-	}
 }
 
 // mergeCells adds c's counts to into; first takes c as it is.

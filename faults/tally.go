@@ -124,12 +124,7 @@ func (t *tally) cell(configured time.Duration, verdict string) result.Cell {
 		c.AcquiresPerS = float64(t.acquires) / dur.Seconds()
 	}
 	if t.acquires > 0 {
-		h := t.acq
-		c.AcquireLatencyUs = result.Latency{
-			P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
-			P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
-			Max: float64(h.Max()), Mean: h.Mean(),
-		}
+		c.AcquireLatencyUs = result.LatencyOf(t.acq)
 		c.RetriesPerAcquire = float64(t.counts.Retries) / float64(t.acquires)
 		c.NotificationsPerAcquire = float64(t.counts.Notifications) / float64(t.acquires)
 		c.RoundTripsPerAcquire = float64(t.counts.RoundTrips) / float64(t.acquires)

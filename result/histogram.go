@@ -40,7 +40,8 @@ func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	}
 	return Latency{
 		P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)),
-		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)),
+		P95: float64(h.ValueAtQuantile(95)), P99: float64(h.ValueAtQuantile(99)),
+		P999: float64(h.ValueAtQuantile(99.9)), P9999: float64(h.ValueAtQuantile(99.99)),
 		Max: float64(h.Max()), Mean: h.Mean(),
 	}
 }

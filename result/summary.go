@@ -29,14 +29,17 @@ type Summary struct {
 	Failure string `json:"failure,omitempty"`
 }
 
-// Latency is a latency distribution in microseconds.
+// Latency is a latency distribution in microseconds. P95 and P9999 came
+// later: in a summary written before, they read as 0 (not measured).
 type Latency struct {
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-	Mean float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	P9999 float64 `json:"p9999"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
 }
 
 // Spread summarises a distribution; P1 is there because for some (validity
