@@ -14,8 +14,11 @@ import (
 // A acquires and stalls; B, waiting, gets the lock once A's lease is gone
 // and writes to the shared resource; then A wakes up and writes as though
 // it still held the lock. Two resources take the writes: an unfenced one
-// accepts A's stale write — a safety violation of kind "stale_write" — and
-// a fenced one rejects it because B's token is higher.
+// accepts A's stale write and a fenced one rejects it because B's token is
+// higher. Which of them counts is the lock's: a lock with fencing tokens
+// is unsafe only if the fenced resource accepted the write, one without
+// them (its users have no token to send) when the unfenced one did; the
+// violation is of kind "stale_write".
 //
 // Tokens are ZooKeeper's sequence numbers (Lease.Fence); the Redis locks
 // have none, so each holder draws one from a counter (see fencer).
@@ -48,6 +51,14 @@ func runPause(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.
 	}
 	s += fmt.Sprintf("its late write was stale in %d of %d repeats: accepted %d times without fencing, and with fencing accepted %d, rejected %d.",
 		stale, f.Repeats, int64(f.Details["unfenced_accepted"]), f.StaleWritesAccepted, f.StaleWritesRejected)
+	switch {
+	case c.SafetyViolations > 0 && !d.Caps.Has(impl.Fencing):
+		s += " The lock hands out no fencing token, so its users' stale writes were accepted: unsafe."
+	case c.SafetyViolations > 0:
+		s += " Its fencing token did not stop the stale write: unsafe."
+	case stale > 0:
+		s += " Stale grant, fenced: the token turned the late write away."
+	}
 	c.Verdict = s
 	return c, nil
 }
@@ -114,6 +125,17 @@ func pauseOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam fam
 	t.add("stale_writes", 1)
 	if okPlain {
 		t.add("unfenced_accepted", 1)
+	}
+	// The lock's users write the way the lock lets them: with its fencing
+	// token where it has one, else unfenced (lockbench's counter tokens
+	// only show what fencing would do). A stale write accepted there
+	// breaks mutual exclusion; one the token turned away is a stale
+	// grant, fenced: the remedy working, not a violation.
+	accepted := okPlain
+	if d.Caps.Has(impl.Fencing) {
+		accepted = okFenced
+	}
+	if accepted {
 		t.violate(result.Violation{Lock: name, Kind: "stale_write", Holder: 1, Intruder: 0,
 			AtS: t.at(time.Now()), Token: ta, PrevToken: g.token})
 	}
