@@ -14,12 +14,15 @@ import (
 type htmlPage struct {
 	Title       string
 	Run         string
+	Verdict     []VerdictLine
 	Unsafe      []string
 	Headlines   []string
-	Rows        []summaryRow
+	Rows        []htmlRow
 	Wakeups     bool
 	SLO         string
 	Capacity    []capacityView
+	Open        []openView
+	Faults      []faultView
 	Figures     []figureView
 	Notes       []string
 	Config      []result.Field
@@ -29,8 +32,8 @@ type htmlPage struct {
 }
 
 type figureView struct {
-	Title, Caption, File string
-	Src                  template.URL
+	ID, Title, Caption, File string
+	Src                      template.URL
 }
 
 type capacityView struct{ Impl, Scenario, Text string }
@@ -42,11 +45,14 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 	p := htmlPage{
 		Title:     "lockbench report — " + filepath.Base(filepath.Clean(r.dir)),
 		Run:       r.meta.Describe(),
+		Verdict:   Verdict(cells, slo),
 		Headlines: Headlines(cells),
 		Config:    r.meta.Fields,
 		Files:     []string{result.MetaFile, result.SummaryFile, CSVFile, BenchFile, MarkdownFile},
+		Open:      openViews(cells),
+		Faults:    faultViews(cells),
 	}
-	p.Rows, p.Wakeups = summaryRows(cells)
+	p.Rows, p.Wakeups = htmlRows(cells)
 	for _, c := range cells {
 		if c.SafetyViolations > 0 {
 			s := fmt.Sprintf("%s: %s", c.Key(), plural(c.SafetyViolations, "violation"))
@@ -67,15 +73,14 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no server counters: %s", c.Key(), oneLine(c.ServerNote)))
 		}
 	}
-	if slo != nil {
-		p.SLO = fmt.Sprintf("%s ≤ %v", slo.Label(), slo.Limit)
-		for _, row := range result.Capacity(cells, *slo) {
-			p.Capacity = append(p.Capacity, capacityView{row.Impl, row.Scenario, DescribeCapacity(row, *slo)})
-		}
+	s, _ := effectiveSLO(slo)
+	p.SLO = sloLabel(slo)
+	for _, row := range result.Capacity(capacityCells(cells), s) {
+		p.Capacity = append(p.Capacity, capacityView{row.Impl, row.Scenario, DescribeCapacity(row, s)})
 	}
 	for i, f := range figs {
 		p.Figures = append(p.Figures, figureView{
-			Title: f.Title, Caption: f.Caption, File: PlotsDir + "/" + f.Name + ".svg",
+			ID: figureAnchor(f.Name), Title: f.Title, Caption: f.Caption, File: PlotsDir + "/" + f.Name + ".svg",
 			Src: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(pngs[i])),
 		})
 	}
@@ -102,18 +107,28 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font: 15px/1.5 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; max-width: 1120px; margin: 2em auto; padding: 0 1em; }
+body { font: 15px/1.5 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; max-width: 1160px; margin: 2em auto; padding: 0 1em; }
 h1 { font-size: 1.7em; margin-bottom: 0.1em; }
 h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .run { color: #666; margin-top: 0; }
+.verdict { border: 1px solid #cfd8dc; background: #f7fafb; border-radius: 4px; padding: 0.6em 1em; margin: 1.2em 0; }
+.verdict h2 { margin: 0.2em 0 0.4em; border: none; }
+.verdict ul { list-style: none; padding: 0; margin: 0; }
+.verdict li { margin: 0.35em 0; }
+.verdict .q { font-weight: bold; }
+.verdict li.bad { color: #8e0000; }
+.verdict a { font-size: 0.9em; white-space: nowrap; }
 .unsafe { background: #fde8e8; border: 2px solid #c62828; color: #8e0000; padding: 0.8em 1em; border-radius: 4px; }
 .unsafe strong { font-size: 1.15em; }
 ul.headlines li { margin-bottom: 0.4em; }
-table { border-collapse: collapse; font-size: 13.5px; }
-th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e4e4e4; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { padding: 0.2em 0.45em; border-bottom: 1px solid #e4e4e4; }
 th { background: #f5f5f5; text-align: left; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+th.n { text-align: right; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.bad td { background: #fde8e8; color: #8e0000; font-weight: bold; }
+tr.fenced td.safety { color: #2e7d32; }
+td.lat { background: #fafafa; }
 figure { margin: 1.5em 0; }
 figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.92em; }
@@ -125,28 +140,46 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <body>
 <h1>{{.Title}}</h1>
 <p class="run">{{.Run}}</p>
-{{if .Unsafe}}<div class="unsafe"><strong>Mutual exclusion was violated.</strong> These cells saw two holders at once, a fencing token go backwards, or (pause) a stale holder's write accepted by a resource without fencing — see each verdict for what fencing did.
+{{if .Verdict}}<div class="verdict" id="verdict"><h2>Verdict</h2>
+<ul>{{range .Verdict}}<li{{if .Bad}} class="bad"{{end}}><span class="q">{{.Question}}:</span> {{.Answer}} <a href="#{{.Anchor}}">evidence ↓</a></li>
+{{end}}</ul></div>{{end}}
+{{if .Unsafe}}<div class="unsafe"><strong>Mutual exclusion was violated.</strong> These cells saw two holders at once, a fencing token go backwards, or (pause) a stale holder's write accepted where the lock's users write — without a token when the lock has none, with its token when it has one.
 <ul>{{range .Unsafe}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 
-<h2>Findings</h2>
-<ul class="headlines">{{range .Headlines}}<li>{{.}}</li>{{end}}</ul>
-
-<h2>Results</h2>
+<h2 id="results">Results</h2>
+<p class="run">Acquire latency; every column of every cell is in summary.csv.</p>
 <table>
-<tr><th>impl</th><th>scenario</th><th>clients</th><th>acq/s</th><th>p50</th><th>p99</th><th>p99.9</th><th>errors</th><th>retries/acq</th><th>notif/acq</th>{{if .Wakeups}}<th>wake-ups / theory</th>{{end}}<th>violations</th></tr>
-{{range .Rows}}<tr{{if .Unsafe}} class="bad"{{end}}><td>{{.Impl}}{{if .Unsafe}} ⚠ UNSAFE{{end}}</td><td>{{.Scenario}}</td><td class="n">{{.Clients}}</td><td class="n">{{.PerS}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.P999}}</td><td class="n">{{.Errors}}</td><td class="n">{{.Retries}}</td><td class="n">{{.Notif}}</td>{{if $.Wakeups}}<td class="n">{{.Wakeups}}</td>{{end}}<td class="n">{{.Violations}}</td></tr>
+<tr><th>impl</th><th>scenario</th><th class="n">clients</th><th class="n">acq/s</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th><th class="n">errors</th><th class="n">per acq</th>{{if .Wakeups}}<th class="n">wake-ups / theory</th>{{end}}<th>safety</th></tr>
+{{range .Rows}}<tr{{if .Unsafe}} class="bad"{{else if .Fenced}} class="fenced"{{end}}><td>{{.Impl}}{{if .Unsafe}} ⚠ UNSAFE{{end}}</td><td>{{.Scenario}}</td><td class="n">{{.Clients}}</td><td class="n">{{.PerS}}</td>{{range .Latency}}<td class="n lat">{{.}}</td>{{end}}<td class="n">{{.Errors}}</td><td class="n">{{.PerAcq}}</td>{{if $.Wakeups}}<td class="n">{{.Wakeups}}</td>{{end}}<td class="safety">{{.Safety}}</td></tr>
 {{end}}</table>
 {{if .Wakeups}}<p class="run">Wake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.</p>{{end}}
 
-{{if .SLO}}<h2>Capacity at {{.SLO}}</h2>
-<p>For each implementation and scenario, the largest client count whose acquire latency met the objective.</p>
+<h2 id="capacity">Capacity at {{.SLO}}</h2>
+{{if .Capacity}}<p>For each implementation and load scenario, the largest client count whose acquire latency met the objective.</p>
 <table>
 <tr><th>impl</th><th>scenario</th><th>capacity</th></tr>
 {{range .Capacity}}<tr><td>{{.Impl}}</td><td>{{.Scenario}}</td><td>{{.Text}}</td></tr>
+{{end}}</table>{{else}}<p>No closed- or open-loop cells: nothing to plan capacity from.</p>{{end}}
+
+{{if .Open}}<h2 id="open-loop">Open loop</h2>
+<p>Arrivals at a set rate. Latency from each arrival's intended start (what a caller waits) beside service time alone (from when a client took it up); the gap is queueing that a closed loop would hide.</p>
+<table>
+<tr><th>impl</th><th class="n">clients</th><th class="n">offered</th><th class="n">achieved</th><th class="n">dropped</th><th class="n">unfinished</th><th>latency</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th></tr>
+{{range .Open}}<tr{{if .Saturated}} class="bad"{{end}}><td rowspan="2">{{.Impl}}{{if .Saturated}} (saturated){{end}}</td><td class="n" rowspan="2">{{.Clients}}</td><td class="n" rowspan="2">{{.Offered}}</td><td class="n" rowspan="2">{{.Achieved}}</td><td class="n" rowspan="2">{{.Dropped}}</td><td class="n" rowspan="2">{{.Unfinished}}</td><td>from intended start</td>{{range .FromIntended}}<td class="n lat">{{.}}</td>{{end}}</tr>
+<tr{{if .Saturated}} class="bad"{{end}}><td>service</td>{{range .Service}}<td class="n lat">{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 
+{{if .Faults}}<h2 id="faults">Faults</h2>
+<table>
+<tr><th>impl</th><th>scenario</th><th>recovery</th><th>bound</th><th>stale writes</th><th>verdict</th></tr>
+{{range .Faults}}<tr{{if .Unsafe}} class="bad"{{end}}><td>{{.Impl}}</td><td>{{.Scenario}}</td><td>{{.Recovery}}</td><td class="n">{{.Bound}}</td><td>{{.Stale}}</td><td>{{.Verdict}}</td></tr>
+{{end}}</table>{{end}}
+
+<h2>Findings per implementation</h2>
+<ul class="headlines">{{range .Headlines}}<li>{{.}}</li>{{end}}</ul>
+
 {{if .Figures}}<h2>Plots</h2>
-{{range .Figures}}<figure>
+{{range .Figures}}<figure id="{{.ID}}">
 <img src="{{.Src}}" alt="{{.Title}}">
 <figcaption>{{.Caption}} (Vector version: {{.File}}.)</figcaption>
 </figure>
