@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,9 +79,33 @@ func TestReportInBrowser(t *testing.T) {
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(viewportW, viewportH))...)
 	defer cancel()
+	t.Run("broken page is caught", func(t *testing.T) {
+		// The checks can fail: a page with no verdict, a wide table, a
+		// missing image and a script error fails every one of them.
+		bad := filepath.Join(t.TempDir(), HTMLFile)
+		page := `<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
+<table style="width:2000px"><tr><td>wide</td></tr></table><img alt="gone" src="missing.png">
+<script>console.error("boom")</script></body></html>`
+		if err := os.WriteFile(bad, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		facts, errs, _ := openInBrowser(t, actx, bad)
+		if got := problems(facts, errs); len(got) != 4 {
+			t.Errorf("a broken page gave %d problems, want 4 (verdict, image, scroll, console): %q", len(got), got)
+		}
+	})
 	for name, d := range pages {
 		t.Run(name, func(t *testing.T) {
-			png := checkInBrowser(t, actx, filepath.Join(d, HTMLFile))
+			facts, errs, png := openInBrowser(t, actx, filepath.Join(d, HTMLFile))
+			for _, p := range problems(facts, errs) {
+				t.Error(p)
+			}
+			if name == "fixture" {
+				want := []string{"Safety:", "Herd cost:", "Capacity (hot):", "Capacity (rate):", "Open loop:", "Fault cost:"}
+				if !slices.Equal(facts.Questions, want) {
+					t.Errorf("verdict answers %q, want %q", facts.Questions, want)
+				}
+			}
 			out := filepath.Join(shots, "report-"+name+".png")
 			if err := os.WriteFile(out, png, 0o644); err != nil {
 				t.Fatal(err)
@@ -117,10 +142,9 @@ const factsJS = `(() => {
   };
 })()`
 
-// checkInBrowser opens page at 1280 px wide and checks what a person sees:
-// the verdict with its links, every image drawn, no console error, no
-// horizontal scroll. It returns a screenshot of the top of the page.
-func checkInBrowser(t *testing.T, actx context.Context, page string) []byte {
+// openInBrowser opens page at 1280 px wide and reads what a person sees,
+// the console's errors, and a screenshot of the top of the page.
+func openInBrowser(t *testing.T, actx context.Context, page string) (pageFacts, []string, []byte) {
 	var mu sync.Mutex
 	var consoleErrs []string
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
@@ -129,7 +153,7 @@ func checkInBrowser(t *testing.T, actx context.Context, page string) []byte {
 		switch ev := ev.(type) {
 		case *runtime.EventConsoleAPICalled:
 			if ev.Type == runtime.ConsoleAPICalledTypeError {
-				consoleErrs = append(consoleErrs, fmt.Sprintf("console.error %v", ev.Args))
+				consoleErrs = append(consoleErrs, fmt.Sprintf("console.error %d args", len(ev.Args)))
 			}
 		case *runtime.EventExceptionThrown:
 			consoleErrs = append(consoleErrs, "exception: "+ev.ExceptionDetails.Text)
@@ -157,23 +181,28 @@ func checkInBrowser(t *testing.T, actx context.Context, page string) []byte {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-
-	if !strings.Contains(facts.Verdict, "Safety:") || len(facts.Questions) < 2 {
-		t.Errorf("the verdict at the top answers %v:\n%s", facts.Questions, facts.Verdict)
-	}
-	if len(facts.BrokenAnchors) > 0 {
-		t.Errorf("verdict links to sections that are not there: %v", facts.BrokenAnchors)
-	}
-	if facts.Images == 0 || len(facts.BrokenImages) > 0 {
-		t.Errorf("%d images, not drawn: %v", facts.Images, facts.BrokenImages)
-	}
-	if facts.ScrollWidth > facts.ClientWidth {
-		t.Errorf("horizontal scroll at %d px: page is %d px wide; too wide: %v", facts.ClientWidth, facts.ScrollWidth, facts.Wide)
-	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(consoleErrs) > 0 {
-		t.Errorf("console errors: %v", consoleErrs)
+	return facts, slices.Clone(consoleErrs), png
+}
+
+// problems lists what is wrong with a page as a person would see it.
+func problems(f pageFacts, consoleErrs []string) []string {
+	var out []string
+	if !strings.Contains(f.Verdict, "Safety:") || len(f.Questions) < 2 {
+		out = append(out, fmt.Sprintf("the verdict at the top answers %v: %q", f.Questions, f.Verdict))
 	}
-	return png
+	if len(f.BrokenAnchors) > 0 {
+		out = append(out, fmt.Sprintf("verdict links to sections that are not there: %v", f.BrokenAnchors))
+	}
+	if f.Images == 0 || len(f.BrokenImages) > 0 {
+		out = append(out, fmt.Sprintf("%d images, not drawn: %v", f.Images, f.BrokenImages))
+	}
+	if f.ScrollWidth > f.ClientWidth {
+		out = append(out, fmt.Sprintf("horizontal scroll at %d px: page is %d px wide; too wide: %v", f.ClientWidth, f.ScrollWidth, f.Wide))
+	}
+	if len(consoleErrs) > 0 {
+		out = append(out, fmt.Sprintf("console errors: %v", consoleErrs))
+	}
+	return out
 }
