@@ -123,7 +123,12 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 	if think.IsZero() {
 		think = scenarios.Fixed(p.Cell.Think)
 	}
+	var ramp string
+	if r := p.Ramp; r != nil {
+		ramp = fmt.Sprintf("%d:%d:%v", r.Start, r.Step, r.Every)
+	}
 	return result.Meta{
+		Ramp:    ramp,
 		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(),
 		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
 		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,

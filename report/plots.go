@@ -355,8 +355,11 @@ func drawPanel(p *plot.Plot, c draw.Canvas) {
 // shows them; a plot without data is left out rather than drawn empty.
 // Fault scenarios appear on the timeline only: on the other plots their
 // numbers would describe the fault, not the lock.
-func figures(cells []Cell, logs map[string]*CellLog) ([]*figure, error) {
+func figures(cells []Cell, logs map[string]*CellLog, ramp bool) ([]*figure, error) {
 	st := newStyler(cells)
+	timelineFigures := func(st styler, cells []Cell, logs map[string]*CellLog) ([]*figure, error) {
+		return timelineFigures(st, cells, logs, ramp)
+	}
 	load := result.WithoutFaults(cells)
 	builders := []struct {
 		build  func(styler, []Cell, map[string]*CellLog) ([]*figure, error)
@@ -486,8 +489,8 @@ func burstFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, err
 		}))
 }
 
-func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figure, error) {
-	perS, p99 := timelineSeries(cells, logs)
+func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog, ramp bool) ([]*figure, error) {
+	perS, p99, stairs := timelineSeries(cells, logs, ramp)
 	var figs []*figure
 	for _, sc := range st.scenarios {
 		if len(perS[sc]) == 0 {
@@ -495,12 +498,19 @@ func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figu
 		}
 		f := &figure{Name: "timeline-" + result.FileSafe(sc), Title: "Timeline — " + sc, legend: newLegend(),
 			Caption: "Per second of the measurement, from the interval log, at each implementation's largest client count."}
+		if len(stairs[sc]) > 0 {
+			f.Caption = "Per second of the ramp, from the interval logs: every stair, one after another; dotted lines mark where each stair began and its client count."
+		}
 		top := newPlot("Acquisitions per second over time — "+sc, "", "acquisitions per second")
 		if err := st.add(top, &f.legend, perS[sc]...); err != nil {
 			return nil, err
 		}
-		top.Y.Min = 0
+		_, _, _, ymax := bounds(perS[sc])
+		top.Y.Min, top.Y.Max = 0, ymax*1.15
 		top.Y.Tick.Marker = commaTicks{}
+		if err := markStairs(top, stairs[sc], 0, ymax*1.15, true); err != nil {
+			return nil, err
+		}
 		f.panels = append(f.panels, top)
 		if ss := p99[sc]; len(ss) > 0 {
 			bottom := newPlot("p99 acquire latency over time — "+sc, "seconds since measurement start", "p99 (ms, log)")
@@ -509,6 +519,9 @@ func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figu
 			}
 			_, _, ymin, ymax := bounds(ss)
 			logAxis(&bottom.Y, ymin, ymax)
+			if err := markStairs(bottom, stairs[sc], bottom.Y.Min, bottom.Y.Max, false); err != nil {
+				return nil, err
+			}
 			f.panels = append(f.panels, bottom)
 		} else {
 			top.X.Label.Text = "seconds since measurement start"
@@ -521,6 +534,41 @@ func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figu
 		figs = append(figs, f)
 	}
 	return figs, nil
+}
+
+// markStairs draws a dotted vertical line where each stair of a ramp
+// began, from lo to hi, and with labels its client count at the top.
+func markStairs(p *plot.Plot, marks []stairMark, lo, hi float64, labels bool) error {
+	if len(marks) == 0 {
+		return nil
+	}
+	var xys plotter.XYs
+	var texts []string
+	for _, m := range marks {
+		l, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: lo}, {X: m.X, Y: hi}})
+		if err != nil {
+			return fmt.Errorf("report: stair marks: %w", err)
+		}
+		l.LineStyle = draw.LineStyle{Color: color.Gray{0x90}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}}
+		p.Add(l)
+		xys = append(xys, plotter.XY{X: m.X, Y: hi})
+		texts = append(texts, fmt.Sprintf("n=%d", m.Clients))
+	}
+	if !labels {
+		return nil
+	}
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+	if err != nil {
+		return fmt.Errorf("report: stair labels: %w", err)
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(9)
+		lb.TextStyle[i].Color = color.Gray{0x40}
+		lb.TextStyle[i].YAlign = draw.YTop
+	}
+	lb.Offset = vg.Point{X: vg.Points(3), Y: -vg.Points(2)}
+	p.Add(lb)
+	return nil
 }
 
 func fairnessFigures(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {

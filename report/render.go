@@ -122,7 +122,7 @@ func Render(dir string, opts RenderOptions) error {
 		return err
 	}
 
-	figs, err := figures(cells, r.logs)
+	figs, err := figures(cells, r.logs, r.meta.Ramp != "")
 	if err != nil {
 		return err
 	}

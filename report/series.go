@@ -286,32 +286,55 @@ func theoryLine(label string, ns []int, f func(float64) float64) series {
 // timelineSeries gives, per scenario, the acquisitions per second and the
 // p99 (ms) in each interval of the largest client count of each
 // implementation, from the .hlog; a cell needs two intervals to be a line.
-func timelineSeries(cells []Cell, logs map[string]*CellLog) (perS, p99 map[string][]series) {
-	perS, p99 = map[string][]series{}, map[string][]series{}
+// In a ramp every stair is drawn, one after another on one line per
+// implementation, and stairs marks where each began.
+func timelineSeries(cells []Cell, logs map[string]*CellLog, ramp bool) (perS, p99 map[string][]series, stairs map[string][]stairMark) {
+	perS, p99, stairs = map[string][]series{}, map[string][]series{}, map[string][]stairMark{}
 	for _, g := range result.GroupCells(cells) {
 		c, ok := largestMeasured(g.Cells)
 		if !ok {
 			continue
 		}
-		stats := logs[c.Key()].IntervalStats(result.TagAcquire)
-		if len(stats) < 2 {
-			continue
-		}
 		label := fmt.Sprintf("%s (%s)", g.Impl, plural(int64(c.Clients), "client"))
+		run := []Cell{c}
+		if ramp && len(g.Cells) > 1 {
+			run = g.Cells
+			label = fmt.Sprintf("%s (ramp %d→%d clients)", g.Impl, g.Cells[0].Clients, g.Cells[len(g.Cells)-1].Clients)
+		}
 		rate := series{Label: label, Impl: g.Impl, Scenario: g.Scenario}
 		lat := rate
-		for _, st := range stats {
-			rate.XYs = append(rate.XYs, plotter.XY{X: st.MidS, Y: st.PerS})
-			if st.P99 > 0 {
-				lat.XYs = append(lat.XYs, plotter.XY{X: st.MidS, Y: st.P99 / 1000})
+		var marks []stairMark
+		offset := 0.0
+		for _, stair := range run {
+			marks = append(marks, stairMark{X: offset, Clients: stair.Clients})
+			for _, st := range logs[stair.Key()].IntervalStats(result.TagAcquire) {
+				rate.XYs = append(rate.XYs, plotter.XY{X: offset + st.MidS, Y: st.PerS})
+				if st.P99 > 0 {
+					lat.XYs = append(lat.XYs, plotter.XY{X: offset + st.MidS, Y: st.P99 / 1000})
+				}
 			}
+			// Stairs run back to back: the next begins as this one ends.
+			offset += stair.DurationS
+		}
+		if len(rate.XYs) < 2 {
+			continue
 		}
 		perS[g.Scenario] = append(perS[g.Scenario], rate)
 		if len(lat.XYs) > 0 {
 			p99[g.Scenario] = append(p99[g.Scenario], lat)
 		}
+		if len(marks) > 1 && len(stairs[g.Scenario]) == 0 {
+			stairs[g.Scenario] = marks
+		}
 	}
-	return perS, p99
+	return perS, p99, stairs
+}
+
+// stairMark is where a ramp's stair began on the timeline, and its
+// client count.
+type stairMark struct {
+	X       float64
+	Clients int
 }
 
 // fairnessSeries is the Lorenz curve of acquisitions over clients (the

@@ -5,6 +5,7 @@ import (
 
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
@@ -221,7 +222,10 @@ func TestTimelineSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perS, p99 := timelineSeries(cells, r.logs)
+	perS, p99, stairs := timelineSeries(cells, r.logs, false)
+	if len(stairs) != 0 {
+		t.Errorf("stair marks %v without a ramp", stairs)
+	}
 	if len(perS["burst"]) != 0 {
 		t.Errorf("burst timeline %v from single intervals", perS["burst"])
 	}
@@ -238,6 +242,36 @@ func TestTimelineSeries(t *testing.T) {
 	}
 	if len(findSeries(t, p99["hot"], "redis (16 clients)").XYs) != 3 {
 		t.Error("p99 timeline lacks intervals")
+	}
+}
+
+func TestTimelineSeriesRamp(t *testing.T) {
+	t.Parallel()
+	// A ramp's stairs are the cells of one implementation and scenario:
+	// every stair is on the line, each after the one before, and marked.
+	dir := t.TempDir()
+	cells := fixtureCells()[:3] // redis hot at 1, 4, 16 clients, 3 s each
+	writeFixtureDir(t, dir, &Summary{Cells: cells}, true)
+	r, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perS, p99, stairs := timelineSeries(cells, r.logs, true)
+	s := findSeries(t, perS["hot"], "redis (ramp 1→16 clients)")
+	if len(s.XYs) != 9 {
+		t.Fatalf("ramp timeline has %d points, want 3 stairs × 3 intervals: %v", len(s.XYs), s.XYs)
+	}
+	for i, want := range []float64{900, 900, 900, 1200, 1200, 1200, 1150, 1150, 1150} {
+		if p := s.XYs[i]; !near(p.X, float64(i)+0.5) || !near(p.Y, want) {
+			t.Errorf("point %d = %v, want (%v, %v)", i, p, float64(i)+0.5, want)
+		}
+	}
+	want := []stairMark{{0, 1}, {3, 4}, {6, 16}}
+	if !slices.Equal(stairs["hot"], want) {
+		t.Errorf("stair marks %v, want %v", stairs["hot"], want)
+	}
+	if n := len(findSeries(t, p99["hot"], "redis (ramp 1→16 clients)").XYs); n != 9 {
+		t.Errorf("p99 ramp timeline has %d points, want 9", n)
 	}
 }
 

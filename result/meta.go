@@ -36,6 +36,10 @@ type Meta struct {
 	Arrival     string  `json:"arrival,omitempty"`
 	MaxInflight int     `json:"max_inflight,omitempty"`
 	Repeat      int     `json:"repeat,omitempty"`
+	// Ramp is the staircase (START:STEP:EVERY) when the run ramped: then
+	// the cells of each implementation and scenario are the stairs of one
+	// series, back to back over the same connections.
+	Ramp string `json:"ramp,omitempty"`
 	// ServerVersions maps "kind address" to what the server says it is.
 	ServerVersions map[string]string `json:"server_versions"`
 	// SLO, when present, is the latency objective capacity is planned for
