@@ -130,7 +130,15 @@ func loopHeadline(g cellGroup, h waking) string {
 	last, _ := largestMeasured(g.Cells)
 	at := fmt.Sprintf(" at %s", plural(int64(last.Clients), "client"))
 	if last.NotificationsPerAcquire > 0 || h.theory != nil {
-		s += fmt.Sprintf(", %s notifications per acquisition%s", perAcq(last.NotificationsPerAcquire), at)
+		// Theory predicts release wake-ups; notifications also count
+		// what arrivals set off, so they are compared only when the
+		// implementation does not count release wake-ups apart.
+		per, what := perAcquireWakeups(last)
+		clause := fmt.Sprintf("%s %s per acquisition%s", perAcq(per), what, at)
+		if what != "notifications" {
+			clause = fmt.Sprintf("%s notifications and %s", perAcq(last.NotificationsPerAcquire), clause)
+		}
+		s += ", " + clause
 		if t, ok := notificationTheory(h, last.Clients); ok && last.Locks <= 1 {
 			s += fmt.Sprintf(" (theory %s)", theoryLabel(h, t))
 		}

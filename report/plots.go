@@ -468,7 +468,7 @@ func perAcquireFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure
 	all := append(slices.Clone(measured), theory...)
 	return one(simpleFigure(st, "per-acquire", "Notifications and retries per acquisition", "clients (log)",
 		"per acquisition (log)",
-		"Closed loops: server notifications received, or polling retries, for each lock acquired. Dashed grey: theory for one contended lock.",
+		"Closed loops, for each lock acquired: release wake-ups where the implementation counts them (else every notification received), or polling retries. Dashed grey: theory's release wake-ups per hand-off for one contended lock.",
 		all, func(p *plot.Plot) {
 			clientAxis(&p.X, measured)
 			_, _, ymin, ymax := bounds(all)
