@@ -1,0 +1,167 @@
+package report
+
+import (
+	"github.com/lockbench/lockbench/result"
+
+	"strings"
+	"testing"
+	"time"
+)
+
+func pauseCell(impl string, violations int64) Cell {
+	return Cell{Impl: impl, Scenario: "pause", Kind: result.KindFault, Clients: 2, Acquires: 6, SafetyViolations: violations,
+		Faults: &result.Faults{Repeats: 3, ConfiguredMs: 2000, StaleWritesRejected: 3,
+			RecoveryMs: &result.Spread{Count: 3, P50: 2100, Max: 2300},
+			Details:    map[string]float64{"stale_writes": 3, "unfenced_accepted": 3}}}
+}
+
+func TestVerdict(t *testing.T) {
+	t.Parallel()
+	bursts := func() []Cell {
+		var out []Cell
+		for _, c := range fixtureCells() {
+			if c.Scenario == "burst" {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	offTheory := bursts()
+	offTheory[3].ReleaseWakeups = 150 // zk-naive at 16: theory 120
+	unsafe := fixtureCells()
+	unsafe[12].SafetyViolations = 2
+	ms := func(d time.Duration) *SLO { return &SLO{Quantile: "p99", Limit: d} }
+
+	for _, tc := range []struct {
+		name  string
+		cells []Cell
+		slo   *SLO
+		// want maps a question to text its answer must hold; absent
+		// lists questions that must have no line.
+		want   map[string][]string
+		absent []string
+		bad    []string
+	}{
+		{name: "fixture", cells: fixtureCells(), want: map[string][]string{
+			"Safety": {"✓ 0 violations in"},
+			"Herd cost": {"zk-naive 120 release wake-ups for 15 hand-offs at 16 clients (8.00 per hand-off); theory n(n−1)/2 = 120 ✓",
+				"zk-pred 15 release wake-ups for 15 hand-offs at 16 clients (1.00 per hand-off); theory n−1 = 15 ✓",
+				"server fired 136 watches", "zk-naive wakes 8× as many waiters per hand-off as zk-pred"},
+			"Capacity (hot)": {"p99 ≤ 10ms (default", "redis ≥ 16 clients at 11,500 acq/s", "zk-naive 4 clients at 2,100 acq/s",
+				"zk-pred 4 clients at 2,300 acq/s", "redis serves most"},
+		}, absent: []string{"Capacity (burst)", "Open loop", "Fault cost"}},
+		{name: "own SLO", cells: fixtureCells(), slo: ms(time.Millisecond), want: map[string][]string{
+			"Capacity (hot)": {"at p99 ≤ 1ms: redis 1 client at 9,000 acq/s; zk-naive none (best p99 1.01ms); zk-pred 1 client at 2,400 acq/s"},
+		}},
+		{name: "no SLO met", cells: fixtureCells(), slo: ms(100 * time.Microsecond), want: map[string][]string{
+			"Capacity (hot)": {"no implementation met it"},
+		}, bad: []string{"Capacity (hot)"}},
+		{name: "off theory", cells: offTheory, want: map[string][]string{
+			"Herd cost": {"theory n(n−1)/2 = 120 ✗ (measured +25%)"},
+		}, absent: []string{"Capacity (burst)"}},
+		{name: "unsafe", cells: unsafe, want: map[string][]string{
+			"Safety": {"UNSAFE — 2 violations in", "zk-pred hot at 16 clients (2)"},
+		}, bad: []string{"Safety"}},
+		{name: "pause fenced", cells: []Cell{pauseCell("zk-pred", 0)}, want: map[string][]string{
+			"Safety":     {"✓ 0 violations in 6 grants; 3 stale grants, fenced (zk-pred pause)"},
+			"Fault cost": {"zk-pred pause: recovery p50 2.10s, max 2.30s (bound 2.00s); 3 stale grants, fenced."},
+		}, absent: []string{"Herd cost"}},
+		{name: "pause unfenced", cells: []Cell{pauseCell("redis", 3)}, want: map[string][]string{
+			"Safety":     {"UNSAFE — 3 violations in 6 grants"},
+			"Fault cost": {"redis pause: recovery p50 2.10s, max 2.30s (bound 2.00s); UNSAFE — 3 violations (stale writes accepted)."},
+		}, bad: []string{"Safety", "Fault cost"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]VerdictLine{}
+			for _, v := range Verdict(tc.cells, tc.slo) {
+				got[v.Question] = v
+				if v.Anchor == "" {
+					t.Errorf("%s: no anchor to its evidence", v.Question)
+				}
+			}
+			for q, texts := range tc.want {
+				v, ok := got[q]
+				if !ok {
+					t.Errorf("no %q line; got %v", q, got)
+					continue
+				}
+				for _, s := range texts {
+					if !strings.Contains(v.Answer, s) {
+						t.Errorf("%s: %q lacks %q", q, v.Answer, s)
+					}
+				}
+			}
+			for _, q := range tc.absent {
+				if v, ok := got[q]; ok {
+					t.Errorf("%q line without data for it: %q", q, v.Answer)
+				}
+			}
+			for q, v := range got {
+				want := false
+				for _, b := range tc.bad {
+					want = want || b == q
+				}
+				if v.Bad != want {
+					t.Errorf("%s: bad = %v, want %v (%q)", q, v.Bad, want, v.Answer)
+				}
+			}
+		})
+	}
+	if v := Verdict(nil, nil); v != nil {
+		t.Errorf("verdict of no cells: %v", v)
+	}
+}
+
+func TestOpenLoopVerdictSaturation(t *testing.T) {
+	t.Parallel()
+	cells := browserFixture().Cells
+	var v VerdictLine
+	for _, l := range Verdict(cells, nil) {
+		if l.Question == "Open loop" {
+			v = l
+		}
+	}
+	want := "zk-pred saturated at 16 clients: 600 of 1,000/s achieved, 1,200 (40.0%) dropped of 3,000 offered."
+	if v.Answer != want || !v.Bad || v.Anchor != anchorOpen {
+		t.Errorf("open loop verdict %+v, want %q, bad", v, want)
+	}
+	for i := range cells {
+		if cells[i].Scenario == "rate" {
+			cells[i].Open.Dropped = 0
+			cells[i].AcquiresPerS = 990
+		}
+	}
+	for _, l := range Verdict(cells, nil) {
+		if l.Question == "Open loop" && (l.Bad || !strings.Contains(l.Answer, "zk-pred kept up with 1,000/s at every client count")) {
+			t.Errorf("open loop that kept up: %+v", l)
+		}
+	}
+}
+
+func TestRenderHTMLVerdictAndLabels(t *testing.T) {
+	t.Parallel()
+	dir, _ := renderFixture(t, browserFixture(), true, RenderOptions{})
+	page := string(readFile(t, dir+"/"+HTMLFile))
+	for _, want := range []string{`id="verdict"`, `href="#capacity"`, `id="capacity"`, `href="#fig-burst-wakeups"`,
+		`id="fig-burst-wakeups"`, `id="open-loop"`, "from intended start", "service", `id="faults"`,
+		"stale grant, fenced ×3", "<th class=\"n\">p95</th>", "<th class=\"n\">p99.99</th>", "12.0ms"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	// The pause's stale grant was fenced: nothing on the page calls it unsafe.
+	for _, bad := range []string{"UNSAFE", "Mutual exclusion was violated"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("report.html says %q of a fenced stale grant", bad)
+		}
+	}
+	sum := browserFixture()
+	sum.Cells[len(sum.Cells)-1].SafetyViolations = 3 // the pause, unfenced
+	dir, _ = renderFixture(t, sum, true, RenderOptions{})
+	page = string(readFile(t, dir+"/"+HTMLFile))
+	for _, want := range []string{"⚠ UNSAFE", "UNSAFE: 3", "UNSAFE: 3 of 3 accepted", "Mutual exclusion was violated"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html of an accepted stale write lacks %q", want)
+		}
+	}
+}
