@@ -154,12 +154,12 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 {{end}}</table>
 {{if .Wakeups}}<p class="run">Wake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.</p>{{end}}
 
-<h2 id="capacity">Capacity at {{.SLO}}</h2>
-{{if .Capacity}}<p>For each implementation and load scenario, the largest client count whose acquire latency met the objective.</p>
+{{if .Capacity}}<h2 id="capacity">Capacity at {{.SLO}}</h2>
+<p>For each implementation and load scenario, the largest client count whose acquire latency met the objective.</p>
 <table>
 <tr><th>impl</th><th>scenario</th><th>capacity</th></tr>
 {{range .Capacity}}<tr><td>{{.Impl}}</td><td>{{.Scenario}}</td><td>{{.Text}}</td></tr>
-{{end}}</table>{{else}}<p>No closed- or open-loop cells: nothing to plan capacity from.</p>{{end}}
+{{end}}</table>{{end}}
 
 {{if .Open}}<h2 id="open-loop">Open loop</h2>
 <p>Arrivals at a set rate. Latency from each arrival's intended start (what a caller waits) beside service time alone (from when a client took it up); the gap is queueing that a closed loop would hide.</p>
