@@ -23,7 +23,7 @@ func i64(v int64) *int64 { return &v }
 // closed loop and a burst.
 func fixtureCells() []Cell {
 	lat := func(p50, p99 float64) Latency {
-		return Latency{P50: p50, P90: p50 * 2, P99: p99, P999: p99 * 1.5, Max: p99 * 3, Mean: p50 * 1.2}
+		return Latency{P50: p50, P90: p50 * 2, P95: (p50*2 + p99) / 2, P99: p99, P999: p99 * 1.5, P9999: p99 * 2, Max: p99 * 3, Mean: p50 * 1.2}
 	}
 	hot := func(name string, n int, perS, p50, p99, retries, notif float64) Cell {
 		acq := int64(perS * 3)
