@@ -77,7 +77,8 @@ const (
 	// the server ends Config.SessionTimeout after the holder fell silent.
 	LeaseSession
 	// Fencing: Lease.Fence returns tokens that grow with grant order per
-	// lock name.
+	// lock name. The pause scenario then judges the lock by the write its
+	// token guards: a stale grant the token fenced is not a violation.
 	Fencing
 	// Quorum: the lock is granted by a majority of independent servers
 	// (Needs[0].Count of them).
