@@ -367,7 +367,7 @@ func figures(cells []Cell, logs map[string]*CellLog, ramp bool) ([]*figure, erro
 	}{
 		{latencyFigures, false}, {throughputFigure, false}, {p99Figure, false},
 		{p99ThroughputFigure, false}, {perAcquireFigure, false}, {burstFigure, false},
-		{timelineFigures, true}, {fairnessFigures, false},
+		{openLoopFigure, false}, {timelineFigures, true}, {fairnessFigures, false},
 	}
 	var figs []*figure
 	for _, b := range builders {
@@ -473,6 +473,19 @@ func perAcquireFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure
 			clientAxis(&p.X, measured)
 			_, _, ymin, ymax := bounds(all)
 			logAxis(&p.Y, ymin, ymax)
+		}))
+}
+
+func openLoopFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+	achieved, offered := openLoopSeries(cells)
+	all := append(slices.Clone(achieved), offered...)
+	return one(simpleFigure(st, "open-loop", "Open loop: achieved vs offered rate", "clients (log)", "acquisitions per second",
+		"Arrivals at a set rate: what each implementation served at each client count. Dashed grey: the rate offered; a point below it saturated, the label says how many arrivals it dropped.",
+		all, func(p *plot.Plot) {
+			clientAxis(&p.X, achieved)
+			_, _, _, ymax := bounds(all)
+			p.Y.Min, p.Y.Max = 0, ymax*1.1
+			p.Y.Tick.Marker = commaTicks{}
 		}))
 }
 

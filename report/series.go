@@ -278,6 +278,47 @@ func burstSeries(cells []Cell) (measured, theory []series) {
 	return measured, theory
 }
 
+// openLoopSeries is, for open loops, the achieved acquisitions per second
+// against clients, each point labelled with the share of arrivals dropped,
+// and the offered rate as a flat reference line.
+func openLoopSeries(cells []Cell) (achieved, offered []series) {
+	var open []Cell
+	for _, c := range cells {
+		if c.KindOf() == result.KindOpen && c.Open != nil && c.Acquires > 0 {
+			open = append(open, c)
+		}
+	}
+	achieved = perGroup(open, " achieved", func(c Cell) (float64, float64, bool) {
+		return float64(c.Clients), c.AcquiresPerS, true
+	})
+	if len(achieved) == 0 {
+		return nil, nil
+	}
+	var rates []float64
+	for i, s := range achieved {
+		for _, c := range cellsOf(open, s.Impl, s.Scenario) {
+			o := c.Open
+			label := "kept up"
+			if saturated(c) {
+				label = fmt.Sprintf("%.0f%% dropped", 100*float64(o.Dropped)/float64(max(o.Offered, 1)))
+			}
+			achieved[i].PointLabels = append(achieved[i].PointLabels, label)
+			if !slices.Contains(rates, o.Rate) {
+				rates = append(rates, o.Rate)
+			}
+		}
+	}
+	xmin, xmax := math.Inf(1), 0.0
+	for _, c := range open {
+		xmin, xmax = min(xmin, float64(c.Clients)), max(xmax, float64(c.Clients))
+	}
+	for _, r := range rates {
+		offered = append(offered, series{Label: fmt.Sprintf("offered %s/s", commas(round(r))), Theory: true,
+			XYs: plotter.XYs{{X: xmin, Y: r}, {X: xmax, Y: r}}})
+	}
+	return achieved, offered
+}
+
 // theoryLine evaluates f at the measured client counts and, between them,
 // at log-spaced points, so a curve looks like one on a log axis.
 func theoryLine(label string, ns []int, f func(float64) float64) series {

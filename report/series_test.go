@@ -399,3 +399,22 @@ func TestIntervalStatsFillsGaps(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenLoopSeries(t *testing.T) {
+	t.Parallel()
+	achieved, offered := openLoopSeries(browserFixture().Cells)
+	s := findSeries(t, achieved, "zk-pred/rate achieved")
+	want := plotter.XYs{{X: 4, Y: 1000}, {X: 16, Y: 600}}
+	if len(s.XYs) != 2 || s.XYs[0] != want[0] || s.XYs[1] != want[1] {
+		t.Errorf("achieved %v, want %v", s.XYs, want)
+	}
+	if !slices.Equal(s.PointLabels, []string{"kept up", "40% dropped"}) {
+		t.Errorf("point labels %q", s.PointLabels)
+	}
+	if len(offered) != 1 || offered[0].Label != "offered 1,000/s" || offered[0].XYs[0].Y != 1000 || !offered[0].Theory {
+		t.Errorf("offered line %+v", offered)
+	}
+	if a, o := openLoopSeries(fixtureCells()); a != nil || o != nil {
+		t.Errorf("open-loop series from closed loops: %v %v", a, o)
+	}
+}
