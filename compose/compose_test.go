@@ -224,7 +224,13 @@ func TestZooKeeperEnsemble(t *testing.T) {
 
 func TestLockbenchEnv(t *testing.T) {
 	p := loadProject(t)
-	env := p.lockbench.Environment
+	checkServerEnv(t, p, p.lockbench.Environment)
+}
+
+// checkServerEnv checks the LOCKBENCH_… variables of a service that runs
+// lockbench against p's servers.
+func checkServerEnv(t *testing.T, p project, env map[string]string) {
+	t.Helper()
 	for _, tc := range []struct {
 		name  string
 		hosts []string // every host the variable must name, once each
@@ -279,18 +285,25 @@ func TestCLIReadsEnv(t *testing.T) {
 
 func TestDependsOnHealthyServers(t *testing.T) {
 	p := loadProject(t)
+	checkDependsOnServers(t, p, "lockbench", p.lockbench.DependsOn)
+}
+
+// checkDependsOnServers checks that service who waits for every one of
+// p's servers to be healthy, and for nothing else.
+func checkDependsOnServers(t *testing.T, p project, who string, deps map[string]dependsOn) {
+	t.Helper()
 	for _, name := range slices.Concat(p.redis, p.zk, []string{"etcd"}) {
-		d, ok := p.lockbench.DependsOn[name]
+		d, ok := deps[name]
 		switch {
 		case !ok:
-			t.Errorf("lockbench does not depend on %s", name)
+			t.Errorf("%s does not depend on %s", who, name)
 		case d.Condition != "service_healthy":
-			t.Errorf("lockbench depends on %s with condition %q, want service_healthy", name, d.Condition)
+			t.Errorf("%s depends on %s with condition %q, want service_healthy", who, name, d.Condition)
 		}
 	}
-	for name := range p.lockbench.DependsOn {
+	for name := range deps {
 		if s, ok := p.services[name]; !ok || s.Healthcheck == nil {
-			t.Errorf("lockbench depends on %s, which is not a service with a healthcheck", name)
+			t.Errorf("%s depends on %s, which is not a service with a healthcheck", who, name)
 		}
 	}
 }
@@ -426,11 +439,7 @@ func TestDefaultCommand(t *testing.T) {
 
 	// Results must land in the mounted volume, or they vanish with the container.
 	out := args["out"]
-	inVolume := slices.ContainsFunc(p.lockbench.Volumes, func(v string) bool {
-		parts := strings.Split(v, ":")
-		return len(parts) >= 2 && (out == parts[1] || strings.HasPrefix(out, strings.TrimSuffix(parts[1], "/")+"/"))
-	})
-	if !inVolume {
+	if !inVolume(out, p.lockbench.Volumes) {
 		t.Errorf("--out %q is not inside a volume of %v", out, p.lockbench.Volumes)
 	}
 }
