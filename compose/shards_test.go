@@ -203,7 +203,8 @@ func TestShardsPlan(t *testing.T) {
 	}{
 		{"impl", func(n string) bool { _, ok := impl.Lookup(n); return ok }},
 		{"scenario", func(n string) bool { _, ok := engine.LookupScenario(n); return ok }},
-		{"clients", func(n string) bool { c, err := strconv.Atoi(n); return err == nil && c > 0 }},
+		// A multiple of the shard count: equal loads.
+		{"clients", func(n string) bool { c, err := strconv.Atoi(n); return err == nil && c > 0 && c%len(sp.shards) == 0 }},
 	} {
 		val, ok := sp.shards[0].flags[tc.flag]
 		if !ok {

@@ -152,6 +152,14 @@ func TestShardJob(t *testing.T) {
 	if spec.ActiveDeadlineSeconds == nil {
 		t.Error("no activeDeadlineSeconds: nothing bounds a stuck run")
 	}
+	env, _ := containerEnv(m, s.c, 0)
+	args, _ := expandAll(s.c.Args, env)
+	clients, _ := flagValue(args, "clients")
+	for _, v := range strings.Split(clients, ",") {
+		if c, err := strconv.Atoi(v); err != nil || s.n > 0 && c%s.n != 0 {
+			t.Errorf("--clients %s: %q is not a multiple of %d: shards would carry unequal loads", clients, v, s.n)
+		}
+	}
 }
 
 func firstOf(s string, _ bool) string { return s }
