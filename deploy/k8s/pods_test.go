@@ -2,7 +2,7 @@ package k8s
 
 import (
 	"fmt"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,24 +103,43 @@ func containerEnv(m manifests, c corev1.Container, index int) (map[string]string
 	return env, errs
 }
 
-var varRef = regexp.MustCompile(`\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
-
-// expand replaces $(NAME) as Kubernetes does in env values, command and
-// args; $$ is a literal $. A name not in env stays as it is (and is
-// appended to *missing): Kubernetes would pass it on verbatim.
+// expand replaces $(NAME) as the kubelet does in env values, command and
+// args: NAME is everything up to the next ')', and $$ is a literal $. A
+// name not in env stays as written (Kubernetes passes it on verbatim) and
+// is appended to *missing.
 func expand(s string, env map[string]string, missing *[]string) string {
-	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
-		if ref == "$$" {
-			return "$"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
 		}
-		name := ref[2 : len(ref)-1]
-		v, ok := env[name]
-		if !ok && missing != nil {
-			*missing = append(*missing, name)
-			return ref
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteString("$(")
+				i++
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := env[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString("$(" + name + ")")
+				if missing != nil {
+					*missing = append(*missing, name)
+				}
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
 		}
-		return v
-	})
+	}
+	return b.String()
 }
 
 // expandAll expands every argument; missing lists the undefined names.
@@ -183,6 +202,30 @@ func TestImagesAndResources(t *testing.T) {
 			if strings.HasSuffix(c.Image, ":latest") && c.ImagePullPolicy != corev1.PullIfNotPresent {
 				t.Errorf("%s container %s: %s with pull policy %q: a :latest image loaded into the nodes (kind load) would be pulled again", p.owner, c.Name, c.Image, c.ImagePullPolicy)
 			}
+		}
+	}
+}
+
+// TestExpand pins expand to the kubelet's rules, on which the checks of
+// $(…) above rely.
+func TestExpand(t *testing.T) {
+	env := map[string]string{"A": "a", "IDX": "3"}
+	for _, tc := range []struct {
+		in, want string
+		missing  []string
+	}{
+		{"--out=/results/shard-$(IDX)", "--out=/results/shard-3", nil},
+		{"$(A)$(A)", "aa", nil},
+		{"$$(A)", "$(A)", nil},
+		{"$(B)", "$(B)", []string{"B"}},
+		{"$((${H##*-} + 1))", "$((${H##*-} + 1))", []string{"(${H##*-} + 1"}},
+		{"$$((${H##*-} + 1))", "$((${H##*-} + 1))", nil},
+		{"a$b $(", "a$b $(", nil},
+		{"cost $", "cost $", nil},
+	} {
+		var missing []string
+		if got := expand(tc.in, env, &missing); got != tc.want || !slices.Equal(missing, tc.missing) {
+			t.Errorf("expand(%q) = %q, missing %q; want %q, missing %q", tc.in, got, missing, tc.want, tc.missing)
 		}
 	}
 }

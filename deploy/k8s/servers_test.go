@@ -244,8 +244,10 @@ func checkEnsemble(t *testing.T, s *appsv1.StatefulSet, c corev1.Container, env 
 	if s.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		t.Errorf("StatefulSet %s: podManagementPolicy %q: with OrderedReady the first member waits for a quorum alone", s.Name, s.Spec.PodManagementPolicy)
 	}
-	// The container derives ZOO_MY_ID from the ordinal in its hostname.
-	if cmd := strings.Join(c.Command, " "); !strings.Contains(cmd, "ZOO_MY_ID=$((${HOSTNAME##*-} + 1))") {
+	// The container derives ZOO_MY_ID from the ordinal in its hostname,
+	// in the shell that Kubernetes starts once it has expanded $(…).
+	cmd, _ := expandAll(c.Command, map[string]string{})
+	if !strings.Contains(strings.Join(cmd, " "), "ZOO_MY_ID=$((${HOSTNAME##*-} + 1))") {
 		t.Errorf("command %q does not set ZOO_MY_ID to the pod's ordinal + 1", cmd)
 	}
 	var ids []int
