@@ -11,8 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// completionIndexAnnotation is where an Indexed Job's pod finds its index.
-const completionIndexAnnotation = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+// Fields of its own pod that a Job's container may read: the pod's
+// completion index (Indexed Jobs) and the uid of the Job that made it.
+const (
+	completionIndexAnnotation = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+	jobUIDLabel               = "metadata.labels['batch.kubernetes.io/controller-uid']"
+)
 
 // pod is a pod template (of a Job or StatefulSet) or a bare Pod.
 type pod struct {
@@ -96,6 +100,8 @@ func containerEnv(m manifests, c corev1.Container, index int) (map[string]string
 			env[e.Name] = v
 		case from.FieldRef != nil && from.FieldRef.FieldPath == completionIndexAnnotation:
 			env[e.Name] = fmt.Sprint(index)
+		case from.FieldRef != nil && from.FieldRef.FieldPath == jobUIDLabel:
+			env[e.Name] = "0b7c3f4e-job-uid"
 		default:
 			errs = append(errs, fmt.Errorf("%s: a source this test does not resolve: %+v", e.Name, from))
 		}

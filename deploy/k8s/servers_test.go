@@ -114,12 +114,32 @@ func serverEnv(t *testing.T, m manifests) map[string]string {
 	return env
 }
 
-// TestRunReadsServerEnv fails if `lockbench run` stops reading a variable
-// that the servers' ConfigMap sets: each must become its flag's default.
-func TestRunReadsServerEnv(t *testing.T) {
+// pendingRunEnv maps a variable that sharding (issue 13) makes `lockbench
+// run` read, on a branch of its own, to the flag it sets; until that flag
+// exists, TestRunReadsItsEnv skips the variable.
+var pendingRunEnv = map[string]string{"LOCKBENCH_RUN_ID": "run-id"}
+
+// TestRunReadsItsEnv fails if `lockbench run` stops reading a LOCKBENCH_…
+// variable that a run container is given (the servers' addresses, the run
+// id): each must become its flag's default.
+func TestRunReadsItsEnv(t *testing.T) {
 	m := loadManifests(t)
-	for name := range serverEnv(t, m) {
+	s := shardJob(t, m)
+	env, _ := containerEnv(m, s.c, 0)
+	var names []string
+	for name := range env {
+		if strings.HasPrefix(name, "LOCKBENCH_") {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("the shards are given no LOCKBENCH_… variable")
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
+			if flag, ok := pendingRunEnv[name]; ok && cli.RunFlags().Lookup(flag) == nil {
+				t.Skipf("pending: lockbench run has no --%s yet to read $%s", flag, name)
+			}
 			t.Setenv(name, "from-env:1")
 			read := false
 			cli.RunFlags().VisitAll(func(f *pflag.Flag) { read = read || f.DefValue == "from-env:1" })
