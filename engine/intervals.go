@@ -18,7 +18,11 @@ const (
 	tagRelease        // release latency
 	tagHandoff        // release completed → next holder's acquire returned
 	tagService        // open loop: acquire latency from the actual start
+	tagAbandon        // wait of an acquisition given up
+	tagRenew          // lease renewal latency
 	nTags
+	// tagBits holds a tag beside its value in a batch.
+	tagBits = 3
 )
 
 // batchLen is how many latencies a worker gathers before it hands them on:
@@ -27,7 +31,7 @@ const (
 const batchLen = 512
 
 // batch is latencies one worker recorded in one interval, each packed as
-// microseconds << 2 | tag.
+// microseconds << tagBits | tag.
 type batch struct {
 	idx int
 	n   int
@@ -105,7 +109,7 @@ func (iv *intervals) write() {
 	defer close(iv.wrote)
 	for out := range iv.out {
 		iv.sink(out)
-		for _, h := range []*hdrhistogram.Histogram{out.Acquire, out.Release, out.Handoff, out.Service} {
+		for _, h := range []*hdrhistogram.Histogram{out.Acquire, out.Release, out.Handoff, out.Service, out.Abandon, out.Renew} {
 			h.Reset()
 			iv.hists.Put(h)
 		}
@@ -150,11 +154,11 @@ func (iv *intervals) add(b *batch) {
 		iv.open[idx] = into
 	}
 	for _, v := range b.v[:b.n] {
-		t := v & 3
+		t := v & (1<<tagBits - 1)
 		if into[t] == nil {
 			into[t] = iv.hists.Get().(*hdrhistogram.Histogram)
 		}
-		into[t].RecordValue(v >> 2)
+		into[t].RecordValue(v >> tagBits)
 	}
 	b.n = 0
 	iv.batches.Put(b)
@@ -217,7 +221,8 @@ func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
 		iv.total[t].Merge(h)
 	}
 	out := result.Interval{Start: start, End: end,
-		Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService]}
+		Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService],
+		Abandon: hs[tagAbandon], Renew: hs[tagRenew]}
 	if iv.out == nil {
 		iv.kept = append(iv.kept, out)
 		return
@@ -249,7 +254,7 @@ func (w *worker) rec(tag int, now time.Time, d time.Duration) {
 		w.batch = b
 		w.pending.Store(int64(w.ivIdx))
 	}
-	b.v[b.n] = micros(d)<<2 | int64(tag)
+	b.v[b.n] = micros(d)<<tagBits | int64(tag)
 	b.n++
 	if b.n == batchLen {
 		w.flush()

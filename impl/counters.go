@@ -28,6 +28,7 @@ type Counters struct {
 	// Redlock.
 	NoQuorum        atomic.Int64 // attempts that got fewer than a majority
 	ValidityExpired atomic.Int64 // attempts with a majority but no validity left
+	SplitVotes      atomic.Int64 // attempts with some votes but not a majority
 }
 
 // Counts is a plain snapshot of Counters, summed over clients; the type
@@ -51,5 +52,6 @@ func (c *Counters) Snapshot() Counts {
 		FailedCreates:   c.FailedCreates.Load(),
 		NoQuorum:        c.NoQuorum.Load(),
 		ValidityExpired: c.ValidityExpired.Load(),
+		SplitVotes:      c.SplitVotes.Load(),
 	}
 }

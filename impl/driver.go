@@ -41,6 +41,11 @@ type Driver struct {
 	// cell's sessions are closed and its counters read, on a connection of
 	// its own, so it touches no measurement.
 	Cleanup func(ctx context.Context, s Servers, namespace string) error
+	// Residue, if set, counts what the servers hold under a namespace
+	// (queue nodes, lock keys): the harness calls it once a cell's clients
+	// are done and before their sessions close, where nothing should be
+	// left.
+	Residue func(ctx context.Context, s Servers, namespace string) (int, error)
 }
 
 // Need is one set of servers a driver connects to.
@@ -83,6 +88,9 @@ const (
 	// Quorum: the lock is granted by a majority of independent servers
 	// (Needs[0].Count of them).
 	Quorum
+	// Renewal: leases implement Renewer, so a holder can keep a TTL lease
+	// for longer than the TTL (--renew).
+	Renewal
 )
 
 // Has reports whether c holds every capability of x.

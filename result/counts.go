@@ -18,6 +18,8 @@ type Counts struct {
 	FailedCreates   int64 `json:"failed_creates"`   // creates of a lock node refused because it exists
 	NoQuorum        int64 `json:"no_quorum"`        // attempts that got fewer than a majority
 	ValidityExpired int64 `json:"validity_expired"` // attempts with a majority but no validity left
+	// SplitVotes are attempts that got some votes but not a majority.
+	SplitVotes int64 `json:"split_votes,omitempty"`
 }
 
 // Add returns the field-wise sum of a and b.
@@ -37,6 +39,7 @@ func (a Counts) Add(b Counts) Counts {
 		FailedCreates:   a.FailedCreates + b.FailedCreates,
 		NoQuorum:        a.NoQuorum + b.NoQuorum,
 		ValidityExpired: a.ValidityExpired + b.ValidityExpired,
+		SplitVotes:      a.SplitVotes + b.SplitVotes,
 	}
 }
 
@@ -51,5 +54,6 @@ func (a Counts) neg() Counts {
 		Wakeups: -a.Wakeups, ReleaseWakeups: -a.ReleaseWakeups, ArrivalWakeups: -a.ArrivalWakeups,
 		WastedWakeups: -a.WastedWakeups, ChildrenRead: -a.ChildrenRead, ZKOps: -a.ZKOps,
 		SessionLost: -a.SessionLost, FailedCreates: -a.FailedCreates, NoQuorum: -a.NoQuorum, ValidityExpired: -a.ValidityExpired,
+		SplitVotes: -a.SplitVotes,
 	}
 }

@@ -30,6 +30,11 @@ const (
 	// TagService is the open loop's acquire latency from the actual start
 	// (its "acquire" counts from the intended arrival).
 	TagService = "service"
+	// TagAbandon is the wait of acquisitions given up (--acquire-timeout,
+	// the abandon scenario), TagRenew the latency of lease renewals
+	// (--renew).
+	TagAbandon = "abandon"
+	TagRenew   = "renew"
 )
 
 // CellFile is the base name (no extension) of a cell's files, e.g.

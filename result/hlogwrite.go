@@ -20,6 +20,7 @@ type Interval struct {
 	// IntervalLength.
 	Start, End                         time.Time
 	Acquire, Release, Handoff, Service *hdrhistogram.Histogram
+	Abandon, Renew                     *hdrhistogram.Histogram
 }
 
 // LogWriter writes a cell's timeline as an HdrHistogram interval log
@@ -81,7 +82,8 @@ func (l *LogWriter) Write(start time.Time, iv Interval) error {
 	for _, h := range []struct {
 		tag string
 		h   *hdrhistogram.Histogram
-	}{{TagAcquire, iv.Acquire}, {TagRelease, iv.Release}, {TagHandoff, iv.Handoff}, {TagService, iv.Service}} {
+	}{{TagAcquire, iv.Acquire}, {TagRelease, iv.Release}, {TagHandoff, iv.Handoff}, {TagService, iv.Service},
+		{TagAbandon, iv.Abandon}, {TagRenew, iv.Renew}} {
 		if h.h == nil || h.h.TotalCount() == 0 {
 			continue
 		}

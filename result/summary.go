@@ -120,10 +120,75 @@ type Cell struct {
 	// Faults holds what a fault scenario measured.
 	Faults *Faults `json:"faults,omitempty"`
 
+	// Abandon is what giving up on acquisitions cost (--acquire-timeout,
+	// the abandon scenario); nil when no client gave up.
+	Abandon *Abandon `json:"abandon,omitempty"`
+	// Renew is what renewing held leases cost (--renew).
+	Renew *Renew `json:"renew,omitempty"`
+	// Finding names what ended the cell before its time when that is a
+	// result, not a failure (FindingLivelock); Livelock holds its figures.
+	Finding  string    `json:"finding,omitempty"`
+	Livelock *Livelock `json:"livelock,omitempty"`
+
 	// Settle reports how the burst hand-off barrier went: "exact" when every
 	// hand-off waited for all waiters to settle, "timeout" when one gave up,
 	// "none" when the implementation cannot say.
 	Settle string `json:"settle,omitempty"`
+}
+
+// Abandon is what the acquisitions clients gave up on cost: how long they
+// had waited, and the requests they sent while waiting and withdrawing.
+// The servers' side is in the cell's Server counters.
+type Abandon struct {
+	// TimeoutMs is --acquire-timeout; 0 when the scenario decided.
+	TimeoutMs float64 `json:"timeout_ms,omitempty"`
+	Count     int64   `json:"count"`
+	// WaitUs is the time from asking to giving up.
+	WaitUs Latency `json:"wait_us"`
+	// RoundTrips is requests sent by the abandoned acquisitions, from the
+	// first try to the withdrawal; RoundTripsPer is per abandonment.
+	RoundTrips    int64   `json:"round_trips"`
+	RoundTripsPer float64 `json:"round_trips_per"`
+	// Queue figures of the abandon scenario: who got the lock, in grant
+	// order, grants out of queue order, and what the servers still held
+	// under the cell's namespace once every client was done (nodes, keys;
+	// -1 when the driver cannot count them).
+	Granted    []int `json:"granted,omitempty"`
+	OutOfOrder int64 `json:"out_of_order"`
+	Leftover   int64 `json:"leftover"`
+}
+
+// Renew is what renewing held leases cost (--renew): a renewal every
+// TTL/3 while a holder works.
+type Renew struct {
+	Count int64 `json:"count"`
+	// PerHolderPerS is renewals per second of holding: the extra requests
+	// one holder sends (times the servers each renewal asks).
+	PerHolderPerS float64 `json:"per_holder_per_s"`
+	LatencyUs     Latency `json:"latency_us"`
+	// Lost counts renewals that found the lock no longer ours: the holder
+	// learnt it had lost the lock and stopped working.
+	Lost   int64 `json:"lost"`
+	Errors int64 `json:"errors"`
+}
+
+// FindingLivelock is the finding of a cell in which clients kept trying
+// and nobody was granted the lock for Livelock.LimitS.
+const FindingLivelock = "livelock"
+
+// Livelock is what a cell ended for livelock showed: attempts went on,
+// grants did not.
+type Livelock struct {
+	// LimitS is how long without a grant (nobody holding, no error) the
+	// cell waited before calling it livelock; AtS is when it did, after
+	// the cell started.
+	LimitS float64 `json:"limit_s"`
+	AtS    float64 `json:"at_s"`
+	// Attempts are acquisition attempts that did not get the lock while
+	// it lasted; SplitVotes those with some but not a majority of votes
+	// (Redlock).
+	Attempts   int64 `json:"attempts"`
+	SplitVotes int64 `json:"split_votes"`
 }
 
 // Fairness describes the share of acquisitions per client.

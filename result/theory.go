@@ -50,6 +50,21 @@ type Theory struct {
 	// Poly is the burst figure as a polynomial in n:
 	// Poly[0] + Poly[1]·n + Poly[2]·n².
 	Poly [3]float64 `json:"poly"`
+	// AbandonFormula and AbandonPoly are the release wake-ups one waiter
+	// giving up causes (its node deleted) with n clients in the queue, the
+	// holder and the one leaving counted: AbandonPoly[0] + AbandonPoly[1]·n.
+	AbandonFormula string     `json:"abandon_formula,omitempty"`
+	AbandonPoly    [2]float64 `json:"abandon_poly,omitzero"`
+}
+
+// Abandon is the wake-ups one abandonment causes with n clients queued,
+// the holder and the abandoner included; ok is false when the theory does
+// not say.
+func (t Theory) Abandon(n float64) (float64, bool) {
+	if t.AbandonFormula == "" {
+		return 0, false
+	}
+	return t.AbandonPoly[0] + t.AbandonPoly[1]*n, true
 }
 
 // Burst is the release wake-ups theory predicts to drain a burst of n
@@ -66,9 +81,14 @@ func (t Theory) PerHandoff(n float64) float64 { return t.Burst(n) - t.Burst(n-1)
 // Theories every waiting scheme so far falls into.
 var (
 	// WatchAll: every waiter is told of every change, n(n−1)/2 to drain n.
-	WatchAll = Theory{Waiters: "all watch all", Formula: "n(n−1)/2", PerHandoffFormula: "n−1", Poly: [3]float64{0, -0.5, 0.5}}
-	// WatchPredecessor: only the next waiter is told, n−1 to drain n.
-	WatchPredecessor = Theory{Waiters: "predecessor watch", Formula: "n−1", PerHandoffFormula: "1", Poly: [3]float64{-1, 1, 0}}
+	// A waiter leaving wakes every other waiter: n−2.
+	WatchAll = Theory{Waiters: "all watch all", Formula: "n(n−1)/2", PerHandoffFormula: "n−1", Poly: [3]float64{0, -0.5, 0.5},
+		AbandonFormula: "n−2", AbandonPoly: [2]float64{-2, 1}}
+	// WatchPredecessor: only the next waiter is told, n−1 to drain n. A
+	// waiter leaving wakes its successor, which watches the node before
+	// it instead: 1.
+	WatchPredecessor = Theory{Waiters: "predecessor watch", Formula: "n−1", PerHandoffFormula: "1", Poly: [3]float64{-1, 1, 0},
+		AbandonFormula: "1", AbandonPoly: [2]float64{1, 0}}
 )
 
 // TheoryOf is the cell's theory; for a burst cell of schema 1, which kept
