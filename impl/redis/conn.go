@@ -20,6 +20,14 @@ import (
 // whose lease expired cannot delete a later holder's lock.
 const releaseSrc = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
 
+// renewSrc extends the key's TTL (ARGV[2], ms) only if it still holds our
+// token: a holder whose lease expired and was taken must not extend the
+// next holder's.
+const renewSrc = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`
+
+// RenewScript is the compare-and-extend script.
+var RenewScript = goredis.NewScript(renewSrc)
+
 // ReleaseScript is the compare-and-delete script. Run calls EVALSHA and
 // falls back to EVAL on NOSCRIPT.
 var ReleaseScript = goredis.NewScript(releaseSrc)
@@ -35,9 +43,11 @@ func Dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (
 		cl.Close()
 		return nil, fmt.Errorf("redis %s: %w: %w", addr, impl.ErrUnreachable, err)
 	}
-	if err := ReleaseScript.Load(ctx, cl).Err(); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("redis %s: load release script: %w", addr, err)
+	for _, s := range []*goredis.Script{ReleaseScript, RenewScript} {
+		if err := s.Load(ctx, cl).Err(); err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("redis %s: load lock scripts: %w", addr, err)
+		}
 	}
 	return cl, nil
 }

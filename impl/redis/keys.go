@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/impl"
 )
 
 // GlobEscape quotes the characters Redis's glob patterns (SCAN MATCH,
@@ -20,6 +22,32 @@ func GlobEscape(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// Residue counts the keys a cell left under its namespace on the server
+// of Need's role.
+func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error) {
+	addrs := s[Need.Role]
+	if len(addrs) == 0 {
+		return 0, nil
+	}
+	var c impl.Counters
+	cl := NewClient(addrs[0], impl.Config{}.WithDefaults(), &c)
+	defer cl.Close()
+	return CountMatching(ctx, cl, Key(GlobEscape(namespace), "*"))
+}
+
+// CountMatching counts the keys matching pattern.
+func CountMatching(ctx context.Context, cl *goredis.Client, pattern string) (int, error) {
+	n := 0
+	it := cl.Scan(ctx, 0, pattern, 1000).Iterator()
+	for it.Next(ctx) {
+		n++
+	}
+	if err := it.Err(); err != nil {
+		return 0, fmt.Errorf("redis: SCAN MATCH %s: %w", pattern, err)
+	}
+	return n, nil
 }
 
 // DeleteMatching deletes every key matching each pattern, as a driver's

@@ -20,8 +20,9 @@ func init() {
 		Name:        "redis",
 		Description: "single Redis: SET NX PX, polling with jitter, Lua compare-and-delete",
 		Needs:       []impl.Need{Need},
-		Caps:        impl.LeaseTTL,
+		Caps:        impl.LeaseTTL | impl.Renewal,
 		New:         New,
+		Residue:     Residue,
 	})
 }
 
@@ -133,6 +134,22 @@ func (s *lease) Release(ctx context.Context) error {
 	if n == 0 {
 		s.l.counters.Lost.Add(1)
 		return fmt.Errorf("redis %s: key %s: %w", s.l.addr, s.key, impl.ErrLockLost)
+	}
+	return nil
+}
+
+// Renew extends the key's TTL, only while it still holds our token
+// (RenewScript).
+func (s *lease) Renew(ctx context.Context) error {
+	n, err := RenewScript.Run(ctx, s.l.cl, []string{s.key}, s.token, s.l.cfg.TTL.Milliseconds()).Int64()
+	if err != nil {
+		if Expired(ctx) {
+			return fmt.Errorf("redis %s: renew %s: %w", s.l.addr, s.key, CtxErr(ctx))
+		}
+		return Classify(s.l.addr, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("redis %s: renew %s: %w", s.l.addr, s.key, impl.ErrLockLost)
 	}
 	return nil
 }

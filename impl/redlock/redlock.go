@@ -22,9 +22,10 @@ func init() {
 		Description: "Redlock over independent Redis masters: SET NX PX on each, majority and validity, polling with jitter",
 		Needs:       []impl.Need{Masters},
 		Options:     []impl.Option{ModeOption, TimeoutOption},
-		Caps:        impl.LeaseTTL | impl.Quorum,
+		Caps:        impl.LeaseTTL | impl.Quorum | impl.Renewal,
 		New:         New,
 		Validate:    ValidateTimeout,
+		Residue:     Residue,
 	})
 }
 
@@ -173,6 +174,9 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		}
 		if granted < l.quorum {
 			l.counters.NoQuorum.Add(1)
+			if granted > 0 {
+				l.counters.SplitVotes.Add(1)
+			}
 		} else {
 			l.counters.ValidityExpired.Add(1)
 		}
@@ -326,4 +330,47 @@ func (s *lease) Release(ctx context.Context) error {
 		err = fmt.Errorf("%w\n%w", err, nerr)
 	}
 	return err
+}
+
+// Renew extends the key on every master at once, each only where it still
+// holds our token, as redsync's Extend does. The lease stays ours when a
+// majority extended it within its validity (the TTL less the renewal's
+// time and the drift allowance); otherwise the holder cannot show a
+// majority and has lost the lock.
+func (s *lease) Renew(ctx context.Context) error {
+	l := s.l
+	start := time.Now()
+	ttl := l.cfg.TTL.Milliseconds()
+	l.round(ctx, true, l.timeout, func(ctx context.Context, cl *goredis.Client) (bool, error) {
+		n, err := redis.RenewScript.Run(ctx, cl, []string{s.key}, s.token, ttl).Int64()
+		return n == 1, err
+	})
+	extended := 0
+	for _, r := range l.res {
+		if r.ok {
+			extended++
+		}
+	}
+	if extended >= l.quorum && l.cfg.TTL-time.Since(start)-l.drift > 0 {
+		return nil
+	}
+	if redis.Expired(ctx) {
+		return fmt.Errorf("redlock: %s: renewal cut short: %w", s.key, redis.CtxErr(ctx))
+	}
+	return fmt.Errorf("redlock: %s: extended on %d of %d masters, %d needed: %w",
+		s.key, extended, len(l.cls), l.quorum, impl.ErrLockLost)
+}
+
+// Residue counts the keys a cell left under its namespace, summed over
+// the masters.
+func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error) {
+	total := 0
+	for _, addr := range s[Masters.Role] {
+		n, err := redis.Residue(ctx, impl.Servers{redis.Need.Role: {addr}}, namespace)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }

@@ -28,6 +28,7 @@ func init() {
 		Theory:      &result.WatchAll,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Naive) },
 		Cleanup:     Cleanup,
+		Residue:     Residue,
 	})
 	impl.Register(impl.Driver{
 		Name:        "zk-pred",
@@ -37,6 +38,7 @@ func init() {
 		Theory:      &result.WatchPredecessor,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, Predecessor) },
 		Cleanup:     Cleanup,
+		Residue:     Residue,
 	})
 }
 
@@ -262,6 +264,36 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Residue counts the queue nodes under a cell's lock nodes, on a
+// connection of its own.
+func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error) {
+	l, err := New(ctx, impl.Config{Servers: s, DialTimeout: 5 * time.Second}, Predecessor)
+	if err != nil {
+		return 0, err
+	}
+	defer l.bound(ctx)()
+	defer l.Close()
+	ns := root + "/" + namespace
+	locks, _, err := l.conn.Children(ns)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, l.wrap("residue", err)
+	}
+	n := 0
+	for _, lock := range locks {
+		_, stat, err := l.conn.Get(ns + "/" + lock)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return 0, l.wrap("residue", err)
+		}
+		if stat != nil {
+			n += int(stat.NumChildren)
+		}
+	}
+	return n, nil
 }
 
 func (l *Locker) op() {
