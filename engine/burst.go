@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -61,8 +62,8 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 		if err == nil {
 			break
 		}
-		if ctx.Err() != nil {
-			w.done.Store(true)
+		if ctx.Err() != nil || errors.Is(err, errAbandoned) {
+			w.done.Store(true) // each client asks once: one given up is done
 			return
 		}
 		// Counted, then tried again: each client acquires once, and an

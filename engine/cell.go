@@ -53,6 +53,15 @@ type CellSpec struct {
 	MaxTime time.Duration
 	// ConnectParallel bounds concurrent connects. Default 16.
 	ConnectParallel int
+	// AcquireTimeout, when positive, is how long a client waits for the
+	// lock before it gives up (Redisson's tryLock wait, Curator's
+	// acquire(time, unit)): its Acquire's context ends then, and the
+	// abandonment is counted apart from errors. Default 0: wait until the
+	// cell ends.
+	AcquireTimeout time.Duration
+	// Renew has holders of leases that can be renewed (impl.Renewal)
+	// renew them every TTL/3 while they hold the lock.
+	Renew bool
 	// Repeat is how many times a fault scenario repeats its script.
 	// Default 1.
 	Repeat int
@@ -188,6 +197,9 @@ func (s *CellSpec) Validate() error {
 	if err := impl.CheckOptions(append(d.Options, s.Scenario.Options()...), s.Config.Options); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
+	if s.Renew && !d.Caps.Has(impl.Renewal) {
+		return fmt.Errorf("%w: --renew: %s's leases cannot be renewed", ErrNotApplicable, d.Name)
+	}
 	if d.Validate != nil {
 		if err := d.Validate(s.Config); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrUsage, d.Name, err)
@@ -206,6 +218,8 @@ func (s *CellSpec) checkNumbers() error {
 		return fmt.Errorf("%w: locks must be ≥ 1, got %d", ErrUsage, s.Locks)
 	case s.Duration < 0 || s.Acquires < 0 || s.Warmup < 0:
 		return fmt.Errorf("%w: duration, acquires and warm-up must not be negative", ErrUsage)
+	case s.AcquireTimeout < 0:
+		return fmt.Errorf("%w: acquire-timeout must not be negative", ErrUsage)
 	case s.Rate < 0 || s.MaxInflight < 0 || s.Repeat < 0:
 		return fmt.Errorf("%w: rate, max-inflight and repeat must not be negative", ErrUsage)
 	case c.TTL < 0 || c.Retry < 0 || c.SessionTimeout < 0 || c.DialTimeout < 0 || s.MaxTime < 0:

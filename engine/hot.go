@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -52,6 +53,13 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 		if err != nil {
 			if r.over(ctx, got) {
 				return
+			}
+			if errors.Is(err, errAbandoned) {
+				// Given up, as tryLock's caller does: it comes back after
+				// its think time, with no back-off (no error happened).
+				w.streak = 0
+				w.pause(ctx, r.spec.ThinkDist.Sample(w.rng))
+				continue
 			}
 			if measured {
 				w.fail(err)

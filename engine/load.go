@@ -59,6 +59,14 @@ type cellRun struct {
 	panicked atomic.Pointer[string]
 	// truncated says why the cell stopped before it was done, if it did.
 	truncated string
+	// live is when the lock last changed hands; livelock is set when the
+	// cell ended for want of it (see watchLivelock).
+	live     progress
+	livelock *result.Livelock
+	// afterClients, if set, runs once every client has stopped and before
+	// their sessions close (the abandon scenario counts leftovers there).
+	afterClients func(ctx context.Context)
+	ab           *abandonRun
 
 	// burst
 	grants      atomic.Int64
@@ -79,6 +87,7 @@ func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh shape) *
 	r.workers = make([]*worker, len(lockers))
 	for i, l := range lockers {
 		r.workers[i] = newWorker(i, l, spec.Config.Seed)
+		r.workers[i].timeout = spec.AcquireTimeout
 	}
 	sh.prepare(r)
 	return r
@@ -126,6 +135,8 @@ type clientCounts struct {
 func (r *cellRun) run(ctx context.Context) (Result, error) {
 	srv := startServerCounters(ctx, r.driver, r.spec.Config.Servers)
 	r.start = time.Now()
+	r.live.start = r.start
+	r.live.last.Store(0)
 	r.measureFrom = r.start.Add(r.spec.Warmup)
 	r.check = newChecker(r.start, r.names)
 	iv := newIntervals(r.measureFrom, r.workers, r.sink())
@@ -216,6 +227,8 @@ func (r *cellRun) launch(ctx, cctx context.Context) {
 	defer relCancel()
 	stopGrace := context.AfterFunc(r.wctx, func() { time.AfterFunc(ReleaseGrace, relCancel) })
 	defer stopGrace()
+	stopWatch := r.watchLivelock()
+	defer stopWatch()
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
 	for _, w := range r.workers {
@@ -231,6 +244,10 @@ func (r *cellRun) launch(ctx, cctx context.Context) {
 	close(gate)
 	r.shape.drive(cctx, r)
 	wg.Wait()
+	stopWatch()
+	if r.afterClients != nil {
+		r.afterClients(ctx)
+	}
 }
 
 // cutShort is the reason for a cell the time limit ended.
@@ -342,7 +359,10 @@ func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.
 		cell.NotificationsPerAcquire = float64(c.Notifications) / float64(acquires)
 		cell.RoundTripsPerAcquire = float64(c.RoundTrips) / float64(acquires)
 	}
+	cell.Abandon = r.abandonFigures(totals[tagAbandon])
+	cell.Renew = r.renewFigures(totals[tagRenew])
 	r.shape.finish(r, &cell, totals)
+	r.livelockFinding(&cell)
 	cell.SafetyViolations, cell.Violations = r.check.violations()
 	return cell
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -126,7 +127,7 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 			if ctx.Err() != nil {
 				return
 			}
-			if measured {
+			if measured && !errors.Is(err, errAbandoned) {
 				w.fail(err)
 			}
 			continue

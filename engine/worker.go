@@ -35,6 +35,19 @@ type worker struct {
 	waited   bool             // the last Acquire took waitFlush or more
 	live     liveHist
 
+	// Giving up: after timeout (--acquire-timeout), or when leave is done
+	// (the abandon scenario). The figures are the worker's own, read
+	// after it ends, but abandons, which the progress line may read.
+	timeout     time.Duration
+	leave       context.Context
+	abandons    atomic.Int64
+	abandonRT   int64 // round trips of the acquisitions given up
+	trying      atomic.Bool
+	renewals    int64
+	renewLost   int64 // renewals that found the lock lost
+	renewErrors int64
+	renewHeld   time.Duration // holding time of leases renewed
+
 	iv      *intervals
 	batch   *batch       // this interval's latencies, see intervals
 	pending atomic.Int64 // batch's interval index, or noBatch
@@ -74,12 +87,52 @@ func (w *worker) readyToWait() {
 	}
 }
 
+// errAbandoned is what acquire returns for an acquisition the client gave
+// up on: not an error of the lock, and counted apart.
+var errAbandoned = errors.New("engine: acquisition given up")
+
 // acquire is w.l.Acquire, noting whether it had to wait (see readyToWait).
+// The client gives up when its timeout passes or its leave context is
+// done, before ctx ends: the driver sees its context cancelled, withdraws
+// (deletes its queue node, undoes its SETs) and returns, and acquire
+// returns errAbandoned, having recorded the wait and what it cost.
 func (w *worker) acquire(ctx context.Context, name string) (impl.Lease, error) {
 	start := time.Now()
-	lease, err := w.l.Acquire(ctx, name)
-	w.waited = time.Since(start) >= waitFlush
+	actx := ctx
+	var cancel context.CancelFunc
+	switch {
+	case w.leave != nil:
+		actx, cancel = context.WithCancel(ctx)
+		defer context.AfterFunc(w.leave, cancel)()
+	case w.timeout > 0:
+		actx, cancel = context.WithTimeout(ctx, w.timeout)
+	}
+	rt := w.l.Counters().RoundTrips.Load()
+	w.trying.Store(true)
+	lease, err := w.l.Acquire(actx, name)
+	w.trying.Store(false)
+	now := time.Now()
+	w.waited = now.Sub(start) >= waitFlush
+	if cancel == nil {
+		return lease, err
+	}
+	cancel()
+	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+		w.gaveUp(now, now.Sub(start), w.l.Counters().RoundTrips.Load()-rt, !impl.IsWarmingUp(ctx))
+		return nil, errAbandoned
+	}
 	return lease, err
+}
+
+// gaveUp counts an acquisition given up after waiting d, which sent rt
+// requests.
+func (w *worker) gaveUp(now time.Time, d time.Duration, rt int64, measured bool) {
+	if !measured {
+		return
+	}
+	w.abandons.Add(1)
+	w.abandonRT += rt
+	w.rec(tagAbandon, now, d)
 }
 
 // maxBackoff caps the pause after consecutive acquire errors.
@@ -136,7 +189,8 @@ func (r *cellRun) over(ctx context.Context, now time.Time) bool {
 func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease impl.Lease, got time.Time, measured bool) {
 	tok, fenced := lease.Fence()
 	v := r.check.enter(lock, w.id, tok, fenced, got)
-	w.pause(ctx, r.spec.HoldDist.Sample(w.rng))
+	r.live.granted(got)
+	r.hold(ctx, w, lease, r.spec.HoldDist.Sample(w.rng), measured)
 	if r.beforeRelease != nil {
 		r.beforeRelease(ctx)
 	}
@@ -145,6 +199,7 @@ func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease
 	r.check.released(lock, t)
 	err := lease.Release(r.relCtx)
 	now := time.Now()
+	r.live.released(now)
 	if measured {
 		w.rec(tagRelease, now, now.Sub(t))
 	}

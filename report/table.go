@@ -137,6 +137,13 @@ func notes(c Cell) []string {
 	if c.Truncated != "" {
 		out = append(out, "TRUNCATED: "+c.Truncated)
 	}
+	if a := c.Abandon; a != nil {
+		out = append(out, abandonNote(c, a))
+	}
+	if r := c.Renew; r != nil {
+		out = append(out, fmt.Sprintf("renew: %d renewals, %.1f/s per holder, latency p50 %s p99 %s; %d found the lock lost, %d failed",
+			r.Count, r.PerHolderPerS, result.Dur(r.LatencyUs.P50), result.Dur(r.LatencyUs.P99), r.Lost, r.Errors))
+	}
 	if c.SafetyViolations > 0 {
 		out = append(out, fmt.Sprintf("UNSAFE: %d mutual-exclusion violations (see safety_violations in summary.json)", c.SafetyViolations))
 	}
@@ -176,4 +183,22 @@ func saturatedServers(c Cell) string {
 		return ""
 	}
 	return fmt.Sprintf("%s, lockbench %.0f%%", strings.Join(parts, ", "), 100*g.CPUS/g.ServerSpanS)
+}
+
+// abandonNote says what giving up cost: how many, after how long, the
+// requests they sent, and in the abandon scenario the queue's order and
+// what the servers held afterwards.
+func abandonNote(c Cell, a *result.Abandon) string {
+	s := fmt.Sprintf("abandoned: %d, waited p50 %s max %s, %.1f round trips each", a.Count,
+		result.Dur(a.WaitUs.P50), result.Dur(a.WaitUs.Max), a.RoundTripsPer)
+	if a.TimeoutMs > 0 {
+		s += fmt.Sprintf(" (--acquire-timeout %s)", result.Dur(a.TimeoutMs*1000))
+	}
+	if len(a.Granted) > 0 {
+		s += fmt.Sprintf("; %d granted, %d out of queue order", len(a.Granted), a.OutOfOrder)
+		if a.Leftover >= 0 {
+			s += fmt.Sprintf("; left on the servers: %d", a.Leftover)
+		}
+	}
+	return s
 }

@@ -43,6 +43,8 @@ Examples:
   lockbench run --impl redis,zk-pred --clients 64 --ramp 8:8:5s --hold 1ms   # 8, 16, … 64 clients
   lockbench run --impl zk-pred --scenario rate --rate 2000 --arrival poisson --clients 64 --hold exp:1ms
   lockbench run --impl zk-pred --zk 10.0.0.5:2181 --clients 64 --duration 30s
+  lockbench run --impl zk-naive,zk-pred --scenario abandon --clients 32   # waiters giving up
+  lockbench run --impl redis,redlock --ttl 200ms --hold 400ms --renew --clients 4
 
 Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation
 (after all results are written), 130 interrupted (completed cells are kept).`
@@ -64,7 +66,8 @@ type runOpts struct {
 	connectPar, repeat               int
 	out, slo                         string
 	seed                             uint64
-	quiet, force                     bool
+	quiet, force, renew              bool
+	acquireTimeout                   time.Duration
 	cpuProfile, memProfile           string
 
 	// Built from the registered drivers, server kinds and scenarios.
@@ -100,6 +103,8 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&o.ttl, "ttl", impl.DefaultTTL, "lock TTL (Redis PX)")
 	fs.DurationVar(&o.retry, "retry", impl.DefaultRetry, "pause between polling attempts")
 	fs.Float64Var(&o.jitter, "jitter", impl.DefaultJitter, "random fraction of --retry added or removed")
+	fs.DurationVar(&o.acquireTimeout, "acquire-timeout", 0, "a client that has not got the lock within this gives up (tryLock with a wait); 0 waits until the cell ends")
+	fs.BoolVar(&o.renew, "renew", false, "holders renew their TTL lease every TTL/3 while they hold it, only while it is still theirs (a watchdog)")
 	o.servers = map[string]*string{}
 	for _, n := range impl.Roles() {
 		env := impl.EnvName(n.Role)
@@ -395,7 +400,7 @@ func (o runOpts) cell() (lockbench.CellSpec, error) {
 		Locks: o.locks, Warmup: o.warmup, MaxTime: o.max, Repeat: o.repeat,
 		Hold: hold.Mean(), Think: think.Mean(), HoldDist: hold, ThinkDist: think, Keys: keys,
 		Rate: o.rate, Arrival: o.arrival, MaxInflight: o.maxInflight,
-		ConnectParallel: o.connectPar,
+		ConnectParallel: o.connectPar, AcquireTimeout: o.acquireTimeout, Renew: o.renew,
 		Config: impl.Config{
 			Servers: impl.Servers{},
 			TTL:     o.ttl, Retry: o.retry, Jitter: o.jitter, SessionTimeout: o.sessionTimeout,

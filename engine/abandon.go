@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/result"
+)
+
+func init() {
+	RegisterScenario(loadScenario{name: "abandon", kind: result.KindBurst, shape: abandonShape{},
+		description: "a full queue in which every other waiter gives up: clients queue in id order behind client 0, the odd ones (but the last) leave one by one, the rest get the lock in queue order"})
+}
+
+// abandonShape is the abandon scenario: waiters that give up while queued
+// (Redisson's tryLock with a wait, Curator's acquire(time, unit)). Client
+// i joins the queue once client i−1 waits in it, so that queue order is id
+// order; once all are in, each odd client but the last gives up, one at a
+// time, every other waiter settling again in between; then the lock
+// passes down what is left of the queue as in a burst. Every step meeting
+// a settled queue makes the wake-ups exact, and every abandoner having a
+// successor makes each leave a wake-up in a predecessor-watch queue.
+// Afterwards the servers must hold nothing under the cell's namespace.
+type abandonShape struct{}
+
+// abandonRun is the abandon scenario's state in a cell.
+type abandonRun struct {
+	gates  []chan struct{}      // client i may join the queue
+	leave  []context.CancelFunc // cancels an abandoner's wait; nil for others
+	ready  chan struct{}        // the abandoners have gone: the holder may release
+	order  []int32              // client ids in grant order
+	grants atomic.Int32
+	left   int64 // what the servers held afterwards, -1 unknown
+}
+
+// abandons reports whether client i of n gives up: the odd ones but the
+// last, so that each has a successor in the queue.
+func abandons(i, n int) bool { return i%2 == 1 && i < n-1 }
+
+func (abandonShape) prepare(r *cellRun) {
+	r.spec.Warmup, r.spec.Duration = 0, 0
+	n := len(r.workers)
+	a := &abandonRun{gates: make([]chan struct{}, n), leave: make([]context.CancelFunc, n),
+		ready: make(chan struct{}), order: make([]int32, n), left: -1}
+	for i, w := range r.workers {
+		a.gates[i] = make(chan struct{})
+		if abandons(i, n) {
+			w.leave, a.leave[i] = context.WithCancel(context.Background())
+		}
+	}
+	r.ab = a
+	if r.driver.Theory != nil {
+		r.beforeRelease = r.settle
+	}
+	r.afterClients = r.countLeftovers
+}
+
+func (abandonShape) client(ctx context.Context, r *cellRun, w *worker) {
+	defer w.flush()
+	select {
+	case <-r.ab.gates[w.id]:
+	case <-ctx.Done():
+		w.done.Store(true)
+		return
+	}
+	start := time.Now()
+	var lease impl.Lease
+	for {
+		var err error
+		if lease, err = w.acquire(ctx, r.names.at(0)); err == nil {
+			break
+		}
+		if ctx.Err() != nil || err == errAbandoned {
+			w.done.Store(true)
+			return
+		}
+		w.fail(err) // tried again: it joins the queue's end
+		w.backoff(ctx, r.spec.Config.Retry)
+	}
+	got := time.Now()
+	r.granted(w, 0, start, got, got.Sub(start))
+	r.ab.order[r.ab.grants.Add(1)-1] = int32(w.id)
+	w.done.Store(true)
+	if w.id == 0 {
+		select { // the first holder keeps the lock until the leavers left
+		case <-r.ab.ready:
+		case <-ctx.Done():
+		}
+	}
+	r.holdAndRelease(ctx, w, 0, lease, got, true)
+}
+
+// drive lets the clients join the queue in id order, then has the
+// abandoners leave one at a time, each step waiting for a settled queue.
+func (abandonShape) drive(ctx context.Context, r *cellRun) {
+	defer close(r.ab.ready)
+	for i := range r.workers {
+		close(r.ab.gates[i])
+		r.settleUpTo(ctx, i)
+	}
+	for i, leave := range r.ab.leave {
+		if leave == nil {
+			continue
+		}
+		leave()
+		for !r.workers[i].done.Load() && ctx.Err() == nil {
+			time.Sleep(50 * time.Microsecond)
+		}
+		r.settleUpTo(ctx, len(r.workers)-1)
+	}
+}
+
+// settleUpTo waits until clients 0…i are each done (holding, or gone) or
+// settled in the queue — a poller once seen asleep between polls. A
+// driver that cannot say is given a few retry delays.
+func (r *cellRun) settleUpTo(ctx context.Context, i int) {
+	deadline := time.Now().Add(DefaultSettleTimeout)
+	for ctx.Err() == nil {
+		all := true
+		for _, w := range r.workers[:i+1] {
+			if w.settler == nil {
+				r.settleState.Store(2)
+				time.Sleep(5 * r.spec.Config.Retry)
+				return
+			}
+			if !w.done.Load() && !w.settler.Settled() {
+				all = false
+				break
+			}
+		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.settleState.CompareAndSwap(0, 1)
+			return
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// countLeftovers asks the driver what the servers still hold under the
+// cell's namespace, with every client done but still connected: a queue
+// node or key left now was left by a client, not taken by a session's end.
+func (r *cellRun) countLeftovers(ctx context.Context) {
+	if r.driver.Residue == nil || ctx.Err() != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if n, err := r.driver.Residue(cctx, r.spec.Config.Servers, r.spec.Config.Namespace); err == nil {
+		r.ab.left = int64(n)
+	}
+}
+
+// finish adds who got the lock in which order, what was left behind, and
+// what theory predicts: each leave wakes Theory.Abandon(n) waiters with n
+// clients queued, then the burst of those left.
+func (abandonShape) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Histogram) {
+	a := r.ab
+	if c.Abandon == nil {
+		c.Abandon = &result.Abandon{}
+	}
+	c.Abandon.Leftover = a.left
+	for _, id := range a.order[:a.grants.Load()] {
+		g := c.Abandon.Granted
+		if len(g) > 0 && int(id) < g[len(g)-1] {
+			c.Abandon.OutOfOrder++
+		}
+		c.Abandon.Granted = append(g, int(id))
+	}
+	c.Settle = [...]string{"exact", "timeout", "none"}[r.settleState.Load()]
+	t := r.driver.Theory
+	if t == nil {
+		return
+	}
+	n, queued := len(r.workers), len(r.workers)
+	var wake float64
+	for i := range n {
+		if abandons(i, n) {
+			per, ok := t.Abandon(float64(queued))
+			if !ok {
+				return
+			}
+			wake += per
+			queued--
+		}
+	}
+	wake += t.Burst(float64(queued))
+	w := int64(wake + 0.5)
+	c.TheoryWakeups = &w
+}

@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+// Livelock detection: clients keep trying, nobody is granted the lock. A
+// thousand Redlock clients on one lock split the masters' votes so that no
+// attempt wins a majority, each undoes its minority and tries again — the
+// cell would wait out --max-cell-time having measured nothing. The cell
+// ends instead with the finding "livelock" once there has been no grant
+// for livelockLimit while clients were trying, nobody held the lock and no
+// acquisition failed with an error (an outage is not a livelock; its
+// errors say what it is).
+
+// Livelock limits: the wait is LivelockRetries retry delays — every
+// client has had that many tries — and at least LivelockTTLs TTLs, so
+// that a grant left on a server by a crashed or cut-off attempt has
+// expired in the meantime and cannot be what blocks everyone.
+const (
+	LivelockRetries = 20
+	LivelockTTLs    = 2
+)
+
+// livelockLimit is max(20 × retry, 2 × TTL).
+func livelockLimit(retry, ttl time.Duration) time.Duration {
+	return max(LivelockRetries*retry, LivelockTTLs*ttl)
+}
+
+// progress is when the lock last changed hands, and how many hold it.
+type progress struct {
+	last    atomic.Int64 // ns since the cell's start: the last grant or release
+	holding atomic.Int64
+	start   time.Time
+}
+
+func (p *progress) granted(t time.Time) {
+	p.holding.Add(1)
+	p.last.Store(int64(t.Sub(p.start)))
+}
+
+func (p *progress) released(t time.Time) {
+	p.holding.Add(-1)
+	p.last.Store(int64(t.Sub(p.start)))
+}
+
+// watchLivelock ends the cell with the livelock finding when there has
+// been no progress for the limit; stop ends the watch.
+func (r *cellRun) watchLivelock() (stop func()) {
+	limit := livelockLimit(r.spec.Config.Retry, r.spec.Config.TTL)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(max(limit/20, 10*time.Millisecond))
+		defer tick.Stop()
+		errs := int64(-1)
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				if e := r.errorCount(); e != errs || r.live.holding.Load() > 0 || !r.anyTrying() {
+					errs = e
+					r.live.last.Store(int64(now.Sub(r.start)))
+					continue
+				}
+				if now.Sub(r.start)-time.Duration(r.live.last.Load()) >= limit {
+					r.livelock = &result.Livelock{LimitS: limit.Seconds(), AtS: now.Sub(r.start).Seconds()}
+					r.stop()
+					r.wcancel()
+					return
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-finished }) }
+}
+
+func (r *cellRun) errorCount() int64 {
+	var n int64
+	for _, w := range r.workers {
+		n += w.errors.Load()
+	}
+	return n
+}
+
+func (r *cellRun) anyTrying() bool {
+	for _, w := range r.workers {
+		if w.trying.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// livelockFinding fills in the cell's livelock figures from its counts.
+func (r *cellRun) livelockFinding(c *result.Cell) {
+	if r.livelock == nil {
+		return
+	}
+	l := *r.livelock
+	l.Attempts, l.SplitVotes = c.Retries, c.SplitVotes
+	c.Finding, c.Livelock = result.FindingLivelock, &l
+	c.Verdict = fmt.Sprintf("LIVELOCK: no grant for %v while clients kept trying (limit max(%d×retry, %d×TTL)); the cell ended %.1fs in: %d attempts failed, %d of them split votes (some masters but no majority)",
+		time.Duration(l.LimitS*float64(time.Second)).Round(time.Millisecond), LivelockRetries, LivelockTTLs, l.AtS, l.Attempts, l.SplitVotes)
+}

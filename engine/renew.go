@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/result"
+)
+
+// renewEvery is how often a holder renews its lease under --renew: a
+// third of the TTL, as Redisson's watchdog does, so that one late or
+// failed renewal still leaves a renewal's worth of lease.
+func renewEvery(ttl time.Duration) time.Duration { return ttl / 3 }
+
+// hold keeps the lock for d. With --renew, a lease that can be renewed
+// (impl.Renewer) is renewed every renewEvery(TTL) meanwhile, from the
+// holder's own goroutine, as a watchdog would. A renewal that finds the
+// lock no longer ours ends the hold at once: the holder has learnt it
+// lost the lock and stops working (it still releases, which undoes what
+// it may hold on a Redlock minority).
+func (r *cellRun) hold(ctx context.Context, w *worker, lease impl.Lease, d time.Duration, measured bool) {
+	rn, ok := lease.(impl.Renewer)
+	if !r.spec.Renew || !ok {
+		w.pause(ctx, d)
+		return
+	}
+	every := renewEvery(r.spec.Config.TTL)
+	start := time.Now()
+	end := start.Add(d)
+	defer func() {
+		if measured {
+			w.renewHeld += time.Since(start)
+		}
+	}()
+	for ctx.Err() == nil {
+		if left := time.Until(end); left <= every {
+			w.pause(ctx, left)
+			return
+		}
+		if w.pause(ctx, every); ctx.Err() != nil {
+			return
+		}
+		t := time.Now()
+		err := rn.Renew(ctx)
+		now := time.Now()
+		if measured {
+			w.renewals++
+			w.rec(tagRenew, now, now.Sub(t))
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, impl.ErrLockLost):
+			if measured {
+				w.renewLost++
+			}
+			return
+		case ctx.Err() != nil:
+			return
+		case measured:
+			// The server did not answer in time: the lease may still be
+			// ours; the next renewal will tell.
+			w.renewErrors++
+			w.fail(err)
+		}
+	}
+}
+
+// renewFigures is what the cell's renewals cost, nil without --renew.
+func (r *cellRun) renewFigures(h *hdrhistogram.Histogram) *result.Renew {
+	if !r.spec.Renew {
+		return nil
+	}
+	out := &result.Renew{LatencyUs: result.LatencyOf(h)}
+	var held time.Duration
+	for _, w := range r.workers {
+		out.Count += w.renewals
+		out.Lost += w.renewLost
+		out.Errors += w.renewErrors
+		held += w.renewHeld
+	}
+	if held > 0 {
+		out.PerHolderPerS = float64(out.Count) / held.Seconds()
+	}
+	return out
+}
+
+// abandonFigures is what the acquisitions given up cost, nil when no
+// client could give up.
+func (r *cellRun) abandonFigures(h *hdrhistogram.Histogram) *result.Abandon {
+	var n, rt int64
+	for _, w := range r.workers {
+		n += w.abandons.Load()
+		rt += w.abandonRT
+	}
+	if n == 0 && r.spec.AcquireTimeout <= 0 {
+		return nil
+	}
+	a := &result.Abandon{TimeoutMs: float64(r.spec.AcquireTimeout) / float64(time.Millisecond),
+		Count: n, WaitUs: result.LatencyOf(h), RoundTrips: rt}
+	if n > 0 {
+		a.RoundTripsPer = float64(rt) / float64(n)
+	}
+	return a
+}
