@@ -15,8 +15,10 @@ import (
 // cell would wait out --max-cell-time having measured nothing. The cell
 // ends instead with the finding "livelock" once there has been no grant
 // for livelockLimit while clients were trying, nobody held the lock and no
-// acquisition failed with an error (an outage is not a livelock; its
-// errors say what it is).
+// server was found unreachable (an outage is not a livelock; its errors
+// say what it is). Other errors do not count as progress: clients whose
+// every attempt times out on servers too busy to answer are busy without
+// progress too, and a thousand Redlock clients mostly do that.
 
 // Livelock limits: the wait is LivelockRetries retry delays — every
 // client has had that many tries — and at least LivelockTTLs TTLs, so
@@ -65,7 +67,7 @@ func (r *cellRun) watchLivelock() (stop func()) {
 			case <-done:
 				return
 			case now := <-tick.C:
-				if e := r.errorCount(); e != errs || r.live.holding.Load() > 0 || !r.anyTrying() {
+				if e := r.unreachableCount(); e != errs || r.live.holding.Load() > 0 || !r.anyTrying() {
 					errs = e
 					r.live.last.Store(int64(now.Sub(r.start)))
 					continue
@@ -83,10 +85,10 @@ func (r *cellRun) watchLivelock() (stop func()) {
 	return func() { once.Do(func() { close(done); <-finished }) }
 }
 
-func (r *cellRun) errorCount() int64 {
+func (r *cellRun) unreachableCount() int64 {
 	var n int64
 	for _, w := range r.workers {
-		n += w.errors.Load()
+		n += w.unreachable.Load()
 	}
 	return n
 }
@@ -106,8 +108,8 @@ func (r *cellRun) livelockFinding(c *result.Cell) {
 		return
 	}
 	l := *r.livelock
-	l.Attempts, l.SplitVotes = c.Retries, c.SplitVotes
+	l.Attempts, l.SplitVotes, l.Errors = c.Retries, c.SplitVotes, c.Errors
 	c.Finding, c.Livelock = result.FindingLivelock, &l
-	c.Verdict = fmt.Sprintf("LIVELOCK: no grant for %v while clients kept trying (limit max(%d×retry, %d×TTL)); the cell ended %.1fs in: %d attempts failed, %d of them split votes (some masters but no majority)",
-		time.Duration(l.LimitS*float64(time.Second)).Round(time.Millisecond), LivelockRetries, LivelockTTLs, l.AtS, l.Attempts, l.SplitVotes)
+	c.Verdict = fmt.Sprintf("LIVELOCK: no grant for %v while clients kept trying (limit max(%d×retry, %d×TTL)); the cell ended %.1fs in: %d attempts did not get the lock, %d of them split votes (some but not a majority of votes); %d errors",
+		time.Duration(l.LimitS*float64(time.Second)).Round(time.Millisecond), LivelockRetries, LivelockTTLs, l.AtS, l.Attempts, l.SplitVotes, l.Errors)
 }

@@ -43,6 +43,7 @@ type worker struct {
 	abandons    atomic.Int64
 	abandonRT   int64 // round trips of the acquisitions given up
 	trying      atomic.Bool
+	unreachable atomic.Int64 // errors that found a server unreachable
 	renewals    int64
 	renewLost   int64 // renewals that found the lock lost
 	renewErrors int64
@@ -154,6 +155,9 @@ func (w *worker) backoff(ctx context.Context, retry time.Duration) {
 
 func (w *worker) fail(err error) {
 	w.errors.Add(1)
+	if errors.Is(err, impl.ErrUnreachable) {
+		w.unreachable.Add(1)
+	}
 	if w.errClass == nil {
 		w.errClass = map[string]int64{}
 	}

@@ -27,6 +27,10 @@ const (
 func isBurst(c Cell) bool { return c.KindOf() == result.KindBurst }
 func isFault(c Cell) bool { return c.KindOf() == result.KindFault }
 
+// leavingQueue reports whether c drained a queue that waiters left (the
+// abandon scenario): its wake-ups follow no burst curve.
+func leavingQueue(c Cell) bool { return c.Abandon != nil && len(c.Abandon.Granted) > 0 }
+
 // closedLoops keeps the cells that are not bursts: a burst's rate is set
 // by its hold time and hand-offs, and would flatten the others' curves.
 func closedLoops(cells []Cell) []Cell {

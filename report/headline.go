@@ -27,6 +27,7 @@ func Headlines(cells []Cell) []string {
 		if v := violationSummary(byImpl[name]); v != "" {
 			parts = append(parts, v)
 		}
+		parts = append(parts, findings(byImpl[name])...)
 		for _, g := range byImpl[name] {
 			var s string
 			if isBurst(g.Cells[0]) {
@@ -44,6 +45,21 @@ func Headlines(cells []Cell) []string {
 			parts = append(parts, "no acquisitions measured")
 		}
 		out = append(out, name+": "+strings.Join(parts, "; ")+".")
+	}
+	return out
+}
+
+// findings are what ended cells early as a result (a livelock), loudly,
+// after the violations.
+func findings(groups []cellGroup) []string {
+	var out []string
+	for _, g := range groups {
+		for _, c := range g.Cells {
+			if l := c.Livelock; l != nil && c.Finding == result.FindingLivelock {
+				out = append(out, fmt.Sprintf("LIVELOCK in %s with %d clients — no grant for %s while they kept trying, the cell ended at %.1fs: %s did not get the lock, %s of them split votes; %s",
+					g.Scenario, c.Clients, result.Dur(l.LimitS*1e6), l.AtS, plural(l.Attempts, "attempt"), commas(l.SplitVotes), plural(l.Errors, "error")))
+			}
+		}
 	}
 	return out
 }
@@ -89,6 +105,13 @@ func burstHeadline(g cellGroup) string {
 		if c.RetriesPerAcquire > 0 {
 			s += fmt.Sprintf(", %s retries per acquisition", perAcq(c.RetriesPerAcquire))
 		}
+	}
+	if a := c.Abandon; leavingQueue(c) {
+		s += fmt.Sprintf(", %d waiters gave up (%d out of queue order", a.Count, a.OutOfOrder)
+		if a.Leftover >= 0 {
+			s += fmt.Sprintf(", %d left on the servers", a.Leftover)
+		}
+		s += ")"
 	}
 	return s + errorsClause(g.Cells)
 }

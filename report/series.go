@@ -242,7 +242,7 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 func burstSeries(cells []Cell) (measured, theory []series) {
 	var burst []Cell
 	for _, c := range cells {
-		if isBurst(c) {
+		if isBurst(c) && !leavingQueue(c) {
 			burst = append(burst, c)
 		}
 	}

@@ -32,7 +32,7 @@ func wakingOf(name string, cells []Cell) waking {
 // theoryFormula names the formula behind a burst cell's theory, for
 // sentences: "n(n−1)/2", "n−1", or "" when the cell does not say.
 func theoryFormula(c Cell) string {
-	if t := c.TheoryOf(); t != nil {
+	if t := c.TheoryOf(); t != nil && !leavingQueue(c) {
 		return t.Formula
 	}
 	return ""

@@ -189,6 +189,9 @@ type Livelock struct {
 	// (Redlock).
 	Attempts   int64 `json:"attempts"`
 	SplitVotes int64 `json:"split_votes"`
+	// Errors are the cell's acquisition errors (timeouts, no quorum):
+	// none found a server unreachable, or it would not be a livelock.
+	Errors int64 `json:"errors"`
 }
 
 // Fairness describes the share of acquisitions per client.

@@ -228,3 +228,42 @@ func TestReleasePastDeadlineWrapsCtxErr(t *testing.T) {
 		t.Errorf("lost = %d for a release cut short by its deadline", n)
 	}
 }
+
+// Renew extends the key's TTL while it holds our token, and once the
+// lease has expired and another client holds the lock it returns
+// ErrLockLost and leaves the other's key as it was.
+func TestRenewExtendsOnlyOurOwnKey(t *testing.T) {
+	ctx := context.Background()
+	addr := server(t)
+	a := client(t, addr, 300*time.Millisecond)
+	lease, err := a.Acquire(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := goredis.NewClient(&goredis.Options{Addr: addr})
+	defer raw.Close()
+	key := redis.Key(t.Name(), "r")
+	if err := raw.PExpire(ctx, key, 50*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.(impl.Renewer).Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := raw.PTTL(ctx, key).Val(); ttl <= 50*time.Millisecond {
+		t.Fatalf("after renewing, the key lives %v more; want up to the 300ms TTL", ttl)
+	}
+	if err := raw.Del(ctx, key).Err(); err != nil { // expired, as after a freeze
+		t.Fatal(err)
+	}
+	b := client(t, addr, time.Hour)
+	if _, err := b.Acquire(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	before := raw.Get(ctx, key).Val()
+	if err := lease.(impl.Renewer).Renew(ctx); !errors.Is(err, impl.ErrLockLost) {
+		t.Fatalf("renewing a lease another client took: %v, want ErrLockLost", err)
+	}
+	if ttl := raw.PTTL(ctx, key).Val(); raw.Get(ctx, key).Val() != before || ttl <= 300*time.Millisecond {
+		t.Fatalf("the other holder's key changed: TTL %v", ttl)
+	}
+}

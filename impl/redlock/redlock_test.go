@@ -511,3 +511,47 @@ func TestReleasePastDeadlineIsNotLost(t *testing.T) {
 		t.Errorf("lost = %d for a release cut short by its deadline", n)
 	}
 }
+
+// Renew extends the key on the masters while a majority holds our token.
+// When a minority does (the others expired and went to another client),
+// the holder cannot show a majority: ErrLockLost, and the other's keys
+// keep their TTL.
+func TestRenewNeedsAMajority(t *testing.T) {
+	ctx := context.Background()
+	srv := masters(t)
+	cfg := config(t, srv, "")
+	cfg.TTL = 10 * time.Second
+	a := newLocker(t, cfg)
+	lease, err := a.Acquire(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := redis.Key(t.Name(), "r")
+	var raws []*goredis.Client
+	for _, addr := range srv[redlock.Masters.Role] {
+		raw := goredis.NewClient(&goredis.Options{Addr: addr})
+		defer raw.Close()
+		raws = append(raws, raw)
+		raw.PExpire(ctx, key, time.Second)
+	}
+	if err := lease.(impl.Renewer).Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, raw := range raws {
+		if ttl := raw.PTTL(ctx, key).Val(); ttl <= time.Second {
+			t.Fatalf("master %d: the key lives %v more after renewing; want up to 10s", i, ttl)
+		}
+	}
+	// Three masters' keys expire and another client takes them.
+	for _, raw := range raws[:3] {
+		raw.Set(ctx, key, "someone-else", time.Minute)
+	}
+	if err := lease.(impl.Renewer).Renew(ctx); !errors.Is(err, impl.ErrLockLost) {
+		t.Fatalf("renewing on a minority: %v, want ErrLockLost", err)
+	}
+	for i, raw := range raws[:3] {
+		if v, ttl := raw.Get(ctx, key).Val(), raw.PTTL(ctx, key).Val(); v != "someone-else" || ttl <= 10*time.Second {
+			t.Errorf("master %d: the other holder's key is %q with %v left", i, v, ttl)
+		}
+	}
+}
