@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -27,6 +28,30 @@ const renewSrc = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.cal
 
 // RenewScript is the compare-and-extend script.
 var RenewScript = goredis.NewScript(renewSrc)
+
+// hashRenewSrc is Redisson's watchdog renewal (renewExpiration): the lock
+// hash's TTL (ARGV[2], ms) is set afresh only while it holds our owner
+// field (ARGV[1]).
+const hashRenewSrc = `if redis.call("hexists", KEYS[1], ARGV[1]) == 1 then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`
+
+// HashRenewScript renews a Redisson-style lock hash.
+var HashRenewScript = goredis.NewScript(hashRenewSrc)
+
+// RenewHash runs HashRenewScript for the lock hash key held by owner: an
+// error wrapping impl.ErrLockLost when the hash is no longer ours, ctx's
+// error when ctx ended first.
+func RenewHash(ctx context.Context, cl *goredis.Client, addr, key, owner string, ttl time.Duration) error {
+	n, err := HashRenewScript.Run(ctx, cl, []string{key}, owner, ttl.Milliseconds()).Int64()
+	switch {
+	case err != nil && Expired(ctx):
+		return fmt.Errorf("redis %s: renew %s: %w", addr, key, CtxErr(ctx))
+	case err != nil:
+		return Classify(addr, err)
+	case n == 0:
+		return fmt.Errorf("redis %s: renew %s: %w", addr, key, impl.ErrLockLost)
+	}
+	return nil
+}
 
 // ReleaseScript is the compare-and-delete script. Run calls EVALSHA and
 // falls back to EVAL on NOSCRIPT.

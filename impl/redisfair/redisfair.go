@@ -21,7 +21,7 @@ func init() {
 		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told",
 		Needs:       []impl.Need{redis.SubscribingNeed},
 		Options:     []impl.Option{WaitOption},
-		Caps:        impl.LeaseTTL,
+		Caps:        impl.LeaseTTL | impl.Renewal,
 		Theory:      &HeadWaiter,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
 		Cleanup:     Cleanup,
@@ -91,7 +91,7 @@ func dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (
 		cl.Close()
 		return nil, fmt.Errorf("redis %s: %w: %w", addr, impl.ErrUnreachable, err)
 	}
-	for _, s := range []*goredis.Script{acquireScript, releaseScript, giveUpScript} {
+	for _, s := range []*goredis.Script{acquireScript, releaseScript, giveUpScript, redis.HashRenewScript} {
 		if err := s.Load(ctx, cl).Err(); err != nil {
 			cl.Close()
 			return nil, fmt.Errorf("redis %s: load script: %w", addr, err)
@@ -232,6 +232,12 @@ type lease struct {
 
 // Fence says there is none: Redisson's fair lock has no token.
 func (s *lease) Fence() (uint64, bool) { return 0, false }
+
+// Renew is Redisson's watchdog renewal: the lock hash's TTL is set afresh
+// while it still holds this lease's owner field.
+func (s *lease) Renew(ctx context.Context) error {
+	return redis.RenewHash(ctx, s.l.cl, s.l.addr, s.k.lock, s.owner, s.l.cfg.TTL)
+}
 
 // Release runs the release script. A release cut short by ctx's end
 // returns an error wrapping ctx.Err(): the lease is neither lost nor known

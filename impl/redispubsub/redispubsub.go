@@ -21,7 +21,7 @@ func init() {
 		Name:        "redis-pubsub",
 		Description: "single Redis, Redisson's RLock: re-entrant hash, waiters SUBSCRIBE and wake on every release (or after the PTTL)",
 		Needs:       []impl.Need{redis.SubscribingNeed},
-		Caps:        impl.LeaseTTL,
+		Caps:        impl.LeaseTTL | impl.Renewal,
 		Theory:      &Theory,
 		New:         New,
 		Cleanup:     Cleanup,
@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		l.cl.Close()
 		return nil, fmt.Errorf("redis-pubsub %s: %w: %w", l.addr, impl.ErrUnreachable, err)
 	}
-	for _, s := range []*goredis.Script{acquireScript, releaseScript} {
+	for _, s := range []*goredis.Script{acquireScript, releaseScript, redis.HashRenewScript} {
 		if err := s.Load(dctx, l.cl).Err(); err != nil {
 			l.cl.Close()
 			return nil, fmt.Errorf("redis-pubsub %s: load script: %w", l.addr, err)
@@ -291,6 +291,12 @@ func (s *lease) Release(ctx context.Context) error {
 		return fmt.Errorf("redis-pubsub %s: key %s: %w", l.addr, s.key, impl.ErrLockLost)
 	}
 	return nil
+}
+
+// Renew is Redisson's watchdog renewal: the hash's TTL is set afresh
+// while it still holds this client's owner field.
+func (s *lease) Renew(ctx context.Context) error {
+	return redis.RenewHash(ctx, s.l.cl, s.l.addr, s.key, s.l.id, time.Duration(s.l.ttlMs)*time.Millisecond)
 }
 
 // Cleanup deletes what a cell left under its namespace (hashes of holders

@@ -25,9 +25,10 @@ func init() {
 		Description: "go-redsync/redsync v4 over the Redlock masters (library peer of redlock)",
 		Needs:       []impl.Need{redlock.Masters},
 		Options:     []impl.Option{redlock.TimeoutOption},
-		Caps:        impl.LeaseTTL | impl.Quorum,
+		Caps:        impl.LeaseTTL | impl.Quorum | impl.Renewal,
 		New:         New,
 		Validate:    redlock.ValidateTimeout,
+		Residue:     redlock.Residue,
 	})
 }
 
@@ -239,6 +240,24 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	s.l.counters.Lost.Add(1)
 	lost := fmt.Errorf("redsync: %s: %w", s.m.Name(), impl.ErrLockLost)
+	if err != nil {
+		return fmt.Errorf("%w: %w", lost, s.l.nodeErrors(err))
+	}
+	return lost
+}
+
+// Renew is redsync's ExtendContext: the key's TTL is set afresh on every
+// master that still holds our token, and the lease stays ours when a
+// majority did within its validity. Otherwise the lock is lost.
+func (s *lease) Renew(ctx context.Context) error {
+	ok, err := s.m.ExtendContext(ctx)
+	if ok {
+		return nil
+	}
+	if redis.Expired(ctx) {
+		return fmt.Errorf("redsync: %s: renewal cut short: %w", s.m.Name(), redis.CtxErr(ctx))
+	}
+	lost := fmt.Errorf("redsync: %s: extend: %w", s.m.Name(), impl.ErrLockLost)
 	if err != nil {
 		return fmt.Errorf("%w: %w", lost, s.l.nodeErrors(err))
 	}
