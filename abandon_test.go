@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/redis"
 	zklock "github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
@@ -17,12 +18,12 @@ import (
 // In the abandon scenario twelve clients queue in id order; the odd ones
 // but the last (1, 3, 5, 7, 9) give up while queued, the rest get the lock
 // in queue order, nothing is left on the server, and the release wake-ups
-// are exactly what theory says: a predecessor watch pays one wake-up per
+// are exactly what theory says: a predecessor watch (zk-pred, etcd) pays one wake-up per
 // leave (its successor re-watches) and one per hand-off, n−1 in all; a
 // watch on all children wakes every other waiter at each leave and each
 // release, n(n−1)/2 less one per leaver.
 func TestAbandonQueueDrainsInOrder(t *testing.T) {
-	srv := sandboxtest.Start(t, zklock.Ensemble, redis.Need)
+	srv := sandboxtest.Start(t, zklock.Ensemble, redis.Need, etcdmutex.Need)
 	sc, _ := lockbench.LookupScenario("abandon")
 	const n, leavers = 12, 5
 	inOrder := []int{0, 2, 4, 6, 8, 10, 11}
@@ -33,6 +34,7 @@ func TestAbandonQueueDrainsInOrder(t *testing.T) {
 	}{
 		{"zk-pred", n - 1, true},
 		{"zk-naive", n*(n-1)/2 - leavers, true},
+		{"etcd", n - 1, true},
 		{"redis", -1, false},
 	} {
 		t.Run(tc.impl, func(t *testing.T) {

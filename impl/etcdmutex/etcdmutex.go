@@ -31,6 +31,7 @@ func init() {
 		Theory:      &result.WatchPredecessor,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
 		Cleanup:     Cleanup,
+		Residue:     Residue,
 	})
 }
 
@@ -455,4 +456,22 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 		return fmt.Errorf("etcd cleanup %s: %w", namespace, err)
 	}
 	return nil
+}
+
+// Residue counts the queue keys under a cell's namespace, on a connection
+// of its own.
+func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error) {
+	if len(s[Need.Role]) == 0 {
+		return 0, nil
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: s[Need.Role], DialTimeout: impl.DefaultDialTimeout, Logger: zap.NewNop()})
+	if err != nil {
+		return 0, fmt.Errorf("etcd residue: %w", err)
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, Root+"/"+namespace+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("etcd residue %s: %w", namespace, err)
+	}
+	return int(resp.Count), nil
 }
