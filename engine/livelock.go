@@ -21,17 +21,18 @@ import (
 // progress too, and a thousand Redlock clients mostly do that.
 
 // Livelock limits: the wait is LivelockRetries retry delays — every
-// client has had that many tries — and at least LivelockTTLs TTLs, so
-// that a grant left on a server by a crashed or cut-off attempt has
-// expired in the meantime and cannot be what blocks everyone.
+// client has had that many tries — and at least LivelockTTLs leases (the
+// TTL; the session timeout for session leases), so that a grant left on a
+// server by a crashed or cut-off attempt has expired in the meantime and
+// cannot be what blocks everyone.
 const (
 	LivelockRetries = 20
 	LivelockTTLs    = 2
 )
 
-// livelockLimit is max(20 × retry, 2 × TTL).
-func livelockLimit(retry, ttl time.Duration) time.Duration {
-	return max(LivelockRetries*retry, LivelockTTLs*ttl)
+// livelockLimit is max(20 × retry, 2 × lease).
+func livelockLimit(retry, lease time.Duration) time.Duration {
+	return max(LivelockRetries*retry, LivelockTTLs*lease)
 }
 
 // progress is when the lock last changed hands, and how many hold it.
@@ -54,7 +55,11 @@ func (p *progress) released(t time.Time) {
 // watchLivelock ends the cell with the livelock finding when there has
 // been no progress for the limit; stop ends the watch.
 func (r *cellRun) watchLivelock() (stop func()) {
-	limit := livelockLimit(r.spec.Config.Retry, r.spec.Config.TTL)
+	lease, _ := r.driver.Caps.Lease(r.spec.Config)
+	if lease <= 0 {
+		lease = r.spec.Config.TTL
+	}
+	limit := livelockLimit(r.spec.Config.Retry, lease)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -110,6 +115,6 @@ func (r *cellRun) livelockFinding(c *result.Cell) {
 	l := *r.livelock
 	l.Attempts, l.SplitVotes, l.Errors = c.Retries, c.SplitVotes, c.Errors
 	c.Finding, c.Livelock = result.FindingLivelock, &l
-	c.Verdict = fmt.Sprintf("LIVELOCK: no grant for %v while clients kept trying (limit max(%d×retry, %d×TTL)); the cell ended %.1fs in: %d attempts did not get the lock, %d of them split votes (some but not a majority of votes); %d errors",
+	c.Verdict = fmt.Sprintf("LIVELOCK: no grant for %v while clients kept trying (limit max(%d×retry, %d×lease)); the cell ended %.1fs in: %d attempts did not get the lock, %d of them split votes (some but not a majority of votes); %d errors",
 		time.Duration(l.LimitS*float64(time.Second)).Round(time.Millisecond), LivelockRetries, LivelockTTLs, l.AtS, l.Attempts, l.SplitVotes, l.Errors)
 }

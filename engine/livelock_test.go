@@ -44,7 +44,7 @@ func init() {
 }
 
 // Clients that keep trying and are never granted end the cell with the
-// livelock finding once the limit — max(20 retry delays, 2 TTLs) — has
+// livelock finding once the limit — max(20 retry delays, 2 leases) — has
 // passed, long before its duration, and it is a result, not an error.
 // Clients that find the server unreachable are not livelocked: their
 // cell runs its course.
