@@ -78,3 +78,27 @@ func TestNoGrantWhileTryingIsALivelock(t *testing.T) {
 		t.Errorf("an unreachable server: finding %q, errors %v", c.Finding, c.ErrorsByClass)
 	}
 }
+
+// With --acquire-timeout a wait that runs out is an abandonment, not an
+// error, and an error before it is an error, not an abandonment.
+func TestGivingUpIsNotAnError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		impl            string
+		abandons, error bool
+	}{{"test-stuck", true, false}, {"test-down", false, true}} {
+		c, err := RunCell(context.Background(), CellSpec{Impl: tc.impl, Scenario: scenario(t, "hot"), Clients: 2,
+			Duration: 300 * time.Millisecond, AcquireTimeout: 20 * time.Millisecond,
+			Config: impl.Config{Namespace: "give-up-" + tc.impl, Retry: 10 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := c.Abandon
+		if a == nil || a.TimeoutMs != 20 || (a.Count > 0) != tc.abandons || (c.Errors > 0) != tc.error {
+			t.Errorf("%s: abandoned %+v, errors %v", tc.impl, a, c.ErrorsByClass)
+		}
+		if tc.abandons && (a.WaitUs.Max < 20_000 || a.RoundTrips != 0) {
+			t.Errorf("%s: gave up before the timeout or counted requests it never sent: %+v", tc.impl, a)
+		}
+	}
+}

@@ -117,8 +117,10 @@ func (w *worker) acquire(ctx context.Context, name string) (impl.Lease, error) {
 	if cancel == nil {
 		return lease, err
 	}
+	// Judged before cancel, which would make every error look given up.
+	gaveUp := err != nil && actx.Err() != nil && ctx.Err() == nil
 	cancel()
-	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+	if gaveUp {
 		w.gaveUp(now, now.Sub(start), w.l.Counters().RoundTrips.Load()-rt, !impl.IsWarmingUp(ctx))
 		return nil, errAbandoned
 	}
