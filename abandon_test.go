@@ -10,7 +10,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/redis"
-	zklock "github.com/lockbench/lockbench/impl/zk"
+	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
 )
@@ -23,7 +23,7 @@ import (
 // watch on all children wakes every other waiter at each leave and each
 // release, n(n−1)/2 less one per leaver.
 func TestAbandonQueueDrainsInOrder(t *testing.T) {
-	srv := sandboxtest.Start(t, zklock.Ensemble, redis.Need, etcdmutex.Need)
+	srv := sandboxtest.Start(t, zk.Ensemble, redis.Need, etcdmutex.Need)
 	sc, _ := lockbench.LookupScenario("abandon")
 	const n, leavers = 12, 5
 	inOrder := []int{0, 2, 4, 6, 8, 10, 11}
@@ -35,6 +35,7 @@ func TestAbandonQueueDrainsInOrder(t *testing.T) {
 		{"zk-pred", n - 1, true},
 		{"zk-naive", n*(n-1)/2 - leavers, true},
 		{"etcd", n - 1, true},
+		{"zk-lock", n - 1, true}, // zk.Lock cannot be cancelled: the session goes instead
 		{"redis", -1, false},
 	} {
 		t.Run(tc.impl, func(t *testing.T) {
@@ -81,7 +82,7 @@ func TestAbandonQueueDrainsInOrder(t *testing.T) {
 // For a queued lock the abandoned node is deleted each time, so the
 // waiters behind it move up rather than wait on a node that never changes.
 func TestAcquireTimeoutGivesUp(t *testing.T) {
-	srv := sandboxtest.Start(t, zklock.Ensemble, redis.Need)
+	srv := sandboxtest.Start(t, zk.Ensemble, redis.Need)
 	dir := t.TempDir()
 	hot, _ := lockbench.LookupScenario("hot")
 	sum, err := lockbench.Run(context.Background(), lockbench.Plan{

@@ -25,6 +25,7 @@ func init() {
 		Theory:  &result.WatchPredecessor,
 		New:     New,
 		Cleanup: zk.Cleanup,
+		Residue: zk.Residue,
 	})
 }
 
