@@ -32,8 +32,10 @@ type Plan struct {
 	// Ramp, if set, replaces the client counts: each implementation ×
 	// scenario runs a staircase up to the largest of Clients.
 	Ramp *Ramp
-	// SLO, like "p99=10ms", plans capacity: summary.json and the report
-	// name the largest client count per implementation that met it.
+	// SLO, like "p99<=5ms,errors<=0.1%" (result.ParseSLO), is a set of
+	// thresholds every load cell must meet: summary.json lists the cells
+	// that did not (slo_breaches), and it and the report name the largest
+	// client count per implementation that met it.
 	SLO string
 	// Out is the results directory; empty writes nothing.
 	Out string
@@ -231,6 +233,9 @@ func (m *matrix) keep(res Result) error {
 	if m.plan.SLO != "" {
 		slo, _ := result.ParseSLO(m.plan.SLO)
 		m.sum.Capacity = result.Capacity(m.sum.Cells, slo)
+		m.sum.SLOBreaches = result.Breaches(m.sum.Cells, slo)
+		met := len(m.sum.SLOBreaches) == 0
+		m.sum.SLOMet = &met
 	}
 	if m.plan.Out != "" {
 		if err := m.closeLog(res); err != nil {

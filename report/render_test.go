@@ -501,7 +501,7 @@ func TestRenderErrors(t *testing.T) {
 			os.WriteFile(filepath.Join(d, result.CellFile(fixtureCells()[0])+result.HlogExt), []byte("Tag=acquire,0.0,1.0,1.0,notbase64!\n"), 0o644)
 			return d
 		}, RenderOptions{}, false, nil},
-		{"bad SLO", good, RenderOptions{SLO: "p95=1ms"}, false, result.ErrSLO},
+		{"bad SLO", good, RenderOptions{SLO: "p97=1ms"}, false, result.ErrSLO},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

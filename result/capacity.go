@@ -1,71 +1,9 @@
 package result
 
 import (
-	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
-
-// ErrSLO is wrapped by ParseSLO's errors.
-var ErrSLO = errors.New("result: bad SLO")
-
-// SLO is a latency objective on acquisitions: the Quantile of acquire
-// latency must stay at or below Limit.
-type SLO struct {
-	Quantile string // p50, p90, p99, p999 or max
-	Limit    time.Duration
-}
-
-// String gives the SLO back in the form ParseSLO reads.
-func (s SLO) String() string { return s.Quantile + "=" + s.Limit.String() }
-
-// of returns the SLO's quantile of l, in microseconds.
-func (s SLO) Of(l Latency) float64 {
-	switch s.Quantile {
-	case "p50":
-		return l.P50
-	case "p90":
-		return l.P90
-	case "p99":
-		return l.P99
-	case "p999":
-		return l.P999
-	}
-	return l.Max
-}
-
-// Label names the quantile for people: p99.9 rather than p999.
-func (s SLO) Label() string {
-	if s.Quantile == "p999" {
-		return "p99.9"
-	}
-	return s.Quantile
-}
-
-// ParseSLO reads an objective like "p99=10ms": one of p50, p90, p99, p999
-// (or p99.9) and max, then a positive Go duration.
-func ParseSLO(s string) (SLO, error) {
-	q, d, ok := strings.Cut(strings.TrimSpace(s), "=")
-	if !ok {
-		return SLO{}, fmt.Errorf("%w %q: want QUANTILE=DURATION, e.g. p99=10ms", ErrSLO, s)
-	}
-	q = strings.ToLower(strings.TrimSpace(q))
-	if q == "p99.9" {
-		q = "p999"
-	}
-	switch q {
-	case "p50", "p90", "p99", "p999", "max":
-	default:
-		return SLO{}, fmt.Errorf("%w %q: quantile must be p50, p90, p99, p999 or max", ErrSLO, s)
-	}
-	limit, err := time.ParseDuration(strings.TrimSpace(d))
-	if err != nil || limit <= 0 {
-		return SLO{}, fmt.Errorf("%w %q: %q is not a positive duration", ErrSLO, s, d)
-	}
-	return SLO{Quantile: q, Limit: limit}, nil
-}
 
 // CapacityRow is the capacity of one implementation under one scenario:
 // the largest client count whose acquire latency met the SLO.
@@ -90,7 +28,7 @@ type CapacityRow struct {
 // Capacity plans capacity against slo: for each implementation and
 // scenario, in the order they first appear, it considers the client
 // counts in ascending order and reports the largest whose latency met the
-// SLO. A cell without acquisitions or with a safety violation never meets
+// SLO (and every other threshold of it). A cell without acquisitions or with a safety violation never meets
 // it: a lock that is fast because it is wrong has no capacity; nor does one
 // that dropped arrivals or failed more than 1% of its acquisitions. Fault
 // scenarios are left out: their latency is the fault's.
@@ -105,7 +43,7 @@ func Capacity(cells []Cell, slo SLO) []CapacityRow {
 			if c.Acquires > 0 && (r.BestUs < 0 || v < r.BestUs) {
 				r.BestUs = v
 			}
-			if c.Acquires > 0 && c.SafetyViolations == 0 && v <= limitUs && Healthy(c) {
+			if c.Acquires > 0 && c.SafetyViolations == 0 && v <= limitUs && Healthy(c) && slo.metByOthers(c) {
 				r.Met, r.Clients, r.AcquiresPerS, r.LatencyUs = true, c.Clients, c.AcquiresPerS, v
 			} else if r.FirstMissed == 0 {
 				r.FirstMissed = c.Clients

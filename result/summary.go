@@ -23,6 +23,11 @@ type Summary struct {
 	// implementation and scenario that met it.
 	SLO      string        `json:"slo,omitempty"`
 	Capacity []CapacityRow `json:"capacity,omitempty"`
+	// SLOMet says whether every load cell met every threshold of the SLO;
+	// SLOBreaches lists each cell and threshold that did not, and by how
+	// much. Both are absent without --slo.
+	SLOMet      *bool    `json:"slo_met,omitempty"`
+	SLOBreaches []Breach `json:"slo_breaches,omitempty"`
 	// Failure says why the run ended early or failed (a server that died,
 	// an interrupt, a report that could not be rendered); empty when it
 	// ran as asked.

@@ -1,0 +1,81 @@
+package result
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestParseSLOThresholds(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		quantile  string
+		limit     time.Duration
+		canonical string
+	}{
+		{"p99<=5ms", "p99", 5 * time.Millisecond, "p99<=5ms"},
+		{"p99=10ms", "p99", 10 * time.Millisecond, "p99<=10ms"},
+		{"p99<=5ms, errors<=0.1%", "p99", 5 * time.Millisecond, "p99<=5ms,errors<=0.1%"},
+		{"errors<3,P99.99<=20ms,acq/s>=1000", "p9999", 20 * time.Millisecond, "p99.99<=20ms,errors<3,acq/s>=1000"},
+		{"p99.9<2ms,p50<=1ms", "p50", time.Millisecond, "p50<=1ms,p99.9<2ms"},
+	} {
+		slo, err := ParseSLO(tc.in)
+		if err != nil {
+			t.Errorf("ParseSLO(%q): %v", tc.in, err)
+			continue
+		}
+		if slo.Quantile != tc.quantile || slo.Limit != tc.limit || slo.String() != tc.canonical {
+			t.Errorf("ParseSLO(%q) = %s %v %q, want %s %v %q", tc.in, slo.Quantile, slo.Limit, slo.String(), tc.quantile, tc.limit, tc.canonical)
+		}
+		if again, err := ParseSLO(slo.String()); err != nil || again != slo {
+			t.Errorf("ParseSLO(%q) = %v, %v; want it back as it was", slo.String(), again, err)
+		}
+	}
+	for _, bad := range []string{"", "errors<=1%", "p99>=5ms", "p99<=5", "errors<=200%", "acq/s<=5", "p97<=1ms", "p99<=5ms,,errors<=1%"} {
+		if _, err := ParseSLO(bad); !errors.Is(err, ErrSLO) {
+			t.Errorf("ParseSLO(%q) error = %v, want ErrSLO", bad, err)
+		}
+	}
+}
+
+func TestBreaches(t *testing.T) {
+	slo, err := ParseSLO("p99<=5ms,errors<=0.1%,acq/s>=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := []Cell{
+		{Impl: "a", Scenario: "hot", Clients: 1, Acquires: 1000, AcquiresPerS: 500, AcquireLatencyUs: Latency{P99: 4000}},
+		{Impl: "a", Scenario: "hot", Clients: 4, Acquires: 1000, Errors: 2, AcquiresPerS: 500, AcquireLatencyUs: Latency{P99: 7200}},
+		{Impl: "a", Scenario: "hot", Clients: 16, Acquires: 100, AcquiresPerS: 50, AcquireLatencyUs: Latency{P99: 5000}},
+		{Impl: "a", Scenario: "hot", Clients: 64},
+		{Impl: "a", Scenario: "crash", Kind: KindFault, Clients: 2, Acquires: 3, AcquireLatencyUs: Latency{P99: 9e6}},
+	}
+	got := Breaches(cells, slo)
+	want := []struct {
+		clients   int
+		threshold string
+		over      string
+	}{
+		{4, "p99<=5ms", "7.20ms, 44% over 5.00ms"},
+		{4, "errors<=0.1%", "0.2%, 100% over 0.1%"},
+		{16, "acq/s>=100", "50/s, 50% under 100/s"},
+		{64, "p99<=5ms", "no acquisitions"},
+		{64, "acq/s>=100", "0/s, 100% under 100/s"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Breaches = %+v, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if got[i].Clients != w.clients || got[i].Threshold != w.threshold || got[i].Over != w.over {
+			t.Errorf("breach %d = %d %q %q, want %d %q %q", i, got[i].Clients, got[i].Threshold, got[i].Over, w.clients, w.threshold, w.over)
+		}
+	}
+	if math.Abs(got[0].Excess-0.44) > 1e-9 || got[0].Value != 7200 || got[0].Limit != 5000 {
+		t.Errorf("breach 0 = %+v, want value 7200 limit 5000 excess 0.44", got[0])
+	}
+	rows := Capacity(cells, slo)
+	if len(rows) != 1 || !rows[0].Met || rows[0].Clients != 1 || rows[0].FirstMissed != 4 {
+		t.Errorf("Capacity = %+v, want 1 client met, 4 first missed (errors above 0.1%%)", rows)
+	}
+}
