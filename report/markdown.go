@@ -78,6 +78,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO) []byte {
 	if wakeups {
 		b.WriteString("\nWake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.\n")
 	}
+	mdLatency(&b, cells)
 	if slo != nil {
 		fmt.Fprintf(&b, "\n### Capacity at %s ≤ %v\n\n", slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
@@ -85,6 +86,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO) []byte {
 		for _, r := range result.Capacity(cells, *slo) {
 			mdRow(&b, []string{mdEscape(r.Impl), mdEscape(r.Scenario), mdEscape(DescribeCapacity(r, *slo))})
 		}
+		mdBreaches(&b, cells, *slo)
 	}
 	return []byte(b.String())
 }
@@ -96,4 +98,35 @@ func mdRow(b *strings.Builder, fields []string) {
 // mdEscape keeps a value from breaking the table or turning into markup.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(s)
+}
+
+// mdLatency writes every cell's acquire-latency percentiles, the ones the
+// main table leaves out included.
+func mdLatency(b *strings.Builder, cells []Cell) {
+	b.WriteString("\n### Acquire latency\n\n")
+	mdRow(b, []string{"impl", "scenario", "clients", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "max"})
+	mdRow(b, []string{":--", ":--", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"})
+	for _, c := range cells {
+		l := c.AcquireLatencyUs
+		f := []string{mdEscape(c.Impl), mdEscape(c.Scenario), fmt.Sprint(c.Clients)}
+		for _, v := range []float64{l.P50, l.P90, l.P95, l.P99, l.P999, l.P9999, l.Max} {
+			f = append(f, result.Dur(v))
+		}
+		mdRow(b, f)
+	}
+}
+
+// mdBreaches lists the cells that did not meet the SLO's thresholds.
+func mdBreaches(b *strings.Builder, cells []Cell, slo SLO) {
+	breaches := result.Breaches(cells, slo)
+	if len(breaches) == 0 {
+		fmt.Fprintf(b, "\nEvery cell met %s.\n", mdEscape(slo.String()))
+		return
+	}
+	fmt.Fprintf(b, "\n### Cells that missed %s\n\n", mdEscape(slo.String()))
+	mdRow(b, []string{"cell", "threshold", "measured"})
+	mdRow(b, []string{":--", ":--", ":--"})
+	for _, x := range breaches {
+		mdRow(b, []string{mdEscape(x.Cell), mdEscape(x.Threshold), mdEscape(x.Over)})
+	}
 }

@@ -1,39 +1,143 @@
 package report
 
 import (
-	"maps"
-	"slices"
-
-	"github.com/lockbench/lockbench/result"
-
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/lockbench/lockbench/result"
 )
 
-// Table prints cells as an aligned text table. Herd columns (wake-ups,
-// theory, server-side watch triggers) appear when any cell has them.
+// Table prints cells as an aligned text table that fits TableWidth
+// columns: the figures a reader scans first (throughput, p50, p99, p99.9,
+// errors, notifications), then those that fit. Every figure of a cell is in
+// summary.csv and summary.json; the table is the glance. Herd columns
+// (release wake-ups against theory) appear when any cell has them.
 type Table struct {
-	w   io.Writer
-	zk  bool
-	hdr bool
+	w    io.Writer
+	cols []tableCol
+	hdr  bool
+}
+
+// TableWidth is the widest line the table prints, notes aside.
+const TableWidth = 100
+
+// TableOptions say what a table will hold, so that its columns are chosen
+// once, before the first row: Impls and Scenarios size the name columns,
+// Herd adds the wake-up column.
+type TableOptions struct {
+	Impls, Scenarios []string
+	Herd             bool
+}
+
+// tableCol is one column: its header, width, and the text of a cell in it.
+type tableCol struct {
+	name  string
+	width int
+	left  bool
+	get   func(Cell) string
 }
 
 // NewTable returns a table writing to w. With herd set it carries the
-// ZooKeeper herd columns.
-func NewTable(w io.Writer, herd bool) *Table { return &Table{w: w, zk: herd} }
+// wake-up column.
+func NewTable(w io.Writer, herd bool) *Table { return NewTableFor(w, TableOptions{Herd: herd}) }
 
-var baseCols = []string{"impl", "scenario", "clients", "acq/s", "p50", "p90", "p99", "p99.9", "max", "errors", "lost", "retries/acq", "notif/acq", "fair", "handoff"}
-var herdCols = []string{"wakeups", "theory", "release_wk", "wasted", "srv_watches"}
+// NewTableFor returns a table writing to w with columns chosen for opts.
+func NewTableFor(w io.Writer, opts TableOptions) *Table {
+	return &Table{w: w, cols: tableColumns(opts)}
+}
+
+// tableColumns lays out the columns by priority: the first ones always,
+// later ones while the line stays within TableWidth.
+func tableColumns(opts TableOptions) []tableCol {
+	implW, scenW := 12, 8 // the longest names lockbench ships, when not told
+	if len(opts.Impls) > 0 {
+		implW = 4
+		for _, n := range opts.Impls {
+			implW = max(implW, utf8.RuneCountInString(n)+1) // room for the ! of an unsafe cell
+		}
+	}
+	for _, n := range opts.Scenarios {
+		scenW = max(scenW, utf8.RuneCountInString(n))
+	}
+	lat := func(name string, q func(Latency) float64) tableCol {
+		return tableCol{name, 7, false, func(c Cell) string { return result.Dur(q(c.AcquireLatencyUs)) }}
+	}
+	all := []tableCol{
+		{"impl", implW, true, func(c Cell) string {
+			if c.SafetyViolations > 0 {
+				return c.Impl + "!"
+			}
+			return c.Impl
+		}},
+		{"scenario", scenW, true, func(c Cell) string { return c.Scenario }},
+		{"clients", 7, false, func(c Cell) string { return fmt.Sprint(c.Clients) }},
+		{"acq/s", 8, false, func(c Cell) string { return fmt.Sprintf("%.0f", c.AcquiresPerS) }},
+		lat("p50", func(l Latency) float64 { return l.P50 }),
+		lat("p99", func(l Latency) float64 { return l.P99 }),
+		lat("p99.9", func(l Latency) float64 { return l.P999 }),
+		{"errors", 6, false, func(c Cell) string { return fmt.Sprint(c.Errors) }},
+		{"notif/acq", 9, false, func(c Cell) string { return fmt.Sprintf("%.2f", c.NotificationsPerAcquire) }},
+	}
+	if opts.Herd {
+		all = append(all, tableCol{"wake/theory", 11, false, wakeupsText})
+	}
+	all = append(all,
+		tableCol{"retry/acq", 9, false, func(c Cell) string { return fmt.Sprintf("%.2f", c.RetriesPerAcquire) }},
+		tableCol{"fair", 4, false, func(c Cell) string {
+			if c.Fairness == nil || c.Clients < 2 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", c.Fairness.Jain)
+		}},
+		lat("max", func(l Latency) float64 { return l.Max }),
+	)
+	var cols []tableCol
+	width := -1
+	for _, c := range all {
+		if width+1+c.width > TableWidth {
+			continue
+		}
+		width += 1 + c.width
+		cols = append(cols, c)
+	}
+	return cols
+}
+
+// wakeupsText is a cell's (release) wake-ups over what theory predicts.
+func wakeupsText(c Cell) string {
+	n := c.ReleaseWakeups
+	if n == 0 {
+		n = c.Wakeups
+	}
+	if c.TheoryWakeups != nil {
+		return fmt.Sprintf("%d/%d", n, *c.TheoryWakeups)
+	}
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
 
 // Row prints one cell, with the header before the first.
 func (t *Table) Row(c Cell) error {
 	var b strings.Builder
 	if !t.hdr {
-		b.WriteString(line(columns(t.zk)))
+		head := make([]string, len(t.cols))
+		for i, col := range t.cols {
+			head[i] = col.name
+		}
+		b.WriteString(t.line(head))
 		t.hdr = true
 	}
-	b.WriteString(line(rowFields(c, t.zk)))
+	f := make([]string, len(t.cols))
+	for i, col := range t.cols {
+		f[i] = col.get(c)
+	}
+	b.WriteString(t.line(f))
 	for _, n := range notes(c) {
 		b.WriteString("    " + n + "\n")
 	}
@@ -43,11 +147,17 @@ func (t *Table) Row(c Cell) error {
 
 // WriteTable prints cells as one table, the same as the rows printed live.
 func WriteTable(w io.Writer, cells []Cell) error {
-	herd := false
+	var opts TableOptions
 	for _, c := range cells {
-		herd = herd || c.Wakeups > 0 || c.TheoryWakeups != nil || c.Server != nil
+		opts.Herd = opts.Herd || c.Wakeups > 0 || c.TheoryWakeups != nil
+		if !slices.Contains(opts.Impls, c.Impl) {
+			opts.Impls = append(opts.Impls, c.Impl)
+		}
+		if !slices.Contains(opts.Scenarios, c.Scenario) {
+			opts.Scenarios = append(opts.Scenarios, c.Scenario)
+		}
 	}
-	t := NewTable(w, herd)
+	t := NewTableFor(w, opts)
 	for _, c := range cells {
 		if err := t.Row(c); err != nil {
 			return err
@@ -56,74 +166,22 @@ func WriteTable(w io.Writer, cells []Cell) error {
 	return nil
 }
 
-func columns(herd bool) []string {
-	if herd {
-		return append(append([]string{}, baseCols...), herdCols...)
-	}
-	return baseCols
-}
-
-// line lays fields out in fixed-width columns: the first two (impl,
-// scenario) left-aligned, numbers right-aligned.
-func line(fields []string) string {
+// line lays fields out in the columns: names left-aligned, numbers
+// right-aligned, widths counted in characters (µ is one).
+func (t *Table) line(fields []string) string {
 	var b strings.Builder
 	for i, f := range fields {
-		switch i {
-		case 0:
-			fmt.Fprintf(&b, "%-17s", f)
-		case 1:
-			fmt.Fprintf(&b, "%-8s", f)
-		default:
-			fmt.Fprintf(&b, " %*s", max(colWidth-1, len(f)), f)
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fill := strings.Repeat(" ", max(0, t.cols[i].width-utf8.RuneCountInString(f)))
+		if t.cols[i].left {
+			b.WriteString(f + fill)
+		} else {
+			b.WriteString(fill + f)
 		}
 	}
 	return strings.TrimRight(b.String(), " ") + "\n"
-}
-
-const colWidth = 12
-
-func rowFields(c Cell, herd bool) []string {
-	impl := c.Impl
-	if c.SafetyViolations > 0 {
-		impl += " !UNSAFE"
-	}
-	f := []string{
-		impl, c.Scenario, fmt.Sprint(c.Clients), fmt.Sprintf("%.0f", c.AcquiresPerS),
-		result.Dur(c.AcquireLatencyUs.P50), result.Dur(c.AcquireLatencyUs.P90), result.Dur(c.AcquireLatencyUs.P99),
-		result.Dur(c.AcquireLatencyUs.P999), result.Dur(c.AcquireLatencyUs.Max),
-		fmt.Sprint(c.Errors), fmt.Sprint(c.Lost),
-		fmt.Sprintf("%.2f", c.RetriesPerAcquire), fmt.Sprintf("%.2f", c.NotificationsPerAcquire),
-		"-", "-",
-	}
-	if c.Fairness != nil && c.Clients > 1 {
-		f[13] = fmt.Sprintf("%.2f", c.Fairness.Jain)
-	}
-	if c.HandoffGapUs != nil {
-		f[14] = result.Dur(c.HandoffGapUs.P50)
-	}
-	if herd {
-		theory := "-"
-		if c.TheoryWakeups != nil {
-			theory = fmt.Sprint(*c.TheoryWakeups)
-		}
-		server := "-"
-		if v, ok := c.Server["watch_triggered"]; ok {
-			// The whole cell on both sides: ✓ when the clients received
-			// exactly the notifications the servers sent.
-			server = fmt.Sprint(v)
-			if cn, ok := c.Server["client_notifications"]; ok {
-				if cn == v {
-					server += "✓"
-				} else {
-					server += fmt.Sprintf("≠%d", cn)
-				}
-			}
-		} else if c.ServerNote != "" {
-			server = "n/a"
-		}
-		f = append(f, fmt.Sprint(c.Wakeups), theory, fmt.Sprint(c.ReleaseWakeups), fmt.Sprint(c.WastedWakeups), server)
-	}
-	return f
 }
 
 // notes are the indented lines under a row: the open loop's accounting,
@@ -133,6 +191,18 @@ func notes(c Cell) []string {
 	if o := c.Open; o != nil {
 		out = append(out, fmt.Sprintf("open loop: %d offered at %.0f/s (%s), %d dropped, %d unfinished; latency above counts from the intended arrival; service p50 %s p99 %s; schedule lag p99 %s",
 			o.Offered, o.Rate, o.Arrival, o.Dropped, o.Unfinished, result.Dur(o.ServiceLatencyUs.P50), result.Dur(o.ServiceLatencyUs.P99), result.Dur(o.ScheduleLagUs.P99)))
+	}
+	if c.Errors > 0 && len(c.ErrorsByClass) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(c.ErrorsByClass)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, c.ErrorsByClass[k]))
+		}
+		out = append(out, "errors: "+strings.Join(parts, ", "))
+	}
+	if v, ok := c.Server["watch_triggered"]; ok {
+		if cn, ok := c.Server["client_notifications"]; ok && cn != v {
+			out = append(out, fmt.Sprintf("! servers fired %d watches, clients received %d notifications", v, cn))
+		}
 	}
 	if c.Truncated != "" {
 		out = append(out, "TRUNCATED: "+c.Truncated)
