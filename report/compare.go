@@ -1,14 +1,20 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/result"
-
+	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // DefaultNoise is the relative change below which Compare calls a
@@ -27,36 +33,75 @@ type CompareOptions struct {
 	OldLogs, NewLogs map[string]*CellLog
 }
 
-// Comparison is two runs side by side.
+// Comparison is two runs side by side. Its JSON form is what
+// `lockbench compare --format json` prints.
 type Comparison struct {
-	Cells []CellDelta
+	Cells []CellDelta `json:"cells"`
 	// OnlyOld and OnlyNew list the keys of cells measured in one run only.
-	OnlyOld, OnlyNew []string
+	OnlyOld []string `json:"only_old,omitempty"`
+	OnlyNew []string `json:"only_new,omitempty"`
+	// Warnings name each way the two runs were not set up alike (plan,
+	// implementations, client counts, server versions, machine): their
+	// differences may be the set-up's, not the code's. Set by CompareDirs.
+	Warnings []string `json:"warnings,omitempty"`
+	// Regressions name each figure that got worse by more than noise, as
+	// "cell: metric old → new (change)".
+	Regressions []string `json:"regressions"`
 }
 
 // CellDelta is how one cell changed.
 type CellDelta struct {
-	Key     string
-	Metrics []MetricDelta
+	Key     string        `json:"cell"`
+	Metrics []MetricDelta `json:"metrics"`
 }
 
 // MetricDelta is how one figure of a cell changed.
 type MetricDelta struct {
-	Name     string // "acq/s", "p50", "p99", "notif/acq"
-	Old, New float64
+	Name string  `json:"metric"` // "acq/s", "p50", "p99", "notif/acq"
+	Old  float64 `json:"old"`
+	New  float64 `json:"new"`
 	// Change is (New−Old)/Old; ±Inf when Old is zero and New is not,
-	// 0 when both are.
-	Change float64
+	// 0 when both are. JSON has no infinity: it is written as null there.
+	Change float64 `json:"-"`
 	// Band is the absolute difference that still counts as noise.
-	Band float64
+	Band float64 `json:"band"`
 	// Noise is true when |New−Old| ≤ Band.
-	Noise bool
+	Noise bool `json:"noise"`
 	// Better says whether the change is an improvement (ignoring noise):
 	// more throughput, less latency, fewer notifications.
-	Better bool
+	Better bool `json:"better"`
 	// Latency says the values are microseconds.
-	Latency bool
+	Latency bool `json:"latency_us"`
 }
+
+// MarshalJSON writes the delta with its change (null when infinite) and
+// its verdict.
+func (m MetricDelta) MarshalJSON() ([]byte, error) {
+	type plain MetricDelta
+	var change *float64
+	if !math.IsInf(m.Change, 0) && !math.IsNaN(m.Change) {
+		change = &m.Change
+	}
+	return json.Marshal(struct {
+		plain
+		Change  *float64 `json:"change"`
+		Verdict string   `json:"verdict"`
+	}{plain(m), change, m.Verdict()})
+}
+
+// Verdict is "~ noise", "better" or "worse".
+func (m MetricDelta) Verdict() string {
+	switch {
+	case m.Noise:
+		return "~ noise"
+	case m.Better:
+		return "better"
+	}
+	return "worse"
+}
+
+// Regressed reports whether the figure got worse by more than noise.
+func (m MetricDelta) Regressed() bool { return !m.Noise && !m.Better && m.New != m.Old }
 
 // Compare matches cells of two runs by Cell.Key() and reports, for each
 // cell in both, the change in throughput, p50, p99 and notifications per
@@ -72,7 +117,7 @@ func Compare(old, new []Cell, opts CompareOptions) Comparison {
 		oldBy[c.Key()] = c
 	}
 	newKeys := map[string]bool{}
-	var cmp Comparison
+	cmp := Comparison{Regressions: []string{}}
 	for _, n := range new {
 		k := n.Key()
 		newKeys[k] = true
@@ -91,6 +136,11 @@ func Compare(old, new []Cell, opts CompareOptions) Comparison {
 			metric("notif/acq", o.NotificationsPerAcquire, n.NotificationsPerAcquire, false, false, noise, 0),
 		}
 		cmp.Cells = append(cmp.Cells, d)
+		for _, m := range d.Metrics {
+			if m.Regressed() {
+				cmp.Regressions = append(cmp.Regressions, fmt.Sprintf("%s: %s %s → %s (%s)", k, m.Name, m.format(m.Old), m.format(m.New), pct(m.Change)))
+			}
+		}
 	}
 	for _, o := range old {
 		if !newKeys[o.Key()] {
@@ -121,7 +171,100 @@ func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error)
 			return Comparison{}, err
 		}
 	}
-	return Compare(old.Cells, new.Cells, opts), nil
+	cmp := Compare(old.Cells, new.Cells, opts)
+	oldMeta, oerr := result.ReadMeta(filepath.Join(oldDir, result.MetaFile))
+	newMeta, nerr := result.ReadMeta(filepath.Join(newDir, result.MetaFile))
+	switch {
+	case oerr != nil || nerr != nil:
+		cmp.Warnings = append(cmp.Warnings, "no meta.json to compare set-ups: "+oneLineErr(errors.Join(oerr, nerr)))
+	default:
+		cmp.Warnings = MetaDifferences(oldMeta, newMeta)
+	}
+	return cmp, nil
+}
+
+func oneLineErr(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return first
+}
+
+// MetaDifferences names each way two runs' meta.json differ that may
+// explain a difference in their figures, one line each: the plan (any
+// setting), implementations, client counts, server versions and machine.
+// What changes from run to run by design — the start time, the sandbox's
+// addresses — is left out.
+func MetaDifferences(old, new result.Meta) []string {
+	group := func(key string) string {
+		switch {
+		case key == "impls":
+			return "implementations"
+		case key == "clients":
+			return "client counts"
+		case strings.HasPrefix(key, "host.") || key == "go_version" || key == "lockbench_version":
+			return "machine"
+		case key == "started" || key == "servers" || strings.HasPrefix(key, "servers.") ||
+			key == "sandboxed" || strings.HasPrefix(key, "server_versions."):
+			return ""
+		}
+		return "plan"
+	}
+	oldF, newF := fieldMap(old.Fields), fieldMap(new.Fields)
+	keys := map[string]bool{}
+	for k := range oldF {
+		keys[k] = true
+	}
+	for k := range newF {
+		keys[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		g := group(k)
+		if g == "" || oldF[k] == newF[k] {
+			continue
+		}
+		verb := "differ"
+		if g == "plan" || g == "machine" {
+			verb = "differs"
+		}
+		out = append(out, fmt.Sprintf("%s %s: %s %s → %s", g, verb, k, orNone(oldF[k]), orNone(newF[k])))
+	}
+	if o, n := serverVersions(old), serverVersions(new); o != n {
+		out = append(out, fmt.Sprintf("server versions differ: %s → %s", orNone(o), orNone(n)))
+	}
+	return out
+}
+
+func fieldMap(fs []result.Field) map[string]string {
+	m := map[string]string{}
+	for _, f := range fs {
+		m[f.Key] = f.Value
+	}
+	return m
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// serverVersions lists the distinct versions per server kind, without the
+// addresses (a sandbox's ports differ on every run): "redis 7.0.15; zk 3.8.0".
+func serverVersions(m result.Meta) string {
+	byKind := map[string][]string{}
+	for key, v := range m.ServerVersions {
+		kind, _, _ := strings.Cut(key, " ")
+		if !slices.Contains(byKind[kind], v) {
+			byKind[kind] = append(byKind[kind], v)
+		}
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
+		slices.Sort(byKind[k])
+		parts = append(parts, k+" "+strings.Join(byKind[k], ","))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func readLogs(dir string, cells []Cell) (map[string]*CellLog, error) {
@@ -200,14 +343,7 @@ func (c Comparison) Write(w io.Writer) error {
 	widths := [4]int{}
 	for _, d := range c.Cells {
 		for _, m := range d.Metrics {
-			verdict := "~ noise"
-			if !m.Noise {
-				verdict = "worse"
-				if m.Better {
-					verdict = "better"
-				}
-			}
-			l := line{m.Name, m.format(m.Old), m.format(m.New), pct(m.Change), verdict}
+			l := line{m.Name, m.format(m.Old), m.format(m.New), pct(m.Change), m.Verdict()}
 			for i, f := range []string{l.name, l.old, l.new, l.change} {
 				widths[i] = max(widths[i], utf8.RuneCountInString(f))
 			}
@@ -280,4 +416,23 @@ func stddev(xs []float64) float64 {
 		ss += (x - mean) * (x - mean)
 	}
 	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// WriteCSV prints the comparison as CSV: a row per cell and figure, with
+// the change as a fraction (blank when the old value was zero).
+func (c Comparison) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"cell", "metric", "old", "new", "change", "band", "verdict"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, d := range c.Cells {
+		for _, m := range d.Metrics {
+			change := ""
+			if !math.IsInf(m.Change, 0) {
+				change = f(m.Change)
+			}
+			cw.Write([]string{d.Key, m.Name, f(m.Old), f(m.New), change, f(m.Band), m.Verdict()})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -139,7 +139,7 @@ func (t *Table) Row(c Cell) error {
 	}
 	b.WriteString(t.line(f))
 	for _, n := range notes(c) {
-		b.WriteString("    " + n + "\n")
+		b.WriteString(wrap(n, "    ", "      ", TableWidth))
 	}
 	_, err := io.WriteString(t.w, b.String())
 	return err
@@ -164,6 +164,42 @@ func WriteTable(w io.Writer, cells []Cell) error {
 		}
 	}
 	return nil
+}
+
+// wrap breaks text at spaces into lines of at most width characters, the
+// first indented by first, the others by rest; a word longer than a line
+// stays whole.
+func wrap(text, first, rest string, width int) string {
+	var b strings.Builder
+	line, n := first, utf8.RuneCountInString(first)
+	empty := true
+	for _, w := range strings.Fields(text) {
+		wn := utf8.RuneCountInString(w)
+		if !empty && n+1+wn > width {
+			b.WriteString(line + "\n")
+			line, n, empty = rest, utf8.RuneCountInString(rest), true
+		}
+		if !empty {
+			line += " "
+			n++
+		}
+		line += w
+		n += wn
+		empty = false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// WriteCSV prints cells as summary.csv has them: every figure of every
+// cell, a column each.
+func WriteCSV(w io.Writer, cells []Cell) error {
+	b, err := summaryCSV(cells)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // line lays fields out in the columns: names left-aligned, numbers

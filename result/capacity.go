@@ -43,7 +43,7 @@ func Capacity(cells []Cell, slo SLO) []CapacityRow {
 			if c.Acquires > 0 && (r.BestUs < 0 || v < r.BestUs) {
 				r.BestUs = v
 			}
-			if c.Acquires > 0 && c.SafetyViolations == 0 && v <= limitUs && Healthy(c) && slo.metByOthers(c) {
+			if c.Acquires > 0 && c.SafetyViolations == 0 && v > 0 && v <= limitUs && Healthy(c) && slo.metByOthers(c) {
 				r.Met, r.Clients, r.AcquiresPerS, r.LatencyUs = true, c.Clients, c.AcquiresPerS, v
 			} else if r.FirstMissed == 0 {
 				r.FirstMissed = c.Clients

@@ -131,10 +131,10 @@ func (t Threshold) Value(c Cell) float64 {
 // Met reports whether c meets the threshold. A latency threshold is not
 // met by a cell without acquisitions: it has no latency to stand on.
 func (t Threshold) Met(c Cell) bool {
-	if t.latency() && c.Acquires == 0 {
-		return false
-	}
 	v := t.Value(c)
+	if t.latency() && (c.Acquires == 0 || v == 0) {
+		return false // no latency, or a summary from before this quantile was kept
+	}
 	switch t.Op {
 	case "<":
 		return v < t.Limit
@@ -299,6 +299,8 @@ func Breaches(cells []Cell, slo SLO) []Breach {
 			switch {
 			case t.latency() && c.Acquires == 0:
 				b.Over = "no acquisitions"
+			case t.latency() && v == 0:
+				b.Over = metricLabel(t.Metric) + " not recorded (a summary from an older lockbench)"
 			case t.Limit == 0:
 				b.Over = fmt.Sprintf("%s, over %s", t.Format(v), t.Format(t.Limit))
 			default:

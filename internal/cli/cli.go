@@ -28,7 +28,8 @@ const (
 	ExitFailure     = 1 // a runtime failure: unreachable server, missing binary
 	ExitUsage       = 2
 	ExitUnsafe      = 3 // a cell saw a mutual-exclusion violation
-	ExitRegressed   = 4 // benchcheck: a metric regressed past its limit
+	ExitRegressed   = 4 // compare, benchcheck: a figure regressed past noise or its limit
+	ExitSLO         = 5 // a cell missed a threshold of --slo
 	ExitInterrupted = 130
 )
 
@@ -88,6 +89,9 @@ func exitCode(err error, ctx context.Context, stderr io.Writer) int {
 	case errors.Is(err, errRegressed):
 		fmt.Fprintln(stderr, "lockbench:", oneLine(err.Error()))
 		return ExitRegressed
+	case errors.Is(err, errSLO):
+		fmt.Fprintln(stderr, "lockbench:", oneLine(err.Error()))
+		return ExitSLO
 	case errors.Is(err, errUnsafe):
 		fmt.Fprintln(stderr, "lockbench:", oneLine(err.Error()))
 		return ExitUnsafe
@@ -114,6 +118,9 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun `lockbench <command> --help` for its flags.")
+	fmt.Fprintln(w, "\nResults go to stdout (--format table|json|csv), progress and notes to stderr.")
+	fmt.Fprintln(w, "Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation,")
+	fmt.Fprintln(w, "4 a regression (compare, benchcheck), 5 an SLO missed (--slo), 130 interrupted.")
 }
 
 // newFlags makes a command's flag set; --help prints its usage to help

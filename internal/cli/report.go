@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,32 +17,40 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-const reportSynopsis = `report DIR [--slo p99=10ms]
+const reportSynopsis = `report DIR [--slo THRESHOLDS] [--format table|json|csv]
 
 Re-renders everything in a results directory from its data files
 (meta.json, summary.json, *.hlog) without running anything: summary.csv,
 bench.txt, a .hgrm per cell, summary.md, plots/ and report.html. Prints the
-results table and the files written.
+results on stdout (the table and, with an SLO, the capacity plan; or the
+summary as JSON or CSV) and the files written on stderr.
 
 Examples:
   lockbench report results/20261122-050146
-  lockbench report results/20261122-050146 --slo p99=10ms`
+  lockbench report results/20261122-050146 --slo 'p99<=10ms,errors<=0.1%'
+  lockbench report results/20261122-050146 --format csv > cells.csv
+
+Exit status: 0 ok, 1 unreadable results, 2 usage, 5 a cell missed a
+threshold of --slo (or of the run's own SLO).`
 
 func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", reportSynopsis, stdout)
-	slo := fs.String("slo", "", "latency objective for capacity planning, QUANTILE=DURATION (p50, p90, p99, p999, max), e.g. p99=10ms")
+	slo := fs.String("slo", "", "`THRESHOLDS` to check every cell against and plan capacity on, e.g. 'p99<=10ms,errors<=0.1%' (default: the run's own --slo)")
+	format := formatFlag(fs, "json (summary.json) or csv (summary.csv, every column)")
 	dirs, err := parsePositional(fs, args, "DIR")
 	if err != nil {
 		return err
 	}
 	dir := dirs[0]
+	if err := checkFormat(*format); err != nil {
+		return err
+	}
 	if *slo != "" {
 		if _, err := result.ParseSLO(*slo); err != nil {
 			return fmt.Errorf("%w: --slo: %v", errUsage, err)
 		}
 	}
-	var written []string
-	err = report.Render(dir, report.RenderOptions{SLO: *slo, OnWrite: func(p string) { written = append(written, p) }})
+	err = report.Render(dir, report.RenderOptions{SLO: *slo, OnWrite: func(p string) { fmt.Fprintln(stderr, "wrote", p) }})
 	if errors.Is(err, result.ErrSLO) {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, result.MetaFile), err)
 	}
@@ -52,32 +61,45 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := report.WriteTable(stdout, sum.Cells); err != nil {
+	if *slo != "" || sum.SLO != "" {
+		s, err := result.ParseSLO(cmp.Or(*slo, sum.SLO))
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, result.SummaryFile), err)
+		}
+		applySLO(sum, s)
+	}
+	if err := writeSummary(stdout, *format, sum); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout)
-	for _, p := range written {
-		fmt.Fprintln(stdout, "wrote", p)
+	if *format == formatTable {
+		writeCapacity(stdout, sum)
 	}
-	return nil
+	return sloError(stderr, sum)
 }
 
-const compareSynopsis = `compare OLD NEW [--noise 5%]
+const compareSynopsis = `compare OLD NEW [--noise 5%] [--format table|json|csv]
 
 Compares two results directories cell by cell (matched by implementation,
 scenario and client count): throughput, p50, p99 and notifications per
 acquisition, old → new. A change smaller than --noise, or (when both runs
 have at least three seconds of .hlog intervals) than twice the standard
 error of the difference, is marked "~ noise". Cells measured in one run only
-are listed.
+are listed. Warns on stderr, naming each difference, when the two runs were
+not set up alike (plan, implementations, client counts, server versions,
+machine; from meta.json).
 
 Examples:
   lockbench compare results/before results/after
-  lockbench compare results/before results/after --noise 10`
+  lockbench compare results/before results/after --noise 10
+  lockbench compare results/before results/after --format json | jq .regressions
+
+Exit status: 0 no regression, 1 unreadable results, 2 usage, 4 a figure
+got worse by more than noise (for CI to gate on).`
 
 func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", compareSynopsis, stdout)
-	noiseText := fs.String("noise", fmt.Sprintf("%g%%", 100*report.DefaultNoise), "change below which a difference counts as run-to-run noise: 5%, 5 (percent) or 0.05 (a fraction)")
+	noiseText := fs.String("noise", fmt.Sprintf("%g%%", 100*report.DefaultNoise), "`SHARE` of change below which a difference counts as run-to-run noise: 5%, 5 (percent) or 0.05 (a fraction)")
+	format := formatFlag(fs, "json (the comparison, warnings and regressions) or csv (a row per cell and figure)")
 	dirs, err := parsePositional(fs, args, "OLD", "NEW")
 	if err != nil {
 		return err
@@ -86,16 +108,39 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := checkFormat(*format); err != nil {
+		return err
+	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	}
-	cmp, err := report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: noise})
+	c, err := report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: noise})
 	if err != nil {
 		return err
 	}
-	return cmp.Write(stdout)
+	for _, w := range c.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	switch *format {
+	case formatJSON:
+		err = writeJSON(stdout, c)
+	case formatCSV:
+		err = c.WriteCSV(stdout)
+	default:
+		err = c.Write(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if len(c.Regressions) > 0 {
+		for _, r := range c.Regressions {
+			fmt.Fprintln(stderr, "regressed:", r)
+		}
+		return fmt.Errorf("%w: %d figures got worse by more than noise", errRegressed, len(c.Regressions))
+	}
+	return nil
 }
 
 // parseNoise reads --noise as a fraction: "5%" and "5" are percent,

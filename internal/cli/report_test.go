@@ -68,7 +68,7 @@ func runMain(args ...string) (code int, stdout, stderr string) {
 func TestReportCommand(t *testing.T) {
 	t.Parallel()
 	dir := writeResults(t, 1000)
-	code, out, errOut := runMain("report", dir, "--slo", "p99=1ms")
+	code, out, errOut := runMain("report", dir, "--slo", "p99=5ms")
 	if code != ExitOK {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -84,15 +84,21 @@ func TestReportCommand(t *testing.T) {
 	for _, f := range []string{report.CSVFile, report.BenchFile, report.MarkdownFile, report.HTMLFile,
 		"redis_hot_c4" + result.HgrmExt, filepath.Join(report.PlotsDir, "throughput.png")} {
 		p := filepath.Join(dir, f)
-		if !strings.Contains(out, "wrote "+p+"\n") {
-			t.Errorf("output does not list %s", p)
+		if !strings.Contains(errOut, "wrote "+p+"\n") {
+			t.Errorf("stderr does not list %s", p)
 		}
 		if _, err := os.Stat(p); err != nil {
 			t.Error(err)
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, report.MarkdownFile))
-	if !strings.Contains(string(md), "Capacity at p99 ≤ 1ms") {
+	if !strings.Contains(out, "capacity at p99 ≤ 5ms:\n  redis        hot      4 clients at 1,500 acq/s") {
+		t.Errorf("stdout lacks the capacity plan:\n%s", out)
+	}
+	if strings.Contains(out, "wrote ") {
+		t.Errorf("stdout carries the files written, which belong on stderr:\n%s", out)
+	}
+	if !strings.Contains(string(md), "Capacity at p99 ≤ 5ms") {
 		t.Errorf("summary.md lacks the capacity for --slo:\n%s", md)
 	}
 }
@@ -112,7 +118,9 @@ func TestReportAndCompareErrors(t *testing.T) {
 		{"report: no directory", []string{"report"}, ExitUsage},
 		{"report: two directories", []string{"report", dir, dir}, ExitUsage},
 		{"report: bad flag", []string{"report", dir, "--nope"}, ExitUsage},
-		{"report: bad SLO", []string{"report", dir, "--slo", "p95=1ms"}, ExitUsage},
+		{"report: bad SLO", []string{"report", dir, "--slo", "p97=1ms"}, ExitUsage},
+		{"report: bad format", []string{"report", dir, "--format", "yaml"}, ExitUsage},
+		{"compare: bad format", []string{"compare", dir, dir, "--format", "xml"}, ExitUsage},
 		{"report: missing directory", []string{"report", missing}, ExitFailure},
 		{"report: unreadable summary", []string{"report", bad}, ExitFailure},
 		{"compare: one directory", []string{"compare", dir}, ExitUsage},

@@ -32,8 +32,10 @@ const runSynopsis = `run [flags]
 
 Runs every implementation × scenario × client count as one cell after
 another, over the servers given or, by default, over a sandbox of real
-servers it starts on loopback and stops at exit. Prints a table row per cell
-and writes DIR/meta.json and DIR/summary.json (rewritten after every cell).
+servers it starts on loopback and stops at exit. Prints a table row per
+cell on stdout (progress and notes on stderr) and writes DIR/meta.json and
+DIR/summary.json (rewritten after every cell); with --format json or csv,
+stdout carries summary.json or summary.csv once the run ends instead.
 
 Examples:
   lockbench run --impl redis --clients 1,8 --duration 3s
@@ -45,9 +47,12 @@ Examples:
   lockbench run --impl zk-pred --zk 10.0.0.5:2181 --clients 64 --duration 30s
   lockbench run --impl zk-naive,zk-pred --scenario abandon --clients 32   # waiters giving up
   lockbench run --impl redis,redlock --ttl 200ms --hold 400ms --renew --clients 4
+  lockbench run --impl redis,zk-pred --clients 1,4,16,64 --hold 1ms --slo 'p99<=5ms,errors<=0.1%'
+  lockbench run --impl redis --clients 4 --format json | jq '.cells[] | {impl, clients, p99: .acquire_latency_us.p99}'
 
-Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation
-(after all results are written), 130 interrupted (completed cells are kept).`
+Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion
+violation, 5 a cell missed a threshold of --slo (3 and 5 after every result
+is written), 130 interrupted (completed cells are kept).`
 
 // runOpts holds run's flags as parsed; plan turns them into a Plan, which
 // judges them (Plan.Validate).
@@ -64,7 +69,7 @@ type runOpts struct {
 	max                              time.Duration
 	jitter                           float64
 	connectPar, repeat               int
-	out, slo                         string
+	out, slo, format                 string
 	seed                             uint64
 	quiet, force, renew              bool
 	acquireTimeout                   time.Duration
@@ -127,7 +132,8 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
 	fs.IntVar(&o.connectPar, "connect-parallel", lockbench.DefaultConnectParallel, "clients connecting at once before a cell")
 	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
-	fs.StringVar(&o.slo, "slo", "", "plan capacity against an `SLO`, e.g. p99=10ms (p50, p90, p99, p999, max): the largest client count per implementation that met it")
+	fs.StringVar(&o.slo, "slo", "", "`THRESHOLDS` every cell must meet, e.g. 'p99<=5ms,errors<=0.1%,acq/s>=1000' (p50 p90 p95 p99 p99.9 p99.99 max mean; errors as % or a count); a miss exits 5. Also plans capacity: the largest client count per implementation that met it")
+	fs.StringVar(&o.format, "format", formatTable, "what stdout carries: `table` (a row per cell as it ends), json (summary.json) or csv (summary.csv, every column)")
 	fs.StringVar(&o.out, "out", "", "results `DIR`, new or empty (default: a new results/<timestamp>)")
 	fs.BoolVar(&o.force, "force", false, "with --out: clear a directory that holds files already")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice: jitter, key choice, hold/think draws, arrivals (tokens are unique, never seeded)")
@@ -141,6 +147,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var o runOpts
 	fs := runFlags(&o, stdout)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkFormat(o.format); err != nil {
 		return err
 	}
 	plan, err := o.plan(fs)
@@ -157,13 +166,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	sum, err := runPlan(ctx, plan, o.quiet, stdout, stderr)
+	live := stdout
+	if o.format != formatTable {
+		live = io.Discard // the rows come as one document at the end
+	}
+	sum, err := runPlan(ctx, plan, o.quiet, live, stderr)
 	if perr := stopProfiles(); perr != nil && err == nil {
 		err = perr
 	}
 	var rerr error
 	if sum != nil && len(sum.Cells) > 0 {
-		rerr = printOutcome(stdout, stderr, plan, sum)
+		rerr = printOutcome(stdout, stderr, o.format, plan, sum)
 	}
 	if err != nil {
 		return err
@@ -171,7 +184,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := unsafeCells(sum); err != nil {
 		return err
 	}
-	return rerr
+	if rerr != nil {
+		return rerr
+	}
+	return sloError(stderr, sum)
 }
 
 // startProfiles starts a CPU profile into cpu and arranges a heap profile
@@ -267,17 +283,17 @@ func foreign(ents []os.DirEntry) string {
 // runPlan runs the plan, printing the sandbox, a row per cell and the
 // progress line.
 func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stderr io.Writer) (*result.Summary, error) {
-	table := report.NewTable(stdout, herdColumns(plan.Impls))
+	table := report.NewTableFor(stdout, report.TableOptions{Impls: plan.Impls, Scenarios: plan.Scenarios, Herd: herdColumns(plan.Impls)})
 	prog := newProgressLine(stderr, quiet)
 	plan.OnServers = func(s impl.Servers, sandboxed []string) {
 		if len(sandboxed) > 0 {
-			fmt.Fprintf(stdout, "lockbench %s — sandbox: %s\n", lockbench.Version, describeServers(s, sandboxed))
+			fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", lockbench.Version, describeServers(s, sandboxed))
 		}
 	}
 	plan.OnProgress = prog.update
 	plan.OnSkip = func(spec lockbench.CellSpec, err error) {
 		prog.clear()
-		fmt.Fprintf(stdout, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
+		fmt.Fprintf(stderr, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
 			strings.TrimPrefix(oneLine(err.Error()), lockbench.ErrNotApplicable.Error()+": "))
 	}
 	plan.OnResult = func(c result.Cell) {
@@ -289,27 +305,30 @@ func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stder
 	return sum, err
 }
 
-// printOutcome prints the capacity plan, renders the report and names the
-// files: what was measured is shown even when a later cell failed or the
-// run was interrupted; the data files are already written.
-func printOutcome(stdout, stderr io.Writer, plan lockbench.Plan, sum *result.Summary) error {
-	if sum.SLO != "" {
-		slo, _ := result.ParseSLO(sum.SLO)
-		fmt.Fprintf(stdout, "capacity at %s:\n", sum.SLO)
-		for _, row := range sum.Capacity {
-			fmt.Fprintf(stdout, "  %-10s %-8s %s\n", row.Impl, row.Scenario, report.DescribeCapacity(row, slo))
+// printOutcome prints the result in format f on stdout — the capacity
+// plan after the table, or the summary as JSON or CSV — renders the report
+// and names the files on stderr: what was measured is shown even when a
+// later cell failed or the run was interrupted; the data files are
+// already written.
+func printOutcome(stdout, stderr io.Writer, f string, plan lockbench.Plan, sum *result.Summary) error {
+	switch f {
+	case formatTable:
+		writeCapacity(stdout, sum)
+	default:
+		if err := writeSummary(stdout, f, sum); err != nil {
+			return err
 		}
 	}
 	rerr := report.Render(plan.Out, report.RenderOptions{SLO: plan.SLO})
 	if rerr != nil {
 		rerr = fmt.Errorf("report: %w", rerr)
 	} else {
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(plan.Out, "report.html"))
+		fmt.Fprintf(stderr, "report: %s\n", filepath.Join(plan.Out, "report.html"))
 	}
-	fmt.Fprintf(stdout, "results: %s\n", filepath.Join(plan.Out, "summary.json"))
+	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(plan.Out, "summary.json"))
 	for _, c := range sum.Cells {
 		if c.Server == nil && c.ServerNote != "" {
-			fmt.Fprintf(stdout, "note: %s: no server counters: %s\n", c.Key(), oneLine(c.ServerNote))
+			fmt.Fprintf(stderr, "note: %s: no server counters: %s\n", c.Key(), oneLine(c.ServerNote))
 		}
 	}
 	return rerr

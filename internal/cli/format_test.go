@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/result"
+)
+
+func TestReportFormatsParseBack(t *testing.T) {
+	t.Parallel()
+	dir := writeResults(t, 1000)
+	code, out, errOut := runMain("report", dir, "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("json: exit %d, stderr %q", code, errOut)
+	}
+	var sum result.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if len(sum.Cells) != 2 || sum.Cells[1].Clients != 4 || sum.Cells[1].AcquireLatencyUs.P99 != 2500 {
+		t.Errorf("JSON summary = %+v, want the two cells written", sum.Cells)
+	}
+	code, out, errOut = runMain("report", dir, "--format", "csv")
+	if code != ExitOK {
+		t.Fatalf("csv: exit %d, stderr %q", code, errOut)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("stdout is not CSV: %v\n%s", err, out)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("CSV has %d rows, want a header and 2 cells", len(rows))
+	}
+	for _, col := range []string{"impl", "clients", "acquire_latency_us_p50", "acquire_latency_us_p90", "acquire_latency_us_p95",
+		"acquire_latency_us_p99", "acquire_latency_us_p999", "acquire_latency_us_p9999", "acquire_latency_us_max"} {
+		i := slices.Index(rows[0], col)
+		if i < 0 {
+			t.Errorf("CSV lacks column %s", col)
+			continue
+		}
+		if col == "acquire_latency_us_p99" && rows[2][i] != "2500" {
+			t.Errorf("CSV p99 of the 4-client cell = %s, want 2500", rows[2][i])
+		}
+	}
+	file, _ := os.ReadFile(filepath.Join(dir, report.CSVFile))
+	if string(file) != out {
+		t.Errorf("--format csv differs from summary.csv")
+	}
+}
+
+func TestSLOMissExits5AfterWriting(t *testing.T) {
+	t.Parallel()
+	dir := writeResults(t, 1000)
+	code, out, errOut := runMain("report", dir, "--slo", "p99<=1ms,errors<=0.1%", "--format", "json")
+	if code != ExitSLO {
+		t.Fatalf("exit %d, want %d (stderr %q)", code, ExitSLO, errOut)
+	}
+	if !strings.Contains(errOut, "impl=redis/scenario=hot/clients=4  p99<=1ms  2.50ms, 150% over 1.00ms") {
+		t.Errorf("stderr does not name the cell and by how much it missed:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "clients=1 ") {
+		t.Errorf("stderr names the 1-client cell, which met the SLO:\n%s", errOut)
+	}
+	var sum result.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if sum.SLOMet == nil || *sum.SLOMet || len(sum.SLOBreaches) != 1 || sum.SLOBreaches[0].Value != 2500 || sum.SLOBreaches[0].Clients != 4 {
+		t.Errorf("summary: slo_met %v, breaches %+v; want one breach of the 4-client cell at 2500µs", sum.SLOMet, sum.SLOBreaches)
+	}
+	if len(sum.Capacity) != 1 || sum.Capacity[0].Clients != 1 {
+		t.Errorf("capacity = %+v, want 1 client", sum.Capacity)
+	}
+	if _, err := os.Stat(filepath.Join(dir, report.HTMLFile)); err != nil {
+		t.Errorf("the report was not written before exiting 5: %v", err)
+	}
+}
+
+// setMeta rewrites keys of a results directory's meta.json.
+func setMeta(t *testing.T, dir string, kv map[string]any) {
+	t.Helper()
+	p := filepath.Join(dir, result.MetaFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range kv {
+		m[k] = v
+	}
+	if err := result.WriteJSON(p, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompareWarnsOnSetUpAndGatesOnRegression(t *testing.T) {
+	t.Parallel()
+	old, new := writeResults(t, 1000), writeResults(t, 450)
+	setMeta(t, old, map[string]any{"hold": "1ms", "clients": []int{1, 4}, "impls": []string{"redis"},
+		"server_versions": map[string]string{"redis 127.0.0.1:6379": "7.0.15"}})
+	setMeta(t, new, map[string]any{"hold": "5ms", "clients": []int{1, 4, 16}, "impls": []string{"redis"},
+		"server_versions": map[string]string{"redis 127.0.0.1:7000": "7.2.4"},
+		"host":            map[string]string{"os": "linux", "arch": "arm64", "cpus": "2"}})
+	code, out, errOut := runMain("compare", old, new, "--format", "json")
+	if code != ExitRegressed {
+		t.Fatalf("exit %d, want %d (stderr %q)", code, ExitRegressed, errOut)
+	}
+	for _, want := range []string{
+		"warning: plan differs: hold 1ms → 5ms",
+		"warning: client counts differ: clients 1, 4 → 1, 4, 16",
+		"warning: machine differs: host.arch amd64 → arm64",
+		"warning: server versions differ: redis 7.0.15 → redis 7.2.4",
+		"regressed: impl=redis/scenario=hot/clients=1: acq/s 1,000 → 450 (-55.0%)",
+	} {
+		if !strings.Contains(errOut, want+"\n") {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "implementations differ") || strings.Contains(errOut, "started") {
+		t.Errorf("stderr warns of what does not differ or differs by design:\n%s", errOut)
+	}
+	var cmp report.Comparison
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if len(cmp.Regressions) != 2 || len(cmp.Warnings) != 4 || len(cmp.Cells) != 2 || cmp.Cells[0].Metrics[0].New != 450 {
+		t.Errorf("comparison = %+v, want 2 regressions (acq/s of both cells) and 4 warnings", cmp)
+	}
+	// The same runs, the other way round, improved: nothing to gate on.
+	code, _, errOut = runMain("compare", new, old, "--format", "csv")
+	if code != ExitOK {
+		t.Errorf("an improvement exits %d, want 0 (stderr %q)", code, errOut)
+	}
+}

@@ -1,0 +1,60 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+// TestTableFits100Columns checks the default table at its widest: the
+// longest implementation and scenario names, herd columns, slow and
+// failing cells, and every kind of note under a row.
+func TestTableFits100Columns(t *testing.T) {
+	theory := int64(32640)
+	cells := append(fixtureCells(),
+		Cell{Impl: "redis-pubsub", Scenario: "partition", Clients: 12800, Acquires: 123456, AcquiresPerS: 1234567.8,
+			Errors: 99999, ErrorsByClass: map[string]int64{"timeout": 99990, "no_quorum": 9},
+			AcquireLatencyUs:        result.Latency{P50: 123456, P99: 987654, P999: 2.5e6, Max: 9e8},
+			NotificationsPerAcquire: 1234.5, RetriesPerAcquire: 99.99, TheoryWakeups: &theory,
+			Server:  map[string]int64{"watch_triggered": 33000, "client_notifications": 32640},
+			Open:    &result.OpenLoop{Offered: 1e6, Rate: 5000, Arrival: "poisson", Dropped: 12345, Unfinished: 17},
+			Verdict: "the holder's session expired 10.2s after the pause began, beyond the 4s session timeout; a second client then held the lock while the first still wrote"},
+	)
+	cells[len(cells)-1].Wakeups, cells[len(cells)-1].ReleaseWakeups = 32640, 32640
+	var b bytes.Buffer
+	if err := WriteTable(&b, cells); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > TableWidth {
+			t.Errorf("line of %d characters, over %d:\n%s", n, TableWidth, l)
+		}
+	}
+	head := lines[0]
+	for _, col := range []string{"impl", "scenario", "clients", "acq/s", "p50", "p99", "p99.9", "errors", "notif/acq", "wake/theory"} {
+		if !strings.Contains(head, col) {
+			t.Errorf("header lacks %s: %s", col, head)
+		}
+	}
+	out := b.String()
+	for _, want := range []string{"redis-pubsub  partition   12800  1234568", "32640/32640", "errors: no_quorum 9, timeout 99990",
+		"! servers fired 33000 watches, clients received 32640 notifications"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	// Columns line up: every row's p99 ends where the header's does.
+	end := strings.Index(head, "p99 ") + len("p99")
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, " ") {
+			continue // a note
+		}
+		if r := []rune(l); len(r) < end || r[end-1] == ' ' {
+			t.Errorf("p99 column misaligned:\n%s\n%s", head, l)
+		}
+	}
+}
