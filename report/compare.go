@@ -281,26 +281,33 @@ func readLogs(dir string, cells []Cell) (map[string]*CellLog, error) {
 	return logs, nil
 }
 
-// spread is the sample standard deviation of a cell's per-interval
-// throughput and quantiles, and how many intervals each rests on.
+// spread is the spread of a cell's per-interval throughput and
+// quantiles, and how many intervals' worth each rests on.
 type spread struct{ perS, p50, p99 sample }
 
+// sample is a weighted standard deviation and its effective number of
+// intervals, (Σw)²/Σw²: a run of whole intervals counts each as one, a
+// short last interval as the share of one it lasted.
 type sample struct {
-	sd float64
-	n  int
+	sd, n float64
 }
 
+// spreadOf weighs each interval by its actual length: a cell's last
+// interval is cut where the cell ended, and counting its rate or quantiles
+// as much as a whole second's would widen the noise band with what is only
+// the cut.
 func spreadOf(l *CellLog) spread {
-	stats := l.IntervalStats(result.TagAcquire)
-	var perS, p50, p99 []float64
-	for _, s := range stats {
+	var perS, p50, p99, w, wq []float64
+	for _, s := range l.IntervalSamples(result.TagAcquire) {
 		perS = append(perS, s.PerS)
+		w = append(w, s.LengthS)
 		if !s.Empty {
 			p50 = append(p50, s.P50)
 			p99 = append(p99, s.P99)
+			wq = append(wq, s.LengthS)
 		}
 	}
-	return spread{sample{stddev(perS), len(perS)}, sample{stddev(p50), len(p50)}, sample{stddev(p99), len(p99)}}
+	return spread{weighted(perS, w), weighted(p50, wq), weighted(p99, wq)}
 }
 
 // minIntervals is how many seconds each run needs before its spread says
@@ -315,7 +322,32 @@ func pooled(a, b sample) float64 {
 	if a.n < minIntervals || b.n < minIntervals || a.sd <= 0 || b.sd <= 0 {
 		return 0
 	}
-	return math.Sqrt(a.sd*a.sd/float64(a.n) + b.sd*b.sd/float64(b.n))
+	return math.Sqrt(a.sd*a.sd/a.n + b.sd*b.sd/b.n)
+}
+
+// weighted is the standard deviation of xs weighted by ws (reliability
+// weights, unbiased) and the effective number of samples; with equal
+// weights it is the sample standard deviation and len(xs).
+func weighted(xs, ws []float64) sample {
+	var sw, sw2, swx float64
+	for i, x := range xs {
+		sw += ws[i]
+		sw2 += ws[i] * ws[i]
+		swx += ws[i] * x
+	}
+	if len(xs) < 2 || sw <= 0 {
+		return sample{n: float64(len(xs))}
+	}
+	mean := swx / sw
+	var ss float64
+	for i, x := range xs {
+		ss += ws[i] * (x - mean) * (x - mean)
+	}
+	denom := sw - sw2/sw
+	if denom <= 0 {
+		return sample{n: 1}
+	}
+	return sample{sd: math.Sqrt(ss / denom), n: sw * sw / sw2}
 }
 
 func metric(name string, old, new float64, higherBetter, latency bool, noise, sd float64) MetricDelta {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -38,13 +39,40 @@ func ReadHlog(path string) (*CellLog, error) {
 }
 
 // ReadCellLog reads a cell's .hlog in dir; a missing one is nil, not an
-// error, since runs from before .hlog files existed have none.
+// error, since runs from before .hlog files existed have none. No interval
+// ends after the cell did (see CutAt).
 func ReadCellLog(dir string, c Cell) (*CellLog, error) {
 	l, err := ReadHlog(CellPath(dir, c, HlogExt))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err == nil && c.DurationS > 0 {
+		l.CutAt(time.Duration(c.DurationS * float64(time.Second)))
+	}
 	return l, err
+}
+
+// CutAt ends every interval at most d after the log's first interval
+// began. Logs written before lockbench cut the last interval at the cell's
+// end say it lasted a whole second when it lasted a fraction of one: its
+// rate, counted over the second, fell towards zero at the end of every
+// timeline and widened compare's noise band. Were the first interval
+// missing (an empty first second), the cut falls later, never into
+// measured time.
+func (l *CellLog) CutAt(d time.Duration) {
+	if l == nil || len(l.Intervals) == 0 || d <= 0 {
+		return
+	}
+	t0 := l.Intervals[0].StartTimeMs()
+	for _, h := range l.Intervals {
+		t0 = min(t0, h.StartTimeMs())
+	}
+	end := t0 + d.Milliseconds()
+	for _, h := range l.Intervals {
+		if h.StartTimeMs() < end && h.EndTimeMs() > end {
+			h.SetEndTimeMs(end)
+		}
+	}
 }
 
 // Tagged returns the intervals carrying tag, in order.
@@ -85,13 +113,38 @@ type IntervalStat struct {
 	Empty      bool
 }
 
-// IntervalStats summarises the intervals tagged tag, in time order. An
-// interval shorter than half the typical one (the stub at the end of a
-// cell) is left out: its rate says more about where the cell stopped than
-// about the lock. A writer may leave empty intervals out of the log; a
-// gap of whole intervals between two is filled with empty ones, since a
-// second without acquisitions is a finding (a stall), not missing data.
+// IntervalSample is an interval's figures with what statistics over
+// intervals need to weigh it: its length and its acquisitions.
+type IntervalSample struct {
+	IntervalStat
+	LengthS float64
+	N       int64
+}
+
+// IntervalStats summarises the intervals tagged tag, in time order (see
+// IntervalSamples).
 func (l *CellLog) IntervalStats(tag string) []IntervalStat {
+	samples := l.IntervalSamples(tag)
+	if samples == nil {
+		return nil
+	}
+	out := make([]IntervalStat, len(samples))
+	for i, s := range samples {
+		out[i] = s.IntervalStat
+	}
+	return out
+}
+
+// IntervalSamples summarises the intervals tagged tag, in time order, each
+// with its actual length: the last interval of a cell ends where the cell
+// did, so it is shorter than the others, and its rate is counted over
+// that length, never over a whole interval. An interval shorter than half
+// the typical one (the stub at the end of a cell) is left out: its rate
+// and quantiles rest on too little to stand beside the others. A writer may
+// leave empty intervals out of the log; a gap of whole intervals between
+// two is filled with empty ones, since a second without acquisitions is a
+// finding (a stall), not missing data.
+func (l *CellLog) IntervalSamples(tag string) []IntervalSample {
 	hs := l.Tagged(tag)
 	if len(hs) == 0 {
 		return nil
@@ -107,12 +160,13 @@ func (l *CellLog) IntervalStats(tag string) []IntervalStat {
 	typical := lengths[len(lengths)/2]
 	t0 := hs[0].StartTimeMs()
 	mid := func(start, end int64) float64 { return float64(start+end-2*t0) / 2000 }
-	var out []IntervalStat
+	var out []IntervalSample
 	prevEnd := t0
 	for _, h := range hs {
 		if typical > 0 {
 			for gap := prevEnd; h.StartTimeMs()-gap >= typical; gap += typical {
-				out = append(out, IntervalStat{MidS: mid(gap, gap+typical), Empty: true})
+				out = append(out, IntervalSample{IntervalStat: IntervalStat{MidS: mid(gap, gap+typical), Empty: true},
+					LengthS: float64(typical) / 1000})
 			}
 		}
 		prevEnd = max(prevEnd, h.EndTimeMs())
@@ -120,11 +174,15 @@ func (l *CellLog) IntervalStats(tag string) []IntervalStat {
 		if ms <= 0 || 2*ms < typical {
 			continue
 		}
-		out = append(out, IntervalStat{
-			MidS: mid(h.StartTimeMs(), h.EndTimeMs()),
-			PerS: float64(h.TotalCount()) / (float64(ms) / 1000),
-			P50:  float64(h.ValueAtQuantile(50)),
-			P99:  float64(h.ValueAtQuantile(99)),
+		out = append(out, IntervalSample{
+			IntervalStat: IntervalStat{
+				MidS: mid(h.StartTimeMs(), h.EndTimeMs()),
+				PerS: float64(h.TotalCount()) / (float64(ms) / 1000),
+				P50:  float64(h.ValueAtQuantile(50)),
+				P99:  float64(h.ValueAtQuantile(99)),
+			},
+			LengthS: float64(ms) / 1000,
+			N:       h.TotalCount(),
 		})
 	}
 	return out
