@@ -10,13 +10,20 @@ import (
 )
 
 // benchTxt renders bench.txt in the Go benchmark format, so that
-// `benchstat old/bench.txt new/bench.txt` compares two runs. One line per
-// cell, named BenchmarkLock/impl=…/scenario=…/clients=…, with the
-// acquisitions as iterations. Only configuration that stays the same
-// between comparable runs goes in the header: benchstat splits its tables
-// on any key that differs, so no dates or versions. Cells without
-// acquisitions have no ns/op and are left out.
-func benchTxt(meta result.Meta, cells []Cell) []byte {
+// `benchstat old/bench.txt new/bench.txt` compares two runs. Each cell is
+// a benchmark named BenchmarkLock/impl=…/scenario=…/clients=…, with one
+// line per interval of its .hlog (the acquisitions in that interval as
+// iterations), so that benchstat has several samples and can tell a
+// change from noise instead of printing ± ∞; a cell without a log, or with
+// fewer than two intervals, has one line for the whole cell. Intervals
+// are those compare uses (result.CellLog.IntervalSamples): the cell's
+// stub at the end and empty seconds are left out. Notifications and
+// retries are counted per cell, not per interval: each line carries the
+// cell's. Only configuration that stays the same between comparable runs
+// goes in the header: benchstat splits its tables on any key that
+// differs, so no dates or versions. Cells without acquisitions have no
+// ns/op and are left out.
+func benchTxt(meta result.Meta, cells []Cell, logs map[string]*CellLog) []byte {
 	var b strings.Builder
 	goos, goarch := meta.Host["os"], meta.Host["arch"]
 	if goos != "" {
@@ -30,13 +37,30 @@ func benchTxt(meta result.Meta, cells []Cell) []byte {
 		if c.Acquires <= 0 || c.AcquiresPerS <= 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "BenchmarkLock/impl=%s/scenario=%s/clients=%d %d %s ns/op %s acquires/s %s p50-ns %s p99-ns %s notifications/op %s retries/op\n",
-			benchName(c.Impl), benchName(c.Scenario), c.Clients, c.Acquires,
-			benchFloat(1e9/c.AcquiresPerS), benchFloat(c.AcquiresPerS),
-			benchFloat(c.AcquireLatencyUs.P50*1000), benchFloat(c.AcquireLatencyUs.P99*1000),
-			benchFloat(c.NotificationsPerAcquire), benchFloat(c.RetriesPerAcquire))
+		name := fmt.Sprintf("BenchmarkLock/impl=%s/scenario=%s/clients=%d", benchName(c.Impl), benchName(c.Scenario), c.Clients)
+		var samples []result.IntervalSample
+		for _, s := range logs[c.Key()].IntervalSamples(result.TagAcquire) {
+			if s.N > 0 && s.PerS > 0 {
+				samples = append(samples, s)
+			}
+		}
+		if len(samples) < 2 {
+			writeBenchLine(&b, name, c.Acquires, c.AcquiresPerS, c.AcquireLatencyUs.P50, c.AcquireLatencyUs.P99, c)
+			continue
+		}
+		for _, s := range samples {
+			writeBenchLine(&b, name, s.N, s.PerS, s.P50, s.P99, c)
+		}
 	}
 	return []byte(b.String())
+}
+
+// writeBenchLine writes one sample: n acquisitions at perS, its p50 and p99 in
+// µs, and the cell's notifications and retries per acquisition.
+func writeBenchLine(b *strings.Builder, name string, n int64, perS, p50, p99 float64, c Cell) {
+	fmt.Fprintf(b, "%s %d %s ns/op %s acquires/s %s p50-ns %s p99-ns %s notifications/op %s retries/op\n",
+		name, n, benchFloat(1e9/perS), benchFloat(perS), benchFloat(p50*1000), benchFloat(p99*1000),
+		benchFloat(c.NotificationsPerAcquire), benchFloat(c.RetriesPerAcquire))
 }
 
 // benchName keeps a name part to one field without a slash or an equals

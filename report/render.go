@@ -99,7 +99,7 @@ func Render(dir string, opts RenderOptions) error {
 	if err := write(filepath.Join(dir, CSVFile), csvData); err != nil {
 		return err
 	}
-	if err := write(filepath.Join(dir, BenchFile), benchTxt(r.meta, cells)); err != nil {
+	if err := write(filepath.Join(dir, BenchFile), benchTxt(r.meta, cells, r.logs)); err != nil {
 		return err
 	}
 	for _, c := range cells {
