@@ -41,7 +41,7 @@ Examples:
 func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("benchcheck", benchcheckSynopsis, stdout)
 	limits := fs.StringArray("limit", []string{"p99-ns=25%", "notifications/op=10%"},
-		"UNIT=PCT: largest tolerated increase of the unit's median; -PCT for units where lower is worse (acquires/s=-10%)")
+		"`UNIT=PCT`: largest tolerated increase of the unit's median; -PCT for units where lower is worse (acquires/s=-10%)")
 	files, err := parsePositional(fs, args, "OLD", "NEW")
 	if err != nil {
 		return err

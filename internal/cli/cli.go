@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -130,10 +131,48 @@ func newFlags(name, synopsis string, help io.Writer) *pflag.FlagSet {
 	fs.SetOutput(help)
 	fs.SortFlags = false
 	fs.Usage = func() {
+		fs.VisitAll(placeholder)
 		fmt.Fprintf(fs.Output(), "Usage: lockbench %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
 	}
 	return fs
 }
+
+// placeholder names the value of a flag whose usage names none (no
+// `WORD` in it) for what it is rather than for its Go type: N for a count,
+// DURATION for a duration — a string flag too when its default is one —
+// and for other strings the last word of the flag's name (MODE for
+// --redlock-mode), so that every line of --help reads as a sentence.
+func placeholder(f *pflag.Flag) {
+	if _, done := f.Value.(named); done || strings.Contains(f.Usage, "`") {
+		return
+	}
+	var name string
+	switch f.Value.Type() {
+	case "bool":
+		return
+	case "int", "int64", "uint", "uint64":
+		name = "N"
+	case "duration":
+		name = "DURATION"
+	case "float64":
+		name = "NUMBER"
+	default:
+		if _, err := time.ParseDuration(f.DefValue); err == nil {
+			name = "DURATION"
+		} else {
+			name = strings.ToUpper(f.Name[strings.LastIndexByte(f.Name, '-')+1:])
+		}
+	}
+	f.Value = named{f.Value, name}
+}
+
+// named is a flag value that --help names as it says.
+type named struct {
+	pflag.Value
+	name string
+}
+
+func (n named) Type() string { return n.name }
 
 // parse parses flags and no positional argument; a bad flag is a usage
 // error in one line.

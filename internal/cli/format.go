@@ -26,7 +26,7 @@ var errSLO = errors.New("the SLO was not met")
 
 // formatFlag adds --format; what says what json and csv carry.
 func formatFlag(fs *pflag.FlagSet, what string) *string {
-	return fs.String("format", formatTable, "what stdout carries: `table` (for people), "+what)
+	return fs.String("format", formatTable, "`FORMAT` of stdout: table (for people), "+what)
 }
 
 func checkFormat(f string) error {

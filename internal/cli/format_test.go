@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +141,22 @@ func TestCompareWarnsOnSetUpAndGatesOnRegression(t *testing.T) {
 	code, _, errOut = runMain("compare", new, old, "--format", "csv")
 	if code != ExitOK {
 		t.Errorf("an improvement exits %d, want 0 (stderr %q)", code, errOut)
+	}
+}
+
+// TestHelpPlaceholdersNameWhatTheyAre checks every flag of every command:
+// its value is named for what it is (N, DURATION, ADDRS), never for the Go
+// type that holds it, and --help prints once, to stdout, exit 0.
+func TestHelpPlaceholdersNameWhatTheyAre(t *testing.T) {
+	t.Parallel()
+	goType := regexp.MustCompile(`(?m)^\s+(-\w, )?--(\S+) (int|int64|uint|uint64|string|strings|stringArray|duration|float|float64)\s`)
+	for _, c := range commands() {
+		code, out, errOut := runMain(c.name, "--help")
+		if code != ExitOK || errOut != "" || strings.Count(out, "Usage: lockbench") != 1 {
+			t.Errorf("%s --help: exit %d, stderr %q, %d usages on stdout", c.name, code, errOut, strings.Count(out, "Usage: lockbench"))
+		}
+		for _, m := range goType.FindAllStringSubmatch(out, -1) {
+			t.Errorf("%s --%s: value named by its Go type %q", c.name, m[2], m[3])
+		}
 	}
 }
