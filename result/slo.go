@@ -280,7 +280,8 @@ type Breach struct {
 	// Excess is how far past the limit, relative to it: 0.44 is 44% over
 	// (below, for a floor); 0 for a limit of zero, which has no ratio.
 	Excess float64 `json:"excess"`
-	// Over says it in words: "7.20ms, 44% over 5ms".
+	// Over says it in words: "7.20ms against 5.00ms (+44%)", or for a
+	// miss of twice the limit or more "97.3ms against 5.00ms (19.5×)".
 	Over string `json:"over"`
 }
 
@@ -302,14 +303,14 @@ func Breaches(cells []Cell, slo SLO) []Breach {
 			case t.latency() && v == 0:
 				b.Over = metricLabel(t.Metric) + " not recorded (a summary from an older lockbench)"
 			case t.Limit == 0:
-				b.Over = fmt.Sprintf("%s, over %s", t.Format(v), t.Format(t.Limit))
+				b.Over = fmt.Sprintf("%s against %s", t.Format(v), t.Format(t.Limit))
 			default:
 				b.Excess = math.Abs(v-t.Limit) / t.Limit
-				side := "over"
-				if t.Op == ">=" || t.Op == ">" {
-					side = "under"
+				by := fmt.Sprintf("%+.0f%%", 100*(v-t.Limit)/t.Limit)
+				if v >= 2*t.Limit {
+					by = fmt.Sprintf("%.1f×", v/t.Limit)
 				}
-				b.Over = fmt.Sprintf("%s, %.0f%% %s %s", t.Format(v), 100*b.Excess, side, t.Format(t.Limit))
+				b.Over = fmt.Sprintf("%s against %s (%s)", t.Format(v), t.Format(t.Limit), by)
 			}
 			out = append(out, b)
 		}

@@ -57,11 +57,11 @@ func TestBreaches(t *testing.T) {
 		threshold string
 		over      string
 	}{
-		{4, "p99<=5ms", "7.20ms, 44% over 5.00ms"},
-		{4, "errors<=0.1%", "0.2%, 100% over 0.1%"},
-		{16, "acq/s>=100", "50/s, 50% under 100/s"},
+		{4, "p99<=5ms", "7.20ms against 5.00ms (+44%)"},
+		{4, "errors<=0.1%", "0.2% against 0.1% (+100%)"},
+		{16, "acq/s>=100", "50/s against 100/s (-50%)"},
 		{64, "p99<=5ms", "no acquisitions"},
-		{64, "acq/s>=100", "0/s, 100% under 100/s"},
+		{64, "acq/s>=100", "0/s against 100/s (-100%)"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Breaches = %+v, want %d", got, len(want))

@@ -63,7 +63,7 @@ func TestSLOMissExits5AfterWriting(t *testing.T) {
 	if code != ExitSLO {
 		t.Fatalf("exit %d, want %d (stderr %q)", code, ExitSLO, errOut)
 	}
-	if !strings.Contains(errOut, "impl=redis/scenario=hot/clients=4  p99<=1ms  2.50ms, 150% over 1.00ms") {
+	if !strings.Contains(errOut, "impl=redis/scenario=hot/clients=4  p99<=1ms  2.50ms against 1.00ms (2.5×)") {
 		t.Errorf("stderr does not name the cell and by how much it missed:\n%s", errOut)
 	}
 	if strings.Contains(errOut, "clients=1 ") {
