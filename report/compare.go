@@ -222,6 +222,9 @@ func MetaDifferences(old, new result.Meta) []string {
 		if g == "" || oldF[k] == newF[k] {
 			continue
 		}
+		if base := strings.TrimSuffix(k, "_s"); base != k && (oldF[base] != "" || newF[base] != "") {
+			continue // hold_s beside hold: the same setting in seconds
+		}
 		verb := "differ"
 		if g == "plan" || g == "machine" {
 			verb = "differs"

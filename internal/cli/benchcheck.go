@@ -12,8 +12,9 @@ import (
 	"github.com/lockbench/lockbench/internal/benchcheck"
 )
 
-// errRegressed is returned by benchcheck when a metric regressed.
-var errRegressed = errors.New("benchmarks regressed")
+// errRegressed is returned by benchcheck and compare when a figure
+// regressed.
+var errRegressed = errors.New("regressed")
 
 // errMissing is returned by benchcheck when a benchmark of OLD, or a gated
 // unit of one, is not in NEW. It exits 1 (ExitFailure), not 4: nothing was
@@ -96,7 +97,7 @@ func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) e
 			errMissing, files[1], files[0], strings.Join(gone, ", "), also)
 	}
 	if n > 0 {
-		return fmt.Errorf("%w: %d metric(s) past their limit", errRegressed, n)
+		return fmt.Errorf("benchmarks %w: %d metric(s) past their limit", errRegressed, n)
 	}
 	return nil
 }

@@ -138,7 +138,7 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		for _, r := range c.Regressions {
 			fmt.Fprintln(stderr, "regressed:", r)
 		}
-		return fmt.Errorf("%w: %d figures got worse by more than noise", errRegressed, len(c.Regressions))
+		return fmt.Errorf("%s %w: %d figures got worse by more than noise (--noise %s)", dirs[1], errRegressed, len(c.Regressions), *noiseText)
 	}
 	return nil
 }
