@@ -160,3 +160,65 @@ func TestHelpPlaceholdersNameWhatTheyAre(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSLOAndFormats runs the in-process lock (no server): stdout holds
+// the result alone, in each format, and a missed threshold exits 5 with
+// every file written and the miss in summary.json.
+func TestRunSLOAndFormats(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "out")
+	// A lone client waits for no one; four on one lock held 40 ms wait
+	// for each other, far past 15 ms, however loaded the machine.
+	args := []string{"run", "--impl", "inproc", "--clients", "1,4", "--duration", "500ms", "--warmup", "0s",
+		"--hold", "40ms", "-q", "--out", dir}
+	code, out, errOut := runMain(append(args, "--slo", "p99<=15ms,errors<=0.1%", "--format", "json")...)
+	if code != ExitSLO {
+		t.Fatalf("exit %d, want %d; stderr %q", code, ExitSLO, errOut)
+	}
+	var sum result.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("stdout is not JSON alone: %v\n%s", err, out)
+	}
+	if sum.SLOMet == nil || *sum.SLOMet || len(sum.SLOBreaches) != 1 || sum.SLOBreaches[0].Clients != 4 ||
+		sum.SLOBreaches[0].Threshold != "p99<=15ms" || sum.SLOBreaches[0].Value <= 15000 {
+		t.Errorf("slo_met %v, breaches %+v; want the 4-client cell alone, over 15ms", sum.SLOMet, sum.SLOBreaches)
+	}
+	onDisk, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
+	if err != nil || len(onDisk.SLOBreaches) != 1 {
+		t.Errorf("summary.json: %v, breaches %+v", err, onDisk)
+	}
+	if !strings.Contains(errOut, "impl=inproc/scenario=hot/clients=4  p99<=15ms  ") {
+		t.Errorf("stderr does not name the cell that missed:\n%s", errOut)
+	}
+	for _, f := range []string{report.HTMLFile, report.CSVFile, report.MarkdownFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("not written before exit 5: %v", err)
+		}
+	}
+
+	code, out, errOut = runMain(append(args, "--force", "--format", "csv")...)
+	if code != ExitOK {
+		t.Fatalf("csv: exit %d; stderr %q", code, errOut)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 3 || rows[0][0] != "impl" {
+		t.Errorf("stdout is not the CSV of 2 cells alone (%v):\n%s", err, out)
+	}
+
+	code, out, errOut = runMain(append(args, "--force")...)
+	if code != ExitOK {
+		t.Fatalf("table: exit %d; stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "impl") {
+		t.Errorf("stdout is not a header and 2 rows:\n%s", out)
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > report.TableWidth {
+			t.Errorf("line wider than %d: %q", report.TableWidth, l)
+		}
+	}
+	if !strings.Contains(errOut, "results: "+filepath.Join(dir, result.SummaryFile)) {
+		t.Errorf("stderr does not name the results:\n%s", errOut)
+	}
+}
