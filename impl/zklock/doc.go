@@ -18,7 +18,7 @@
 // the same moment (every waiter when a cell ends), the server fires the
 // watch of a waiter whose own session it is closing, and the notification
 // is never delivered. The server then reports more watch triggers than the
-// clients received (srv_watches ≠); zk-pred, which deletes its node and
+// clients received (a note under the cell's row); zk-pred, which deletes its node and
 // keeps its session, does not lose them.
 //
 // The library keeps its wait to itself, so Settled reads it off the
