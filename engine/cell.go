@@ -65,6 +65,9 @@ type CellSpec struct {
 	// Repeat is how many times a fault scenario repeats its script.
 	// Default 1.
 	Repeat int
+	// Shard, if set, runs only this process's slice of the clients, lined
+	// up with the other shards (see Shard).
+	Shard *Shard
 	// Config is handed to every client (servers, TTL, retry, seed, …).
 	Config impl.Config
 	// Progress, if set, is called about once a second while the cell runs,
@@ -205,7 +208,10 @@ func (s *CellSpec) Validate() error {
 			return fmt.Errorf("%w: %s: %v", ErrUsage, d.Name, err)
 		}
 	}
-	return s.Scenario.Check(s)
+	if err := s.Scenario.Check(s); err != nil {
+		return err
+	}
+	return s.Shard.check(s)
 }
 
 // checkNumbers refuses numbers no cell can run with.
@@ -274,14 +280,16 @@ func (s *CellSpec) defaults() {
 func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lockers := make([]impl.Locker, spec.Clients)
+	lo, hi := spec.Shard.Range(spec.Clients)
+	lockers := make([]impl.Locker, hi-lo)
 	sem := make(chan struct{}, spec.ConnectParallel)
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once
 		firstErr error
 	)
-	for i := range spec.Clients {
+	for j := range lockers {
+		i := lo + j
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -298,7 +306,7 @@ func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, 
 				once.Do(func() { firstErr = connectError(d.Name, i, err); cancel() })
 				return
 			}
-			lockers[i] = l
+			lockers[j] = l
 		})
 	}
 	wg.Wait()
