@@ -326,28 +326,7 @@ func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, 
 
 // fairness summarises how acquisitions were shared among clients.
 func fairness(per []int64, acq *hdrhistogram.Histogram) *result.Fairness {
-	if len(per) == 0 {
-		return nil
-	}
-	f := &result.Fairness{PerClient: per, MaxWaitUs: float64(acq.Max())}
-	var sum, sq float64
-	lo, hi := per[0], per[0]
-	for _, n := range per {
-		x := float64(n)
-		sum += x
-		sq += x * x
-		lo, hi = min(lo, n), max(hi, n)
-		if n == 0 {
-			f.Starved++
-		}
-	}
-	if sum > 0 {
-		// Jain's index: 1 when all got the same, 1/n when one got all.
-		f.Jain = sum * sum / (float64(len(per)) * sq)
-		f.MaxShare = float64(hi) / sum
-		f.MinShare = float64(lo) / sum
-	}
-	return f
+	return result.FairnessOf(per, float64(acq.Max()))
 }
 
 // distributions merges the implementations' own distributions over clients.
