@@ -22,8 +22,11 @@ const (
 	// Lead is how far ahead of the publishing moment shard 0 sets a cell's
 	// start, so that every shard hears of it before it comes.
 	Lead = 300 * time.Millisecond
-	// poll is how often a waiting shard looks at the board.
-	poll = time.Millisecond
+	// poll is how often a shard waiting to start or finish looks at the
+	// board; settlePoll how often it looks during a burst's hand-off,
+	// which every hand-off waits for.
+	poll       = time.Millisecond
+	settlePoll = 250 * time.Microsecond
 )
 
 // Options configure a Coordinator.
@@ -118,10 +121,14 @@ func (c *Coordinator) Start(ctx context.Context, cell string) (time.Time, error)
 		return c.publish(ctx, cell)
 	}
 	var at time.Time
-	err := c.wait(ctx, "shard 0", func() (bool, error) {
+	refreshed := time.Now()
+	err := c.wait(ctx, "shard 0", poll, func() (bool, error) {
 		// Put again: a passing key on Redis lives only so long.
-		if err := c.b.Put(ctx, cell+"/ready/"+c.me(), ready, true); err != nil {
-			return false, err
+		if time.Since(refreshed) > passingTTL/4 {
+			refreshed = time.Now()
+			if err := c.b.Put(ctx, cell+"/ready/"+c.me(), ready, true); err != nil {
+				return false, err
+			}
 		}
 		v, ok, err := c.b.Get(ctx, cell+"/start")
 		if !ok || err != nil || !strings.Contains(v, c.nonce) {
@@ -143,7 +150,7 @@ func (c *Coordinator) publish(ctx context.Context, cell string) (time.Time, erro
 	nonces := make([]string, c.o.Count)
 	nonces[0] = c.nonce
 	for j := 1; j < c.o.Count; j++ {
-		err := c.wait(ctx, fmt.Sprintf("shard %d/%d", j, c.o.Count), func() (bool, error) {
+		err := c.wait(ctx, fmt.Sprintf("shard %d/%d", j, c.o.Count), poll, func() (bool, error) {
 			v, ok, err := c.b.Get(ctx, cell+"/ready/"+strconv.Itoa(j))
 			if !ok || err != nil {
 				return false, err
@@ -187,16 +194,16 @@ func (c *Coordinator) Done(ctx context.Context, cell string) error {
 	if err := c.b.Put(ctx, cell+"/done/"+c.me(), g, false); err != nil {
 		return err
 	}
-	return c.all(ctx, cell+"/done/", g, "finish "+cell)
+	return c.all(ctx, cell+"/done/", g, "finish "+cell, poll)
 }
 
 // all waits until every other shard's key prefix+j holds want.
-func (c *Coordinator) all(ctx context.Context, prefix, want, what string) error {
+func (c *Coordinator) all(ctx context.Context, prefix, want, what string, every time.Duration) error {
 	for j := range c.o.Count {
 		if j == c.o.Index {
 			continue
 		}
-		err := c.wait(ctx, fmt.Sprintf("shard %d/%d (to %s)", j, c.o.Count, what), func() (bool, error) {
+		err := c.wait(ctx, fmt.Sprintf("shard %d/%d (to %s)", j, c.o.Count, what), every, func() (bool, error) {
 			v, ok, err := c.b.Get(ctx, prefix+strconv.Itoa(j))
 			return ok && v == want, err
 		})
@@ -215,14 +222,14 @@ func (c *Coordinator) Settle(ctx context.Context, cell string, local func(contex
 		return err
 	}
 	local(ctx)
-	return c.all(ctx, cell+"/settled/", req, "settle "+cell)
+	return c.all(ctx, cell+"/settled/", req, "settle "+cell, settlePoll)
 }
 
 // Serve is engine.Coordinator's: answer each new settle request of
 // another shard once this shard's waiters have settled.
 func (c *Coordinator) Serve(ctx context.Context, cell string, local func(context.Context)) {
 	last := ""
-	t := time.NewTicker(poll)
+	t := time.NewTicker(settlePoll)
 	defer t.Stop()
 	for {
 		select {
@@ -243,8 +250,10 @@ func (c *Coordinator) Serve(ctx context.Context, cell string, local func(context
 
 // wait polls done until it says so, fails, or o.Wait passes; the error
 // then names who did not come.
-func (c *Coordinator) wait(ctx context.Context, who string, done func() (bool, error)) error {
+func (c *Coordinator) wait(ctx context.Context, who string, every time.Duration, done func() (bool, error)) error {
 	deadline := time.Now().Add(c.o.Wait)
+	t := time.NewTimer(every)
+	defer t.Stop()
 	for {
 		ok, err := done()
 		if err != nil {
@@ -256,10 +265,11 @@ func (c *Coordinator) wait(ctx context.Context, who string, done func() (bool, e
 		if time.Now().After(deadline) {
 			return fmt.Errorf("shard %d/%d: %s did not arrive within %v", c.o.Index, c.o.Count, who, c.o.Wait)
 		}
+		t.Reset(every)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(poll):
+		case <-t.C:
 		}
 	}
 }
