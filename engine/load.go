@@ -139,8 +139,14 @@ type clientCounts struct {
 }
 
 func (r *cellRun) run(ctx context.Context) (Result, error) {
+	// A shard reads the servers' counters once every shard is connected,
+	// so that no shard's connecting lands in another's span.
+	at, err := r.lineUp(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	srv := startServerCounters(ctx, r.driver, r.spec.Config.Servers)
-	if err := r.lineUp(ctx); err != nil {
+	if err := sleepUntil(ctx, at); err != nil {
 		return Result{}, err
 	}
 	r.start = time.Now()

@@ -133,19 +133,23 @@ func (w *worker) flushGrants() {
 }
 
 // close waits until every batch is handed to the sink; workers have
-// stopped.
+// stopped. A nil log has nothing to close.
 func (g *grantLog) close() {
+	if g == nil {
+		return
+	}
 	close(g.ch)
 	<-g.done
 }
 
-// lineUp, in a sharded cell, waits for every shard to connect, then until
-// the common start; a burst's shard answers the others' settle calls from
-// then until all are done. The grants' stream opens here too.
-func (r *cellRun) lineUp(ctx context.Context) error {
+// lineUp, in a sharded cell, waits for every shard to connect and
+// returns the common start (zero in a cell of one process); a burst's
+// shard answers the others' settle calls from then until all are done.
+// The grants' stream opens here too.
+func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
 	sh := r.spec.Shard
 	if sh == nil {
-		return nil
+		return time.Time{}, nil
 	}
 	key := r.spec.Config.Namespace
 	if sh.Grants != nil {
@@ -157,21 +161,32 @@ func (r *cellRun) lineUp(ctx context.Context) error {
 	}
 	at, err := sh.Coord.Start(ctx, key)
 	if err != nil {
-		return err
+		r.grantLog.close()
+		return at, err
 	}
 	if _, burst := r.shape.(burstShape); burst {
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		r.stopServe = cancel
 		go sh.Coord.Serve(sctx, key, r.localSettle)
 	}
-	t := time.NewTimer(time.Until(at))
+	return at, nil
+}
+
+// sleepUntil waits until at (at once for a zero or past one) or until ctx
+// ends.
+func sleepUntil(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if at.IsZero() || d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return nil
 }
 
 // leave, in a sharded cell, closes the grants' stream and waits for every
@@ -182,9 +197,7 @@ func (r *cellRun) leave(ctx context.Context) error {
 	if sh == nil {
 		return nil
 	}
-	if r.grantLog != nil {
-		r.grantLog.close()
-	}
+	r.grantLog.close()
 	var err error
 	if ctx.Err() == nil {
 		err = sh.Coord.Done(ctx, r.spec.Config.Namespace)
