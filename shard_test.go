@@ -187,6 +187,14 @@ func TestShardedHotMergesAndRefuses(t *testing.T) {
 		t.Errorf("merged meta.json: shards %+v, err %v", meta.Shards, err)
 	}
 
+	// A shard whose partner never comes gives up within --shard-wait,
+	// naming it, with the runtime-failure status.
+	code, stderr := b.run(append([]string{"run", "-q", "--shard", "0/2", "--shard-wait", "1s", "--run-id", "alone",
+		"--out", filepath.Join(b.dir, "alone")}, append(b.servers, args...)...)...)
+	if code != 1 || !strings.Contains(stderr, "shard 1/2 did not arrive within 1s") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("a shard alone: exit %d, stderr %q; want 1 and one line naming shard 1/2", code, stderr)
+	}
+
 	other := b.shards("other", 1, "--impl", "redis", "--clients", "4", "--duration", "1s", "--warmup", "0s")
 	for _, tc := range []struct {
 		name string
