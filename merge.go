@@ -71,6 +71,14 @@ func Merge(out string, dirs []string) (*result.Summary, error) {
 	return sum, result.WriteJSON(filepath.Join(out, result.SummaryFile), sum)
 }
 
+// CheckShards reads the shards' meta.json and summary.json and returns
+// the error Merge would for a set that is not one whole run, writing
+// nothing.
+func CheckShards(dirs []string) error {
+	_, err := readShards(dirs)
+	return err
+}
+
 // readShards reads every shard's meta.json and summary.json and refuses a
 // set that is not one whole run, naming what differs; they come back in
 // shard order.

@@ -47,6 +47,9 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: merge needs the shards' results directories", errUsage)
 	}
+	if err := lockbench.CheckShards(fs.Args()); err != nil {
+		return err
+	}
 	dir, err := outDir(*out, *force)
 	if err != nil {
 		return err
