@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -82,9 +83,9 @@ func (p Plan) PlanHash() string {
 
 // sharder is a sharded run's connection to the other shards.
 type sharder struct {
-	board shard.Board
-	coord *shard.Coordinator
-	runID string
+	boards []shard.Board
+	coord  *shard.Coordinator
+	runID  string
 
 	mu     sync.Mutex
 	out    string
@@ -99,20 +100,25 @@ func startSharding(ctx context.Context, p Plan) (*sharder, error) {
 	if runID == "" {
 		runID = "plan-" + p.PlanHash()
 	}
-	b, err := shard.OpenBoard(ctx, impl.Roles(), p.Cell.Config.Servers, runID)
+	bs, err := shard.OpenBoards(ctx, impl.Roles(), p.Cell.Config.Servers, runID)
 	if err != nil {
 		return nil, err
 	}
-	c, err := shard.New(ctx, b, shard.Options{Index: s.Index, Count: s.Count, PlanHash: p.PlanHash(), Wait: s.Wait, StartAt: s.StartAt})
+	sh := &sharder{boards: bs, runID: runID, out: p.Out,
+		grants: map[string]*result.GrantWriter{}, errs: map[string]error{}}
+	sh.coord, err = shard.New(ctx, bs, shard.Options{Index: s.Index, Count: s.Count, PlanHash: p.PlanHash(), Wait: s.Wait, StartAt: s.StartAt})
 	if err != nil {
-		b.Close()
+		sh.close()
 		return nil, err
 	}
-	return &sharder{board: b, coord: c, runID: runID, out: p.Out,
-		grants: map[string]*result.GrantWriter{}, errs: map[string]error{}}, nil
+	return sh, nil
 }
 
-func (s *sharder) close() { s.board.Close() }
+func (s *sharder) close() {
+	for _, b := range s.boards {
+		b.Close()
+	}
+}
 
 // meta is what meta.json says of this shard.
 func (s *sharder) meta(p Plan) *result.ShardMeta {
@@ -162,17 +168,10 @@ func (s *sharder) finish(c result.Cell) error {
 	delete(s.grants, key)
 	delete(s.errs, key)
 	if w != nil {
-		err = errorsJoin(err, w.Close())
+		err = errors.Join(err, w.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("lockbench: %s: the grants could not be written: %w", key, err)
 	}
 	return nil
-}
-
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }

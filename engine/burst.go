@@ -90,7 +90,7 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 // been seen waiting, and only the first holder waits for that.
 func (r *cellRun) settle(ctx context.Context) {
 	if sh := r.spec.Shard; sh != nil && r.names.len() == 1 {
-		if err := sh.Coord.Settle(ctx, r.spec.Config.Namespace, r.localSettle); err != nil && ctx.Err() == nil {
+		if err := sh.Coord.Settle(ctx, r.meeting(), r.localSettle); err != nil && ctx.Err() == nil {
 			r.settleState.CompareAndSwap(0, 1)
 		}
 		return

@@ -23,22 +23,39 @@ type Shard struct {
 }
 
 // Coordinator lines up the shards of a cell. Every method is called with
-// the cell's key, the same on every shard; each is safe for concurrent
-// use.
+// the cell's Meeting, the same on every shard; each is safe for
+// concurrent use.
 type Coordinator interface {
 	// Start returns once every shard has connected its clients for the
 	// cell, with the instant, on this process's clock, at which all
 	// start.
-	Start(ctx context.Context, cell string) (time.Time, error)
+	Start(ctx context.Context, m Meeting) (time.Time, error)
 	// Done returns once every shard has finished the cell and closed its
 	// clients.
-	Done(ctx context.Context, cell string) error
+	Done(ctx context.Context, m Meeting) error
 	// Settle returns once every shard's waiters have settled (local runs
 	// this shard's own wait), so that a burst's hand-off meets a full,
 	// armed queue across processes.
-	Settle(ctx context.Context, cell string, local func(context.Context)) error
+	Settle(ctx context.Context, m Meeting, local func(context.Context)) error
 	// Serve answers other shards' Settle calls with local until ctx ends.
-	Serve(ctx context.Context, cell string, local func(context.Context))
+	Serve(ctx context.Context, m Meeting, local func(context.Context))
+}
+
+// Meeting names a cell to the coordinator: its Key, the same on every
+// shard, and the server kinds its driver measures, which a coordinator
+// keeps its own traffic off where it can.
+type Meeting struct {
+	Key   string
+	Kinds []string
+}
+
+// meeting is this cell's Meeting.
+func (r *cellRun) meeting() Meeting {
+	m := Meeting{Key: r.spec.Config.Namespace}
+	for _, n := range r.driver.Needs {
+		m.Kinds = append(m.Kinds, n.Kind)
+	}
+	return m
 }
 
 // Range is the slice of clients shard s runs of a cell of n: [lo, hi).
@@ -151,7 +168,7 @@ func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
 	if sh == nil {
 		return time.Time{}, nil
 	}
-	key := r.spec.Config.Namespace
+	m := r.meeting()
 	if sh.Grants != nil {
 		c := result.Cell{Impl: r.spec.Impl, Scenario: r.spec.Scenario.Name(), Clients: r.spec.Clients}
 		r.grantLog = newGrantLog(func(gs []result.Grant) { sh.Grants(c, gs) }, len(r.workers))
@@ -159,7 +176,7 @@ func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
 			w.grantLog = r.grantLog
 		}
 	}
-	at, err := sh.Coord.Start(ctx, key)
+	at, err := sh.Coord.Start(ctx, m)
 	if err != nil {
 		r.grantLog.close()
 		return at, err
@@ -167,7 +184,7 @@ func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
 	if _, burst := r.shape.(burstShape); burst {
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		r.stopServe = cancel
-		go sh.Coord.Serve(sctx, key, r.localSettle)
+		go sh.Coord.Serve(sctx, m, r.localSettle)
 	}
 	return at, nil
 }
@@ -200,7 +217,7 @@ func (r *cellRun) leave(ctx context.Context) error {
 	r.grantLog.close()
 	var err error
 	if ctx.Err() == nil {
-		err = sh.Coord.Done(ctx, r.spec.Config.Namespace)
+		err = sh.Coord.Done(ctx, r.meeting())
 	}
 	if r.stopServe != nil {
 		r.stopServe()

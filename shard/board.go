@@ -22,7 +22,9 @@ type Board interface {
 	// Clock reads the server's clock once; res is its resolution.
 	Clock(ctx context.Context) (t time.Time, res time.Duration, err error)
 	Close() error
-	// String names the server, e.g. "redis 127.0.0.1:6379".
+	// Kind is the server's kind; String names the server, e.g. "redis
+	// 127.0.0.1:6379".
+	Kind() string
 	String() string
 }
 
@@ -44,22 +46,34 @@ func registerBoard(kind string, open opener) {
 	}{kind, open})
 }
 
-// OpenBoard opens a board on the first of the plan's servers whose kind
-// can hold one; roles lists the plan's needs.
-func OpenBoard(ctx context.Context, roles []impl.Need, servers impl.Servers, run string) (Board, error) {
+// OpenBoards opens a board on one server of every kind that can hold one
+// among the servers given (roles: every role there is), best first, so
+// that each cell can meet on a server it does not measure.
+func OpenBoards(ctx context.Context, roles []impl.Need, servers impl.Servers, run string) ([]Board, error) {
 	var kinds []string
+	var out []Board
 	for _, b := range boards {
 		kinds = append(kinds, b.kind)
-		for _, n := range roles {
-			if n.Kind == b.kind && len(servers[n.Role]) > 0 {
-				addrs := servers[n.Role]
-				if n.Count > 1 {
-					addrs = addrs[:1] // independent servers: the first will do
-				}
-				return b.open(ctx, addrs, run)
-			}
+		i := slices.IndexFunc(roles, func(n impl.Need) bool { return n.Kind == b.kind && len(servers[n.Role]) > 0 })
+		if i < 0 {
+			continue
 		}
+		addrs := servers[roles[i].Role]
+		if roles[i].Count > 1 {
+			addrs = addrs[:1] // independent servers: the first will do
+		}
+		x, err := b.open(ctx, addrs, run)
+		if err != nil {
+			for _, o := range out {
+				o.Close()
+			}
+			return nil, err
+		}
+		out = append(out, x)
 	}
-	slices.Sort(kinds)
-	return nil, fmt.Errorf("shard: no server to meet on: a sharded run needs a server of kind %v among its addresses", kinds)
+	if len(out) == 0 {
+		slices.Sort(kinds)
+		return nil, fmt.Errorf("shard: no server to meet on: a sharded run needs a server of kind %v among its addresses", kinds)
+	}
+	return out, nil
 }

@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -40,17 +42,16 @@ type Options struct {
 	StartAt time.Time
 }
 
-// Coordinator is engine.Coordinator over a Board. Shard 0 publishes each
+// Coordinator is engine.Coordinator over Boards. Shard 0 publishes each
 // cell's start once every shard has said it is ready; every value it
 // publishes carries the nonces of the shards it saw, so a shard never
-// takes a value left by an earlier run for its own.
+// takes a value left by an earlier run for its own. A cell meets on the
+// first board whose server it does not measure, so that the meeting's
+// traffic stays out of the servers' counters where the plan allows.
 type Coordinator struct {
-	b     Board
-	o     Options
-	nonce string
-	skew  result.Skew
-	// offset is the server's clock minus ours.
-	offset time.Duration
+	boards []*clocked
+	o      Options
+	nonce  string
 
 	mu     sync.Mutex
 	gens   map[string]string // cell → the generation shard 0 published
@@ -58,36 +59,63 @@ type Coordinator struct {
 	usedAt atomic.Bool
 }
 
-// New estimates this shard's clock offset from the board's server and
-// returns a coordinator.
-func New(ctx context.Context, b Board, o Options) (*Coordinator, error) {
+// clocked is a board with this shard's clock offset from its server.
+type clocked struct {
+	b    Board
+	skew result.Skew
+	// offset is the server's clock minus ours.
+	offset time.Duration
+}
+
+// New estimates this shard's clock offset from each board's server and
+// returns a coordinator over boards (best first, see OpenBoards).
+func New(ctx context.Context, boards []Board, o Options) (*Coordinator, error) {
 	if o.Wait <= 0 {
 		o.Wait = DefaultWait
 	}
 	var n [6]byte
 	rand.Read(n[:])
-	c := &Coordinator{b: b, o: o, nonce: hex.EncodeToString(n[:]), gens: map[string]string{}}
-	if err := c.estimate(ctx); err != nil {
-		return nil, err
+	c := &Coordinator{o: o, nonce: hex.EncodeToString(n[:]), gens: map[string]string{}}
+	for _, b := range boards {
+		x := &clocked{b: b}
+		if err := x.estimate(ctx); err != nil {
+			return nil, err
+		}
+		c.boards = append(c.boards, x)
+	}
+	if len(c.boards) == 0 {
+		return nil, fmt.Errorf("shard: no board to meet on")
 	}
 	return c, nil
 }
 
-// Skew is the clock estimate New made.
-func (c *Coordinator) Skew() result.Skew { return c.skew }
+// Skew is this shard's clock offset from the first board's server: the
+// one clock every shard's grants are put on for the merge.
+func (c *Coordinator) Skew() result.Skew { return c.boards[0].skew }
+
+// board is where meeting m takes place: the first board on a server of a
+// kind the cell does not measure, or the first.
+func (c *Coordinator) board(m engine.Meeting) *clocked {
+	for _, x := range c.boards {
+		if !slices.Contains(m.Kinds, x.b.Kind()) {
+			return x
+		}
+	}
+	return c.boards[0]
+}
 
 // estimate reads the server's clock a number of times and keeps the read
 // with the shortest round trip: the offset is known within half of it,
 // plus the clock's resolution.
-func (c *Coordinator) estimate(ctx context.Context) error {
+func (x *clocked) estimate(ctx context.Context) error {
 	const samples = 16
 	best := time.Duration(1<<63 - 1)
 	for range samples {
 		t0 := time.Now()
-		st, res, err := c.b.Clock(ctx)
+		st, res, err := x.b.Clock(ctx)
 		t1 := time.Now()
 		if err != nil {
-			return fmt.Errorf("shard: reading %s's clock: %w", c.b, err)
+			return fmt.Errorf("shard: reading %s's clock: %w", x.b, err)
 		}
 		rtt := t1.Sub(t0)
 		if rtt >= best {
@@ -97,9 +125,9 @@ func (c *Coordinator) estimate(ctx context.Context) error {
 		mid := t0.Add(rtt / 2)
 		// A clock of resolution res reads the start of its tick: its
 		// middle is res/2 later.
-		c.offset = st.Add(res / 2).Sub(mid)
-		c.skew = result.Skew{OffsetUs: float64(c.offset) / 1e3, BoundUs: float64(rtt/2+res/2) / 1e3,
-			Against: c.b.String(), Samples: samples}
+		x.offset = st.Add(res / 2).Sub(mid)
+		x.skew = result.Skew{OffsetUs: float64(x.offset) / 1e3, BoundUs: float64(rtt/2+res/2) / 1e3,
+			Against: x.b.String(), Samples: samples}
 	}
 	return nil
 }
@@ -108,17 +136,18 @@ func (c *Coordinator) me() string { return strconv.Itoa(c.o.Index) }
 
 // Start is engine.Coordinator's: say ready, then (shard 0) wait for every
 // shard and publish the start, or (others) wait for it.
-func (c *Coordinator) Start(ctx context.Context, cell string) (time.Time, error) {
+func (c *Coordinator) Start(ctx context.Context, m engine.Meeting) (time.Time, error) {
+	x, cell := c.board(m), m.Key
 	if !c.o.StartAt.IsZero() && c.usedAt.CompareAndSwap(false, true) {
 		c.setGen(cell, "at-"+c.o.StartAt.Format(time.RFC3339Nano))
 		return c.o.StartAt, nil
 	}
 	ready := c.nonce + " " + c.o.PlanHash
-	if err := c.b.Put(ctx, cell+"/ready/"+c.me(), ready, true); err != nil {
+	if err := x.b.Put(ctx, cell+"/ready/"+c.me(), ready, true); err != nil {
 		return time.Time{}, err
 	}
 	if c.o.Index == 0 {
-		return c.publish(ctx, cell)
+		return c.publish(ctx, x, cell)
 	}
 	var at time.Time
 	refreshed := time.Now()
@@ -126,11 +155,11 @@ func (c *Coordinator) Start(ctx context.Context, cell string) (time.Time, error)
 		// Put again: a passing key on Redis lives only so long.
 		if time.Since(refreshed) > passingTTL/4 {
 			refreshed = time.Now()
-			if err := c.b.Put(ctx, cell+"/ready/"+c.me(), ready, true); err != nil {
+			if err := x.b.Put(ctx, cell+"/ready/"+c.me(), ready, true); err != nil {
 				return false, err
 			}
 		}
-		v, ok, err := c.b.Get(ctx, cell+"/start")
+		v, ok, err := x.b.Get(ctx, cell+"/start")
 		if !ok || err != nil || !strings.Contains(v, c.nonce) {
 			return false, err
 		}
@@ -139,19 +168,19 @@ func (c *Coordinator) Start(ctx context.Context, cell string) (time.Time, error)
 			return false, fmt.Errorf("shard: start of %s: %q: %w", cell, v, err)
 		}
 		c.setGen(cell, v)
-		at = time.Unix(0, ns).Add(-c.offset)
+		at = time.Unix(0, ns).Add(-x.offset)
 		return true, nil
 	})
 	return at, err
 }
 
 // publish is shard 0's part of Start.
-func (c *Coordinator) publish(ctx context.Context, cell string) (time.Time, error) {
+func (c *Coordinator) publish(ctx context.Context, x *clocked, cell string) (time.Time, error) {
 	nonces := make([]string, c.o.Count)
 	nonces[0] = c.nonce
 	for j := 1; j < c.o.Count; j++ {
 		err := c.wait(ctx, fmt.Sprintf("shard %d/%d", j, c.o.Count), poll, func() (bool, error) {
-			v, ok, err := c.b.Get(ctx, cell+"/ready/"+strconv.Itoa(j))
+			v, ok, err := x.b.Get(ctx, cell+"/ready/"+strconv.Itoa(j))
 			if !ok || err != nil {
 				return false, err
 			}
@@ -167,8 +196,8 @@ func (c *Coordinator) publish(ctx context.Context, cell string) (time.Time, erro
 		}
 	}
 	at := time.Now().Add(Lead)
-	v := strings.Join(nonces, ",") + " " + strconv.FormatInt(at.Add(c.offset).UnixNano(), 10)
-	if err := c.b.Put(ctx, cell+"/start", v, false); err != nil {
+	v := strings.Join(nonces, ",") + " " + strconv.FormatInt(at.Add(x.offset).UnixNano(), 10)
+	if err := x.b.Put(ctx, cell+"/start", v, false); err != nil {
 		return time.Time{}, err
 	}
 	c.setGen(cell, v)
@@ -189,22 +218,23 @@ func (c *Coordinator) gen(cell string) string {
 
 // Done is engine.Coordinator's: say done with this cell's generation, and
 // wait until every shard has.
-func (c *Coordinator) Done(ctx context.Context, cell string) error {
+func (c *Coordinator) Done(ctx context.Context, m engine.Meeting) error {
+	x, cell := c.board(m), m.Key
 	g := c.gen(cell)
-	if err := c.b.Put(ctx, cell+"/done/"+c.me(), g, false); err != nil {
+	if err := x.b.Put(ctx, cell+"/done/"+c.me(), g, false); err != nil {
 		return err
 	}
-	return c.all(ctx, cell+"/done/", g, "finish "+cell, poll)
+	return c.all(ctx, x, cell+"/done/", g, "finish "+cell, poll)
 }
 
 // all waits until every other shard's key prefix+j holds want.
-func (c *Coordinator) all(ctx context.Context, prefix, want, what string, every time.Duration) error {
+func (c *Coordinator) all(ctx context.Context, x *clocked, prefix, want, what string, every time.Duration) error {
 	for j := range c.o.Count {
 		if j == c.o.Index {
 			continue
 		}
 		err := c.wait(ctx, fmt.Sprintf("shard %d/%d (to %s)", j, c.o.Count, what), every, func() (bool, error) {
-			v, ok, err := c.b.Get(ctx, prefix+strconv.Itoa(j))
+			v, ok, err := x.b.Get(ctx, prefix+strconv.Itoa(j))
 			return ok && v == want, err
 		})
 		if err != nil {
@@ -216,18 +246,20 @@ func (c *Coordinator) all(ctx context.Context, prefix, want, what string, every 
 
 // Settle is engine.Coordinator's: post a request, settle here, and wait
 // for every other shard's answer to it.
-func (c *Coordinator) Settle(ctx context.Context, cell string, local func(context.Context)) error {
+func (c *Coordinator) Settle(ctx context.Context, m engine.Meeting, local func(context.Context)) error {
+	x, cell := c.board(m), m.Key
 	req := c.nonce + "." + strconv.FormatInt(c.seq.Add(1), 10)
-	if err := c.b.Put(ctx, cell+"/settle", req, false); err != nil {
+	if err := x.b.Put(ctx, cell+"/settle", req, false); err != nil {
 		return err
 	}
 	local(ctx)
-	return c.all(ctx, cell+"/settled/", req, "settle "+cell, settlePoll)
+	return c.all(ctx, x, cell+"/settled/", req, "settle "+cell, settlePoll)
 }
 
 // Serve is engine.Coordinator's: answer each new settle request of
 // another shard once this shard's waiters have settled.
-func (c *Coordinator) Serve(ctx context.Context, cell string, local func(context.Context)) {
+func (c *Coordinator) Serve(ctx context.Context, m engine.Meeting, local func(context.Context)) {
+	x, cell := c.board(m), m.Key
 	last := ""
 	t := time.NewTicker(settlePoll)
 	defer t.Stop()
@@ -237,12 +269,12 @@ func (c *Coordinator) Serve(ctx context.Context, cell string, local func(context
 			return
 		case <-t.C:
 		}
-		v, ok, err := c.b.Get(ctx, cell+"/settle")
+		v, ok, err := x.b.Get(ctx, cell+"/settle")
 		if err != nil || !ok || v == last || strings.HasPrefix(v, c.nonce+".") {
 			continue
 		}
 		local(ctx)
-		if c.b.Put(ctx, cell+"/settled/"+c.me(), v, false) == nil {
+		if x.b.Put(ctx, cell+"/settled/"+c.me(), v, false) == nil {
 			last = v
 		}
 	}

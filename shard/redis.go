@@ -57,4 +57,5 @@ func (b *redisBoard) Clock(ctx context.Context) (time.Time, time.Duration, error
 }
 
 func (b *redisBoard) Close() error   { return b.c.Close() }
+func (b *redisBoard) Kind() string   { return sandbox.KindRedis }
 func (b *redisBoard) String() string { return "redis " + b.addr }

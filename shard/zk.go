@@ -108,4 +108,5 @@ func (b *zkBoard) Clock(_ context.Context) (time.Time, time.Duration, error) {
 }
 
 func (b *zkBoard) Close() error   { b.c.Close(); return nil }
+func (b *zkBoard) Kind() string   { return sandbox.KindZooKeeper }
 func (b *zkBoard) String() string { return "zookeeper " + b.addrs }
