@@ -50,6 +50,7 @@ Examples:
   lockbench run --impl redis,redlock --ttl 200ms --hold 400ms --renew --clients 4
   lockbench run --impl redis,zk-pred --clients 1,4,16,64 --hold 1ms --slo 'p99<=5ms,errors<=0.1%'
   lockbench run --impl redis --clients 4 --format json | jq '.cells[] | {impl, clients, p99: .acquire_latency_us.p99}'
+  lockbench run --shard 0/4 --zk 10.0.0.5:2181 --impl zk-pred --scenario burst --clients 200 --out shard-0   # then lockbench merge
 
 Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion
 violation, 5 a cell missed a threshold of --slo (3 and 5 after every result
