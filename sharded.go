@@ -58,8 +58,8 @@ func (p *Plan) checkSharding() error {
 		return fmt.Errorf("%w: --ramp cannot run sharded", ErrUsage)
 	}
 	for _, sc := range p.Scenarios {
-		if s, _ := engine.LookupScenario(sc); s.Kind() != result.KindClosed && s.Kind() != result.KindBurst {
-			return fmt.Errorf("%w: scenario %s cannot run sharded (closed loops and burst can)", ErrUsage, sc)
+		if s, _ := engine.LookupScenario(sc); !engine.Shardable(s) {
+			return fmt.Errorf("%w: scenario %s cannot run sharded (hot, keys and burst can)", ErrUsage, sc)
 		}
 	}
 	for _, n := range p.Clients {

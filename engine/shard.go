@@ -80,10 +80,25 @@ func (s *Shard) check(spec *CellSpec) error {
 	case spec.Clients < s.Count:
 		return fmt.Errorf("%w: %d clients cannot be split over %d shards", ErrUsage, spec.Clients, s.Count)
 	}
-	if _, ok := spec.Scenario.(loadScenario); !ok || spec.Scenario.Kind() == result.KindOpen {
+	if !Shardable(spec.Scenario) {
 		return fmt.Errorf("%w: scenario %s cannot run sharded (hot, keys and burst can)", ErrUsage, spec.Scenario.Name())
 	}
 	return nil
+}
+
+// Shardable reports whether s can run split over shards: the closed loops
+// and the burst, whose shards need to agree only on when to start and, in
+// a burst, when to hand on.
+func Shardable(s Scenario) bool {
+	ls, ok := s.(loadScenario)
+	if !ok {
+		return false
+	}
+	switch ls.shape.(type) {
+	case closedLoop, keysLoop, burstShape:
+		return true
+	}
+	return false
 }
 
 // share is this shard's part of n acquisitions, split as the clients are.
