@@ -39,6 +39,8 @@ type Plan struct {
 	SLO string
 	// Out is the results directory; empty writes nothing.
 	Out string
+	// Shard, if set, runs this process's part of a sharded run.
+	Shard *Sharding
 
 	// Optional observers, called from Run's goroutine except Progress.
 	OnServers  func(s impl.Servers, sandboxed []string)
@@ -71,13 +73,21 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 	if plan.OnServers != nil {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
+	m := &matrix{plan: plan, sum: sum, runID: randomID(),
+		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
+	if plan.Shard != nil {
+		if m.shard, err = startSharding(ctx, plan); err != nil {
+			return sum, err
+		}
+		defer m.shard.close()
+		m.runID = m.shard.runID
+		m.plan.Cell.Shard = m.shard.engineShard(plan)
+	}
 	if plan.Out != "" {
-		if err := plan.writeMeta(ctx, sum.Started, fleet); err != nil {
+		if err := plan.writeMeta(ctx, sum.Started, fleet, m.shard); err != nil {
 			return sum, err
 		}
 	}
-	m := &matrix{plan: plan, sum: sum, runID: randomID(),
-		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
 	err = m.run(ctx)
 	if dead := fleet.dead(); len(dead) > 0 {
 		err = errors.Join(err, fmt.Errorf("lockbench: sandboxed server died during the run: %s", strings.Join(dead, ", ")))
@@ -109,6 +119,8 @@ type matrix struct {
 	// one could not be created, for keep to report.
 	logs   map[string]*result.LogWriter
 	logErr map[string]error
+	// shard is set in a sharded run.
+	shard *sharder
 }
 
 // cells lists the plan's cells in run order. A fault script has its own
@@ -241,6 +253,11 @@ func (m *matrix) keep(res Result) error {
 		if err := m.closeLog(res); err != nil {
 			return err
 		}
+		if m.shard != nil {
+			if err := m.shard.finish(res.Cell); err != nil {
+				return err
+			}
+		}
 		if err := result.WriteJSON(filepath.Join(m.plan.Out, result.SummaryFile), m.sum); err != nil {
 			return err
 		}
@@ -252,12 +269,16 @@ func (m *matrix) keep(res Result) error {
 }
 
 // writeMeta writes DIR/meta.json before the first cell.
-func (p Plan) writeMeta(ctx context.Context, started time.Time, f *provisioned) error {
+func (p Plan) writeMeta(ctx context.Context, started time.Time, f *provisioned, s *sharder) error {
 	if err := os.MkdirAll(p.Out, 0o755); err != nil {
 		return fmt.Errorf("lockbench: %w", err)
 	}
 	meta := p.meta(started, f)
 	meta.ServerVersions = f.versions(ctx)
+	meta.PlanHash = p.PlanHash()
+	if s != nil {
+		meta.Shard = s.meta(p)
+	}
 	return result.WriteJSON(filepath.Join(p.Out, result.MetaFile), meta)
 }
 

@@ -54,6 +54,9 @@ func (p *Plan) Validate() error {
 	if err := p.checkFiles(fdLimit()); err != nil {
 		return err
 	}
+	if err := p.checkSharding(); err != nil {
+		return err
+	}
 	return p.checkRamp()
 }
 

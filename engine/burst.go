@@ -82,12 +82,24 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 	r.holdAndRelease(ctx, w, lock, lease, got, true)
 }
 
-// settle waits until every client still waiting reports Settled, polling.
+// settle waits until every client — of every shard, in a sharded cell
+// of one lock — still waiting reports Settled, polling.
 // For implementations that watch, that is the exact form of the herd: no
 // notification in flight. Pollers have no notifications to lose and are
 // never all asleep at once for long; for them a client counts once it has
 // been seen waiting, and only the first holder waits for that.
 func (r *cellRun) settle(ctx context.Context) {
+	if sh := r.spec.Shard; sh != nil && r.names.len() == 1 {
+		if err := sh.Coord.Settle(ctx, r.meeting(), r.localSettle); err != nil && ctx.Err() == nil {
+			r.settleState.CompareAndSwap(0, 1)
+		}
+		return
+	}
+	r.localSettle(ctx)
+}
+
+// localSettle is settle over this process's clients.
+func (r *cellRun) localSettle(ctx context.Context) {
 	polling := r.driver.Theory == nil
 	for _, w := range r.workers {
 		if w.settler == nil {

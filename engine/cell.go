@@ -65,6 +65,9 @@ type CellSpec struct {
 	// Repeat is how many times a fault scenario repeats its script.
 	// Default 1.
 	Repeat int
+	// Shard, if set, runs only this process's slice of the clients, lined
+	// up with the other shards (see Shard).
+	Shard *Shard
 	// Config is handed to every client (servers, TTL, retry, seed, …).
 	Config impl.Config
 	// Progress, if set, is called about once a second while the cell runs,
@@ -205,7 +208,10 @@ func (s *CellSpec) Validate() error {
 			return fmt.Errorf("%w: %s: %v", ErrUsage, d.Name, err)
 		}
 	}
-	return s.Scenario.Check(s)
+	if err := s.Scenario.Check(s); err != nil {
+		return err
+	}
+	return s.Shard.check(s)
 }
 
 // checkNumbers refuses numbers no cell can run with.
@@ -274,14 +280,16 @@ func (s *CellSpec) defaults() {
 func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lockers := make([]impl.Locker, spec.Clients)
+	lo, hi := spec.Shard.Range(spec.Clients)
+	lockers := make([]impl.Locker, hi-lo)
 	sem := make(chan struct{}, spec.ConnectParallel)
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once
 		firstErr error
 	)
-	for i := range spec.Clients {
+	for j := range lockers {
+		i := lo + j
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -298,7 +306,7 @@ func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, 
 				once.Do(func() { firstErr = connectError(d.Name, i, err); cancel() })
 				return
 			}
-			lockers[i] = l
+			lockers[j] = l
 		})
 	}
 	wg.Wait()
@@ -318,28 +326,7 @@ func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, 
 
 // fairness summarises how acquisitions were shared among clients.
 func fairness(per []int64, acq *hdrhistogram.Histogram) *result.Fairness {
-	if len(per) == 0 {
-		return nil
-	}
-	f := &result.Fairness{PerClient: per, MaxWaitUs: float64(acq.Max())}
-	var sum, sq float64
-	lo, hi := per[0], per[0]
-	for _, n := range per {
-		x := float64(n)
-		sum += x
-		sq += x * x
-		lo, hi = min(lo, n), max(hi, n)
-		if n == 0 {
-			f.Starved++
-		}
-	}
-	if sum > 0 {
-		// Jain's index: 1 when all got the same, 1/n when one got all.
-		f.Jain = sum * sum / (float64(len(per)) * sq)
-		f.MaxShare = float64(hi) / sum
-		f.MinShare = float64(lo) / sum
-	}
-	return f
+	return result.FairnessOf(per, float64(acq.Max()))
 }
 
 // distributions merges the implementations' own distributions over clients.

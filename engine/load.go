@@ -68,6 +68,11 @@ type cellRun struct {
 	afterClients func(ctx context.Context)
 	ab           *abandonRun
 
+	// sharded: the grants' stream and the end of answering other shards'
+	// settle calls.
+	grantLog  *grantLog
+	stopServe context.CancelFunc
+
 	// burst
 	grants      atomic.Int64
 	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
@@ -85,8 +90,9 @@ func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh shape) *
 	r := &cellRun{spec: spec, driver: d, shape: sh}
 	r.names = newLockNames(spec.Locks)
 	r.workers = make([]*worker, len(lockers))
+	lo, _ := spec.Shard.Range(spec.Clients)
 	for i, l := range lockers {
-		r.workers[i] = newWorker(i, l, spec.Config.Seed)
+		r.workers[i] = newWorker(lo+i, l, spec.Config.Seed)
 		r.workers[i].timeout = spec.AcquireTimeout
 	}
 	sh.prepare(r)
@@ -133,7 +139,16 @@ type clientCounts struct {
 }
 
 func (r *cellRun) run(ctx context.Context) (Result, error) {
+	// A shard reads the servers' counters once every shard is connected,
+	// so that no shard's connecting lands in another's span.
+	at, err := r.lineUp(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	srv := startServerCounters(ctx, r.driver, r.spec.Config.Servers)
+	if err := sleepUntil(ctx, at); err != nil {
+		return Result{}, err
+	}
 	r.start = time.Now()
 	r.live.start = r.start
 	r.live.last.Store(0)
@@ -152,7 +167,7 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		cctx, cancel = context.WithDeadline(ctx, r.deadline)
 	} else {
 		r.limited = r.spec.Acquires > 0
-		r.remaining.Store(r.spec.Acquires)
+		r.remaining.Store(r.spec.Shard.share(r.spec.Acquires, r.spec.Clients))
 		cctx, cancel = context.WithTimeout(ctx, r.spec.Warmup+r.spec.MaxTime)
 	}
 	defer cancel()
@@ -234,6 +249,7 @@ func (r *cellRun) launch(ctx, cctx context.Context) {
 	for _, w := range r.workers {
 		wg.Go(func() {
 			defer r.recoverClient(w)
+			defer w.flushGrants()
 			<-gate
 			r.shape.client(r.wctx, r, w)
 		})
@@ -283,6 +299,7 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	dists, vecs := distributions(r.workers)
 	ivs, totals := iv.finish(end)
 	r.closeAll()
+	doneErr := r.leave(ctx)
 	// An interrupted cell reads no counters and cleans nothing up: the
 	// user asked to stop, and a server that stopped answering would keep
 	// them waiting. (The namespace is the run's own; nothing else sees it.)
@@ -291,7 +308,7 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	} else {
 		srv.err = fmt.Errorf("interrupted before the servers' counters were read: %w", ctx.Err())
 	}
-	if r.driver.Cleanup != nil && !r.keepOpen && ctx.Err() == nil {
+	if r.driver.Cleanup != nil && !r.keepOpen && ctx.Err() == nil && (r.spec.Shard == nil || r.spec.Shard.Index == 0) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		r.driver.Cleanup(cctx, r.spec.Config.Servers, r.spec.Config.Namespace)
 		cancel()
@@ -306,6 +323,7 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 		all += c.Notifications.Load() - cc.notifications[i]
 	}
 	cell.Server, cell.ServerNote = srv.deltas(all)
+	r.shardNotes(&cell, srv)
 	res := Result{Cell: cell, Start: r.measureFrom, Intervals: ivs}
 	if p := r.panicked.Load(); p != nil {
 		res.Truncated = *p
@@ -313,6 +331,9 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("cell %s: %w", cell.Key(), ctx.Err())
+	}
+	if doneErr != nil {
+		return res, fmt.Errorf("cell %s: %w", cell.Key(), doneErr)
 	}
 	return res, nil
 }

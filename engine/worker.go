@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -48,6 +49,9 @@ type worker struct {
 	renewLost   int64 // renewals that found the lock lost
 	renewErrors int64
 	renewHeld   time.Duration // holding time of leases renewed
+
+	grantLog *grantLog // sharded cells: where grants go
+	grantBuf *grantBatch
 
 	iv      *intervals
 	batch   *batch       // this interval's latencies, see intervals
@@ -202,6 +206,7 @@ func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease
 	}
 	t := time.Now()
 	r.check.exit(v, w.id, t)
+	w.addGrant(result.Grant{Enter: got.UnixNano(), Exit: t.UnixNano(), Token: tok, Fenced: fenced, Lock: int32(lock), Client: int32(w.id)})
 	r.check.released(lock, t)
 	err := lease.Release(r.relCtx)
 	now := time.Now()

@@ -27,6 +27,9 @@ func Headlines(cells []Cell) []string {
 		if v := violationSummary(byImpl[name]); v != "" {
 			parts = append(parts, v)
 		}
+		if v := skewSummary(byImpl[name]); v != "" {
+			parts = append(parts, v)
+		}
 		parts = append(parts, findings(byImpl[name])...)
 		for _, g := range byImpl[name] {
 			var s string
@@ -202,4 +205,24 @@ func largestMeasured(cells []Cell) (Cell, bool) {
 		}
 	}
 	return Cell{}, false
+}
+
+// skewSummary names, for cells merged from shards, grants of two shards
+// that overlapped by no more than the clocks' skew: neither proof of a
+// violation nor of safety, so said apart from violations.
+func skewSummary(groups []cellGroup) string {
+	var total int64
+	var where []string
+	for _, g := range groups {
+		for _, c := range g.Cells {
+			if m := c.Merge; m != nil && m.PossibleOverlaps > 0 {
+				total += m.PossibleOverlaps
+				where = append(where, fmt.Sprintf("%s with %d clients", g.Scenario, c.Clients))
+			}
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d possible overlaps within the shards' clock skew (%s)", total, strings.Join(where, ", "))
 }

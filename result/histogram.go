@@ -45,3 +45,31 @@ func LatencyOf(h *hdrhistogram.Histogram) Latency {
 		Max: float64(h.Max()), Mean: h.Mean(),
 	}
 }
+
+// FairnessOf summarises how acquisitions were shared among clients (per:
+// each client's count), with the longest acquire wait seen; nil for no
+// clients.
+func FairnessOf(per []int64, maxWaitUs float64) *Fairness {
+	if len(per) == 0 {
+		return nil
+	}
+	f := &Fairness{PerClient: per, MaxWaitUs: maxWaitUs}
+	var sum, sq float64
+	lo, hi := per[0], per[0]
+	for _, n := range per {
+		x := float64(n)
+		sum += x
+		sq += x * x
+		lo, hi = min(lo, n), max(hi, n)
+		if n == 0 {
+			f.Starved++
+		}
+	}
+	if sum > 0 {
+		// Jain's index: 1 when all got the same, 1/n when one got all.
+		f.Jain = sum * sum / (float64(len(per)) * sq)
+		f.MaxShare = float64(hi) / sum
+		f.MinShare = float64(lo) / sum
+	}
+	return f
+}

@@ -55,6 +55,14 @@ type Meta struct {
 	// Sizes are the sandbox's sizes per server kind (a ZooKeeper ensemble
 	// of 3, say), where not the default.
 	Sizes map[string]int `json:"sandbox_sizes,omitempty"`
+	// PlanHash identifies what was run (implementations, scenarios,
+	// clients, every setting), not where or when: shards of one run share
+	// it, and merge refuses shards that do not.
+	PlanHash string `json:"plan_hash,omitempty"`
+	// Shard is set in the results of one shard of a sharded run.
+	Shard *ShardMeta `json:"shard,omitempty"`
+	// Shards lists, in a merged run, each shard's meta as it was written.
+	Shards []ShardMeta `json:"shards,omitempty"`
 
 	// Fields lists every key of the file as read, flattened and sorted,
 	// for a configuration table.

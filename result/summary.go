@@ -139,6 +139,27 @@ type Cell struct {
 	// hand-off waited for all waiters to settle, "timeout" when one gave up,
 	// "none" when the implementation cannot say.
 	Settle string `json:"settle,omitempty"`
+
+	// Shard, in a shard's results, says which of the cell's clients it
+	// ran; ServerRaw holds its raw server readings for the merge. A
+	// merged cell has neither; Merge says how its shards were joined.
+	Shard     *CellShard      `json:"shard,omitempty"`
+	ServerRaw *ServerReadings `json:"server_raw,omitempty"`
+	Merge     *MergeNote      `json:"merge,omitempty"`
+}
+
+// MergeNote is what a merged cell says of its shards.
+type MergeNote struct {
+	Shards int `json:"shards"`
+	// PossibleOverlaps are pairs of grants of one lock, from different
+	// shards, whose intervals overlap by no more than the clocks' skew
+	// bounds: not proof of a violation, not proof of safety.
+	PossibleOverlaps int64 `json:"possible_overlaps"`
+	// Grants is how many grants the safety check ordered; By says how
+	// ("fencing token" or "wall clock").
+	Grants int64  `json:"grants"`
+	By     string `json:"ordered_by,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // Abandon is what the acquisitions clients gave up on cost: how long they

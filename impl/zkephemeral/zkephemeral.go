@@ -122,14 +122,21 @@ func (l *Locker) path(name string) string {
 // makes the burst's barrier exact: a waiter whose notification of the
 // previous release is still on its way watches a node already gone, and a
 // second release before it re-arms would fold two wake-ups into one. The
-// winner publishes its session before its Acquire returns; the owner of a
-// watched node comes back with the exists call.
+// winner publishes its session before its Acquire returns, and takes it
+// back once its release deleted the node (between the two no client of
+// this process holds the lock, and a burst's barrier, which a holder
+// runs, is not waiting); the owner of a watched node comes back with the
+// exists call.
 func (l *Locker) Settled() bool {
 	if !l.armed.Load() || l.counters.Notifications.Load() != l.seen.Load() {
 		return false
 	}
 	h := l.holder.Load()
-	return h == nil || h.Load() == l.watched.Load()
+	if h == nil {
+		return true
+	}
+	owner := h.Load()
+	return owner == 0 || owner == l.watched.Load()
 }
 
 // Acquire creates the lock's node; while another session holds it, it
@@ -273,6 +280,11 @@ func (s *lease) Release(ctx context.Context) error {
 	if err != nil {
 		return l.fail(ctx, zkconn.Wrap("delete "+s.path, err))
 	}
+	// The node is gone: its owner is nobody's to watch any more. Left in
+	// place, a process whose last winner this was — its clients a shard
+	// of a run whose next winner is in another process — would take every
+	// waiter watching the new node for unsettled (see Settled).
+	holderOf(s.path).CompareAndSwap(s.session, 0)
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/shard"
 )
 
 const runSynopsis = `run [flags]
@@ -49,6 +50,7 @@ Examples:
   lockbench run --impl redis,redlock --ttl 200ms --hold 400ms --renew --clients 4
   lockbench run --impl redis,zk-pred --clients 1,4,16,64 --hold 1ms --slo 'p99<=5ms,errors<=0.1%'
   lockbench run --impl redis --clients 4 --format json | jq '.cells[] | {impl, clients, p99: .acquire_latency_us.p99}'
+  lockbench run --shard 0/4 --zk 10.0.0.5:2181 --impl zk-pred --scenario burst --clients 200 --out shard-0   # then lockbench merge
 
 Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion
 violation, 5 a cell missed a threshold of --slo (3 and 5 after every result
@@ -74,6 +76,8 @@ type runOpts struct {
 	quiet, force, renew              bool
 	acquireTimeout                   time.Duration
 	cpuProfile, memProfile           string
+	shard, startAt, runID            string
+	shardWait                        time.Duration
 
 	// Built from the registered drivers, server kinds and scenarios.
 	servers map[string]*string // role → addresses, comma-separated
@@ -138,6 +142,10 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.force, "force", false, "with --out: clear a directory that holds files already")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice: jitter, key choice, hold/think draws, arrivals (tokens are unique, never seeded)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of a run split over N processes (0-based; auto/N reads JOB_COMPLETION_INDEX); needs server addresses; join the results with lockbench merge")
+	fs.StringVar(&o.startAt, "start-at", "", "sharded: the first cell's common start, RFC 3339 (default: shard 0 publishes each start through the servers)")
+	fs.DurationVar(&o.shardWait, "shard-wait", shard.DefaultWait, "sharded: how long a shard waits for the others at each meeting")
+	fs.StringVar(&o.runID, "run-id", os.Getenv("LOCKBENCH_RUN_ID"), "sharded: `ID` the shards of one run share on the servers (default: from the plan; env LOCKBENCH_RUN_ID)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof FILE)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile at the end of the run to `FILE`")
 	return fs
@@ -398,7 +406,52 @@ func (o runOpts) plan(fs *pflag.FlagSet) (lockbench.Plan, error) {
 		}
 	}
 	p.SLO, p.Out = o.slo, o.out
+	if p.Shard, err = o.sharding(); err != nil {
+		return p, err
+	}
 	return p, nil
+}
+
+// sharding reads --shard, --start-at, --shard-wait and --run-id.
+func (o runOpts) sharding() (*lockbench.Sharding, error) {
+	if o.shard == "" {
+		if o.startAt != "" {
+			return nil, fmt.Errorf("%w: --start-at needs --shard", errUsage)
+		}
+		return nil, nil
+	}
+	s, err := parseShard(o.shard, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	s.Wait, s.RunID = o.shardWait, o.runID
+	if o.startAt != "" {
+		if s.StartAt, err = time.Parse(time.RFC3339Nano, o.startAt); err != nil {
+			return nil, fmt.Errorf("%w: --start-at %q: want RFC 3339, e.g. 2026-11-23T17:00:00Z", errUsage, o.startAt)
+		}
+	}
+	return s, nil
+}
+
+// parseShard reads --shard i/N, 0 ≤ i < N; auto/N takes i from
+// JOB_COMPLETION_INDEX, as a Kubernetes indexed Job sets it.
+func parseShard(v string, getenv func(string) string) (*lockbench.Sharding, error) {
+	is, ns, ok := strings.Cut(v, "/")
+	n, err := strconv.Atoi(ns)
+	if !ok || err != nil || n < 1 {
+		return nil, fmt.Errorf("%w: --shard %q: want I/N (0-based I, N ≥ 1) or auto/N", errUsage, v)
+	}
+	if is == "auto" {
+		is = getenv("JOB_COMPLETION_INDEX")
+		if is == "" {
+			return nil, fmt.Errorf("%w: --shard auto/%d: JOB_COMPLETION_INDEX is not set", errUsage, n)
+		}
+	}
+	i, err := strconv.Atoi(is)
+	if err != nil || i < 0 || i >= n {
+		return nil, fmt.Errorf("%w: --shard %q: shard index %q must be a whole number from 0 to %d", errUsage, v, is, n-1)
+	}
+	return &lockbench.Sharding{Index: i, Count: n}, nil
 }
 
 // cell is the template cell the flags describe.

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/result"
+)
+
+const mergeSynopsis = `merge --out DIR SHARD_DIR...
+
+Joins the results directories of a sharded run (lockbench run --shard i/N)
+into one results directory of the same form as a single process's run:
+histograms merged interval by interval without loss, counts summed, the
+servers' counters taken once, fairness over all clients, and mutual
+exclusion checked over every shard's grants (by fencing token where the
+lock has one, by wall clock within the shards' measured clock skew
+otherwise). Refuses shards of different plans, versions or seeds, and a
+missing or doubled shard.
+
+Examples:
+  lockbench merge --out results/merged results/shard-0 results/shard-1
+
+Exit status: 0 ok, 1 a shard's files unreadable, 2 usage or shards that are
+not one run, 3 a mutual-exclusion violation.`
+
+func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("merge", mergeSynopsis, stdout)
+	out := fs.String("out", "", "results `DIR` to write, new or empty")
+	force := fs.Bool("force", false, "clear --out first if it holds an earlier run's files")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: merge needs --out DIR", errUsage)
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("%w: merge needs the shards' results directories", errUsage)
+	}
+	if err := lockbench.CheckShards(fs.Args()); err != nil {
+		return err
+	}
+	dir, err := outDir(*out, *force)
+	if err != nil {
+		return err
+	}
+	sum, err := lockbench.Merge(dir, fs.Args())
+	if err != nil {
+		return err
+	}
+	if err := report.WriteTable(stdout, sum.Cells); err != nil {
+		return err
+	}
+	for _, c := range sum.Cells {
+		if m := c.Merge; m != nil {
+			fmt.Fprintf(stdout, "%s: %d shards, %d grants checked by %s: %d violations, %d possible overlaps within clock skew\n",
+				c.Key(), m.Shards, m.Grants, m.By, c.SafetyViolations, m.PossibleOverlaps)
+		}
+	}
+	if err := report.Render(dir, report.RenderOptions{SLO: sum.SLO}); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	fmt.Fprintf(stdout, "report: %s\nresults: %s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, result.SummaryFile))
+	return unsafeCells(sum)
+}

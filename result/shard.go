@@ -1,0 +1,140 @@
+package result
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// CellShard says which of a sharded run's clients a shard's cell ran:
+// clients First to First+Count−1 of the cell's Clients, by their global
+// ids, so seeds and lock names are those of one process running them all.
+type CellShard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	First int `json:"first_client"`
+	// Clients is how many of the cell's clients this shard ran.
+	Clients int `json:"clients"`
+}
+
+// ServerReadings are a shard's raw readings of the servers' cumulative
+// counters before and after its cell: a merge takes the earliest before
+// and the latest after, since every shard read the same servers.
+type ServerReadings struct {
+	Before map[string]int64 `json:"before"`
+	After  map[string]int64 `json:"after"`
+}
+
+// Skew is a shard's clock offset from the rendezvous server's clock:
+// server time − local time, known within ±BoundUs (half the best round
+// trip, plus the server clock's resolution).
+type Skew struct {
+	OffsetUs float64 `json:"offset_us"`
+	BoundUs  float64 `json:"bound_us"`
+	Against  string  `json:"against"`
+	Samples  int     `json:"samples"`
+}
+
+// ShardMeta is what meta.json says of a shard of a sharded run.
+type ShardMeta struct {
+	Index int    `json:"index"`
+	Count int    `json:"count"`
+	RunID string `json:"run_id"`
+	Skew  *Skew  `json:"skew,omitempty"`
+}
+
+// GrantsExt is the extension of a shard's per-cell grants file.
+const GrantsExt = ".grants"
+
+// Grant is one holding of a lock: from acquire returning (Enter) to
+// release called (Exit), in Unix nanoseconds on the shard's clock.
+type Grant struct {
+	Enter, Exit int64
+	Token       uint64
+	Lock        int32
+	Client      int32
+	Fenced      bool
+}
+
+// grantLen is a grant's size on disk: little-endian, fixed width.
+const grantLen = 8 + 8 + 8 + 4 + 4 + 1
+
+// GrantWriter streams grants to a cell's grants file.
+type GrantWriter struct {
+	f   *os.File
+	w   *bufio.Writer
+	buf [grantLen]byte
+	err error
+}
+
+// CreateGrants creates (or empties) the grants file of cell c in dir.
+func CreateGrants(dir string, c Cell) (*GrantWriter, error) {
+	f, err := os.OpenFile(CellPath(dir, c, GrantsExt), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("result: %w", err)
+	}
+	return &GrantWriter{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// Write appends grants; an error is kept and returned by Close too.
+func (g *GrantWriter) Write(gs []Grant) error {
+	for _, x := range gs {
+		b := g.buf[:]
+		binary.LittleEndian.PutUint64(b[0:], uint64(x.Enter))
+		binary.LittleEndian.PutUint64(b[8:], uint64(x.Exit))
+		binary.LittleEndian.PutUint64(b[16:], x.Token)
+		binary.LittleEndian.PutUint32(b[24:], uint32(x.Lock))
+		binary.LittleEndian.PutUint32(b[28:], uint32(x.Client))
+		b[32] = 0
+		if x.Fenced {
+			b[32] = 1
+		}
+		if _, err := g.w.Write(b); err != nil && g.err == nil {
+			g.err = fmt.Errorf("result: grants: %w", err)
+		}
+	}
+	return g.err
+}
+
+// Close flushes and closes the file.
+func (g *GrantWriter) Close() error {
+	if err := g.w.Flush(); err != nil && g.err == nil {
+		g.err = fmt.Errorf("result: grants: %w", err)
+	}
+	if err := g.f.Close(); err != nil && g.err == nil {
+		g.err = fmt.Errorf("result: grants: %w", err)
+	}
+	return g.err
+}
+
+// ReadGrants calls fn with every grant of cell c in dir, in file order; a
+// missing file is an error wrapping os.ErrNotExist.
+func ReadGrants(dir string, c Cell, fn func(Grant)) error {
+	f, err := os.Open(CellPath(dir, c, GrantsExt))
+	if err != nil {
+		return fmt.Errorf("result: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var b [grantLen]byte
+	for {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("result: %s: %w", f.Name(), err)
+		}
+		fn(Grant{
+			Enter: int64(binary.LittleEndian.Uint64(b[0:])), Exit: int64(binary.LittleEndian.Uint64(b[8:])),
+			Token: binary.LittleEndian.Uint64(b[16:]), Lock: int32(binary.LittleEndian.Uint32(b[24:])),
+			Client: int32(binary.LittleEndian.Uint32(b[28:])), Fenced: b[32] == 1,
+		})
+	}
+}
+
+// UnixTime is t in Unix nanoseconds, as grants store it.
+func UnixTime(ns int64) time.Time { return time.Unix(0, ns) }
