@@ -264,6 +264,7 @@ func TestRecordingPathAllocatesNothing(t *testing.T) {
 		v := k.enter(0, 0, 1, false, t0)
 		k.exit(v, 0, time.Now())
 		w.rec(tagRelease, t0, 2*time.Hour) // beyond range: clamped, no error value
+		w.rec(tagLag, t0, time.Microsecond)
 		k.released(0, t0)
 		k.handoff(0, t0, time.Now())
 	})

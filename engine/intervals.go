@@ -20,6 +20,7 @@ const (
 	tagService        // open loop: acquire latency from the actual start
 	tagAbandon        // wait of an acquisition given up
 	tagRenew          // lease renewal latency
+	tagLag            // open loop: actual send minus intended send (schedule lag)
 	nTags
 	// tagBits holds a tag beside its value in a batch.
 	tagBits = 3
@@ -223,6 +224,10 @@ func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
 	out := result.Interval{Start: start, End: end,
 		Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService],
 		Abandon: hs[tagAbandon], Renew: hs[tagRenew]}
+	// The schedule lag is the generator's, not the lock's: it goes into
+	// the cell's totals, not into the timeline.
+	hs[tagLag].Reset()
+	iv.hists.Put(hs[tagLag])
 	if iv.out == nil {
 		iv.kept = append(iv.kept, out)
 		return

@@ -78,12 +78,12 @@ type cellRun struct {
 	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
 
 	// open loop
-	arrivals   chan int64 // intended arrival, ns after start
-	inflight   atomic.Int64
+	sched      *schedule
+	inflight   atomic.Int64 // let in and not yet served, queued ones included
+	waiting    atomic.Int64 // taken ahead by a client, not yet let in or dropped
 	offered    atomic.Int64
 	dropped    atomic.Int64
 	unfinished atomic.Int64
-	lag        *hdrhistogram.Histogram // the generator's own: how late it fired
 }
 
 func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh shape) *cellRun {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -32,14 +31,14 @@ func (s rateScenario) Check(spec *CellSpec) error {
 	return s.loadScenario.Check(spec)
 }
 
-// openLoop is the rate scenario's shape: a generator fires arrivals at the
-// rate, free clients serve them, and every arrival let in before the end
-// is served, however late.
+// openLoop is the rate scenario's shape: arrivals come at the rate on a
+// schedule the clients share; a free client takes the next arrival and
+// sends it at its intended time itself, queued arrivals are served in
+// turn, and every arrival let in before the end is served, however late.
 type openLoop struct{}
 
 func (openLoop) prepare(r *cellRun) {
-	r.arrivals = make(chan int64, r.spec.MaxInflight)
-	r.lag = newHist()
+	r.sched = newSchedule(r.spec)
 	for _, w := range r.workers {
 		w.picker = r.spec.Keys.NewPicker(r.spec.Locks, w.rng)
 	}
@@ -63,11 +62,17 @@ func (openLoop) serveContext(parent context.Context, r *cellRun) (context.Contex
 	return context.WithDeadline(parent, end.Add(min(MaxDrain, r.spec.MaxTime)))
 }
 
-// drive fires the arrivals, then waits for those in flight to be served;
-// what the time limit leaves unserved is counted, and the cell truncated.
+// drive waits for the schedule to end — the clients run it themselves —
+// settles what came due while every client was still busy, then waits for
+// those in flight to be served; what the time limit leaves unserved is
+// counted, and the cell truncated.
 func (openLoop) drive(ctx context.Context, r *cellRun) {
-	r.generate(ctx)
-	for r.inflight.Load() > 0 && r.wctx.Err() == nil {
+	select {
+	case <-r.sched.ended:
+	case <-ctx.Done():
+	}
+	r.endSchedule(errors.Is(ctx.Err(), context.DeadlineExceeded))
+	for r.inflight.Load()+r.waiting.Load() > 0 && r.wctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
 	r.unfinished.Store(r.inflight.Load())
@@ -82,34 +87,44 @@ func (openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.H
 	c.Open = &result.OpenLoop{
 		Rate: s.Rate, Arrival: s.Arrival, MaxInflight: s.MaxInflight,
 		Offered: r.offered.Load(), Dropped: r.dropped.Load(), Unfinished: r.unfinished.Load(),
-		ServiceLatencyUs: result.LatencyOf(totals[tagService]), ScheduleLagUs: result.LatencyOf(r.lag),
+		ServiceLatencyUs: result.LatencyOf(totals[tagService]), ScheduleLagUs: result.LatencyOf(totals[tagLag]),
 	}
 }
 
-// openLoop serves arrivals the generator dispatches. Latency counts from
+// openLoop serves arrivals from the shared schedule. Latency counts from
 // the arrival's intended time, so a stalled lock shows in the tail instead
 // of slowing the arrivals down (no coordinated omission); the service time
-// from the actual start is recorded beside it.
+// from the actual start is recorded beside it, and the schedule lag —
+// actual send minus intended send, for an arrival a client was free for —
+// tells the generator's own lateness from the lock's.
 func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	defer w.flush()
 	lock := w.id % r.names.len()
 	warm := impl.WarmingUp(ctx)
+	serving := false // counted in flight for the arrival just served
 	for {
-		var due time.Time
-		select {
-		case ns := <-r.arrivals:
-			due = r.start.Add(time.Duration(ns))
-		default:
-			// No arrival waiting: hand on this interval's latencies before
-			// idling, or an idle client would hold its interval open.
-			w.flush()
-			select {
-			case <-ctx.Done():
+		due, admitted, ok := r.take(time.Now()) // still in flight, if serving
+		if serving {
+			r.inflight.Add(-1)
+			serving = false
+		}
+		if !ok || ctx.Err() != nil {
+			return
+		}
+		taken := time.Now()
+		if !admitted {
+			if time.Until(due) >= waitFlush {
+				w.flush() // an idle client holds no interval open
+			}
+			if !w.waitUntil(ctx, due) {
+				r.waiting.Add(-1)
 				return
-			case ns := <-r.arrivals:
-				due = r.start.Add(time.Duration(ns))
+			}
+			if !r.admit(due) {
+				continue
 			}
 		}
+		serving = true
 		if w.picker != nil {
 			lock = w.picker.Pick()
 		}
@@ -120,11 +135,14 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		if !measured {
 			actx = warm
 		}
+		if measured {
+			w.rec(tagLag, start, start.Sub(later(due, taken)))
+		}
 		lease, err := w.acquire(actx, r.names.at(lock))
 		got := time.Now()
 		if err != nil {
-			r.inflight.Add(-1)
 			if ctx.Err() != nil {
+				r.inflight.Add(-1)
 				return
 			}
 			if measured && !errors.Is(err, errAbandoned) {
@@ -137,56 +155,12 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 			w.rec(tagService, got, got.Sub(start))
 		}
 		r.holdAndRelease(ctx, w, lock, lease, got, measured)
-		r.inflight.Add(-1)
 	}
 }
 
-// generate fires arrivals at --rate, evenly spaced or as a Poisson process,
-// until the cell ends. An arrival that finds --max-inflight acquisitions
-// already in flight is dropped and counted, never re-timed. When the
-// generator itself is late it fires what is due at once and records how
-// late it was (schedule lag).
-func (r *cellRun) generate(ctx context.Context) {
-	rng := rand.New(rand.NewPCG(r.spec.Config.Seed, 0xa11ce))
-	mean := time.Duration(float64(time.Second) / r.spec.Rate)
-	poisson := r.spec.Arrival == ArrivalPoisson
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	next := r.start
-	for n := int64(0); ; n++ {
-		if !r.deadline.IsZero() && !next.Before(r.deadline) {
-			return
-		}
-		measured := !next.Before(r.measureFrom)
-		if measured && r.limited && r.remaining.Add(-1) < 0 {
-			return
-		}
-		if d := time.Until(next); d > 0 {
-			t.Reset(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return
-			}
-		} else if ctx.Err() != nil {
-			return
-		}
-		if measured {
-			record(r.lag, time.Since(next))
-			r.offered.Add(1)
-		}
-		if r.inflight.Load() >= int64(r.spec.MaxInflight) {
-			if measured {
-				r.dropped.Add(1)
-			}
-		} else {
-			r.inflight.Add(1)
-			r.arrivals <- int64(next.Sub(r.start))
-		}
-		if poisson {
-			next = next.Add(time.Duration(rng.ExpFloat64() * float64(mean)))
-		} else {
-			next = r.start.Add(time.Duration(float64(n+1) * float64(mean)))
-		}
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
+	return b
 }
