@@ -71,7 +71,7 @@ func (abandonShape) client(ctx context.Context, r *cellRun, w *worker) {
 	var lease impl.Lease
 	for {
 		var err error
-		if lease, err = w.acquire(ctx, r.names.at(0)); err == nil {
+		if lease, _, err = w.acquire(ctx, r.names.at(0), time.Now()); err == nil {
 			break
 		}
 		if ctx.Err() != nil || err == errAbandoned {

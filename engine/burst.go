@@ -58,7 +58,7 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 	var lease impl.Lease
 	for {
 		var err error
-		lease, err = w.acquire(ctx, r.names.at(lock))
+		lease, _, err = w.acquire(ctx, r.names.at(lock), time.Now())
 		if err == nil {
 			break
 		}

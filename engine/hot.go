@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -36,7 +35,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 			lock = w.picker.Pick()
 		}
 		w.readyToWait()
-		start := time.Now()
+		start := w.now()
 		measured := !start.Before(r.measureFrom)
 		if !r.deadline.IsZero() && !start.Before(r.deadline) {
 			return
@@ -48,8 +47,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 		if !measured {
 			actx = warm
 		}
-		lease, err := w.acquire(actx, r.names.at(lock))
-		got := time.Now()
+		lease, got, err := w.acquire(actx, r.names.at(lock), start)
 		if err != nil {
 			if r.over(ctx, got) {
 				return

@@ -152,6 +152,9 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	r.start = time.Now()
 	r.live.start = r.start
 	r.live.last.Store(0)
+	for _, w := range r.workers {
+		w.t0 = r.start
+	}
 	r.measureFrom = r.start.Add(r.spec.Warmup)
 	r.check = newChecker(r.start, r.names)
 	iv := newIntervals(r.measureFrom, r.workers, r.sink())

@@ -103,7 +103,8 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	warm := impl.WarmingUp(ctx)
 	serving := false // counted in flight for the arrival just served
 	for {
-		due, admitted, ok := r.take(time.Now()) // still in flight, if serving
+		taken := w.now()
+		due, admitted, ok := r.take(taken) // still in flight, if serving
 		if serving {
 			r.inflight.Add(-1)
 			serving = false
@@ -111,7 +112,6 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		if !ok || ctx.Err() != nil {
 			return
 		}
-		taken := time.Now()
 		if !admitted {
 			if time.Until(due) >= waitFlush {
 				w.flush() // an idle client holds no interval open
@@ -129,7 +129,7 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 			lock = w.picker.Pick()
 		}
 		w.readyToWait()
-		start := time.Now()
+		start := w.now()
 		measured := !due.Before(r.measureFrom)
 		actx := ctx
 		if !measured {
@@ -138,8 +138,7 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		if measured {
 			w.rec(tagLag, start, start.Sub(later(due, taken)))
 		}
-		lease, err := w.acquire(actx, r.names.at(lock))
-		got := time.Now()
+		lease, got, err := w.acquire(actx, r.names.at(lock), start)
 		if err != nil {
 			if ctx.Err() != nil {
 				r.inflight.Add(-1)
