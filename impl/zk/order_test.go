@@ -18,11 +18,18 @@ func TestQueueOrdersBySequenceNotByID(t *testing.T) {
 			t.Fatalf("position %d: %s", i, nodes[i])
 		}
 	}
-	after := []string{nodes[0], nodes[2]}
-	if !goneSince(nodes, after) {
+	gone := []string{nodes[0], nodes[2]}
+	if !seenOf(nodes).goneFrom(gone) {
 		t.Error("a node missing after the re-read was not seen as gone")
 	}
-	if goneSince(after, nodes) {
+	arrived := append(slices.Clone(nodes), "n-0000000000000000000000000000000a-0000000013")
+	if seenOf(nodes).goneFrom(arrived) {
 		t.Error("an arrival was taken for a release")
+	}
+	if !seenOf(nodes).goneFrom(arrived[1:]) {
+		t.Error("a release beside an arrival was not seen")
+	}
+	if !seenOf(nodes).goneFrom(nil) || seenOf(nil).goneFrom(nodes) {
+		t.Error("an emptied queue, or an empty one seen before")
 	}
 }

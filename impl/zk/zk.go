@@ -324,7 +324,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	me := path[len(parent)+1:]
 	seq, _ := strconv.ParseUint(seqOf(me), 10, 64)
 
-	var prev []string // children seen before the last wake-up (naive)
+	var prev queueSeen // the queue read before the last wake-up (naive)
 	woken := false
 	for {
 		var children []string
@@ -349,7 +349,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		}
 		if woken {
 			if l.mode == Naive {
-				if goneSince(prev, children) {
+				if prev.goneFrom(children) {
 					l.counters.ReleaseWakeups.Add(1)
 				} else {
 					l.counters.ArrivalWakeups.Add(1)
@@ -375,7 +375,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 				continue
 			}
 		}
-		prev = children
+		prev = seenOf(children)
 		l.counters.Retries.Add(1)
 		ev, err := l.wait(ctx, ch)
 		if err != nil {
@@ -440,15 +440,33 @@ func (l *Locker) abandon(path string, cause error) error {
 	return cause
 }
 
-// goneSince reports whether a node in before is missing from after; both
-// are sorted by sequence.
-func goneSince(before, after []string) bool {
-	for _, n := range before {
-		if i, ok := slices.BinarySearchFunc(after, n, bySeq); !ok || after[i] != n {
-			return true
-		}
+// queueSeen is what a naive waiter keeps of the queue it read before
+// waiting: how many nodes, and the last. Sequence numbers only grow, so a
+// later read still holds every node seen iff it holds as many up to that
+// last one. Keeping the names instead held two copies of the whole queue
+// per waiter — with 2,000 waiters, hundreds of megabytes, re-made on every
+// wake-up.
+type queueSeen struct {
+	n    int
+	last string
+}
+
+// seenOf notes children, sorted by sequence.
+func seenOf(children []string) queueSeen {
+	if len(children) == 0 {
+		return queueSeen{}
 	}
-	return false
+	return queueSeen{n: len(children), last: strings.Clone(children[len(children)-1])}
+}
+
+// goneFrom reports whether a node seen is missing from after, sorted by
+// sequence.
+func (s queueSeen) goneFrom(after []string) bool {
+	i, found := slices.BinarySearchFunc(after, s.last, bySeq)
+	if found {
+		i++
+	}
+	return i < s.n
 }
 
 // Queue nodes are named n-<id>-<sequence>: id is unique to the request, so
