@@ -300,7 +300,7 @@ func connect(ctx context.Context, d impl.Driver, spec CellSpec) ([]impl.Locker, 
 		wg.Go(func() {
 			defer func() { <-sem }()
 			cfg := spec.Config
-			cfg.Client = i
+			cfg.Client, cfg.Clients = i, spec.Clients
 			l, err := d.New(ctx, cfg)
 			if err != nil {
 				once.Do(func() { firstErr = connectError(d.Name, i, err); cancel() })

@@ -52,6 +52,10 @@ type Config struct {
 	// stream from Seed and Client.
 	Seed   uint64
 	Client int
+	// Clients is how many clients the cell connects, 0 when unknown (a
+	// cleanup's own connection): a driver may size per-client buffers by
+	// it — the queue a waiter reads grows with it.
+	Clients int
 	// Namespace is prefixed to every key or node, so that cells never see
 	// each other's leftovers.
 	Namespace string

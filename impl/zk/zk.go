@@ -111,8 +111,8 @@ func New(ctx context.Context, cfg impl.Config, mode Mode) (*Locker, error) {
 			}
 		}
 	}
-	conn, _, err := zk.Connect(addrs, cfg.SessionTimeout,
-		zk.WithLogger(silent{}), zk.WithEventCallback(onEvent))
+	conn, _, err := zk.Connect(addrs, cfg.SessionTimeout, zk.WithLogger(silent{}), zk.WithEventCallback(onEvent),
+		zk.WithMaxConnBufferSize(sendBuffer), zk.WithMaxBufferSize(recvBuffer(cfg.Clients)))
 	if err != nil {
 		return nil, fmt.Errorf("zk %s: %w", strings.Join(addrs, ","), err)
 	}
@@ -401,6 +401,30 @@ func (l *Locker) wait(ctx context.Context, ch <-chan zk.Event) (zk.Event, error)
 	case <-ctx.Done():
 		return zk.Event{}, ctx.Err()
 	}
+}
+
+// go-zookeeper gives every connection a send and a receive buffer of
+// 1.5 MiB each, made up front: 6 GB for a burst of 2,000 clients. What a
+// client sends is a path; the largest reply it reads is a lock's queue,
+// one name (nodeNameBytes with its length) per client at most. So the
+// send buffer is sendBuffer, and the receive buffer — also the largest
+// reply the client accepts — is sized for the cell's clients, doubled for
+// nodes of sessions not yet expired, and unbounded (the library's default)
+// when the count is unknown.
+const (
+	sendBuffer    = 64 << 10
+	nodeNameBytes = 64
+	minRecvBuffer = 64 << 10
+	maxRecvBuffer = 1536 << 10
+)
+
+// recvBuffer is the receive buffer for a cell of clients; 0 leaves it
+// unbounded.
+func recvBuffer(clients int) int {
+	if clients <= 0 {
+		return 0
+	}
+	return min(max(2*clients*nodeNameBytes, minRecvBuffer), maxRecvBuffer)
 }
 
 // AbandonAfter is how long a ZooKeeper call may outlive its context before
