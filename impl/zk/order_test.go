@@ -5,31 +5,52 @@ import (
 	"testing"
 )
 
+// The queue is ordered by sequence number, never by id, in whatever order
+// the server lists it.
 func TestQueueOrdersBySequenceNotByID(t *testing.T) {
+	t.Parallel()
 	// Lexically the ids would put c first; the sequence puts a first.
+	a := "n-0000aaaaaaaaaaaa0000aaaaaaaaaaaa-0000000010"
+	b := "n-8888000000000000888800000000000f-0000000011"
+	c := "n-ffff000000000000ffff000000000001-0000000012"
+	for _, tc := range []struct {
+		me    string
+		ahead int
+		pred  string
+	}{{a, 0, ""}, {b, 1, a}, {c, 2, b}} {
+		for _, nodes := range [][]string{{c, a, b}, {b, c, a}, {a, b, c}} {
+			ahead, pred, found := standing(nodes, tc.me)
+			if !found || ahead != tc.ahead || pred != tc.pred {
+				t.Errorf("%s in %v: %d ahead, predecessor %q, found %v; want %d, %q", seqOf(tc.me), nodes, ahead, pred, found, tc.ahead, tc.pred)
+			}
+		}
+	}
+	if _, _, found := standing([]string{a, c}, b); found {
+		t.Error("a vanished node was found")
+	}
+}
+
+// A naive waiter tells a release (a node it saw is gone) from an arrival
+// (only nodes it did not see are new) by a count and the last node seen.
+func TestQueueSeenTellsReleaseFromArrival(t *testing.T) {
+	t.Parallel()
 	nodes := []string{
 		"n-ffff000000000000ffff000000000001-0000000012",
 		"n-0000aaaaaaaaaaaa0000aaaaaaaaaaaa-0000000010",
 		"n-8888000000000000888800000000000f-0000000011",
 	}
-	slices.SortFunc(nodes, bySeq)
-	for i, want := range []string{"0000000010", "0000000011", "0000000012"} {
-		if seqOf(nodes[i]) != want {
-			t.Fatalf("position %d: %s", i, nodes[i])
-		}
-	}
-	gone := []string{nodes[0], nodes[2]}
-	if !seenOf(nodes).goneFrom(gone) {
+	seen := seenOf(nodes)
+	if !seen.goneFrom([]string{nodes[0], nodes[1]}) {
 		t.Error("a node missing after the re-read was not seen as gone")
 	}
 	arrived := append(slices.Clone(nodes), "n-0000000000000000000000000000000a-0000000013")
-	if seenOf(nodes).goneFrom(arrived) {
+	if seen.goneFrom(arrived) {
 		t.Error("an arrival was taken for a release")
 	}
-	if !seenOf(nodes).goneFrom(arrived[1:]) {
+	if !seen.goneFrom(arrived[1:]) {
 		t.Error("a release beside an arrival was not seen")
 	}
-	if !seenOf(nodes).goneFrom(nil) || seenOf(nil).goneFrom(nodes) {
+	if !seen.goneFrom(nil) || seenOf(nil).goneFrom(nodes) {
 		t.Error("an emptied queue, or an empty one seen before")
 	}
 }
