@@ -270,7 +270,31 @@ func notes(c Cell) []string {
 	if s := saturatedServers(c); s != "" {
 		out = append(out, "! servers: "+s+" — the service may have been the limit")
 	}
+	if s := burstCPU(c); s != "" {
+		out = append(out, s)
+	}
 	return out
+}
+
+// burstCPU sets, for a burst, lockbench's CPU beside each sandboxed
+// server's over the cell, in shares of one core, and names the busier
+// side: a herd costs both, and which of them held the burst back is the
+// question its wall time raises.
+func burstCPU(c Cell) string {
+	g := c.Generator
+	if c.Kind != result.KindBurst || g == nil || g.ServerSpanS <= 0 {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("lockbench %.0f%%", 100*g.CPUS/g.ServerSpanS)}
+	busier, top := "lockbench", g.CPUS
+	for _, a := range slices.Sorted(maps.Keys(g.ServerCPUS)) {
+		parts = append(parts, fmt.Sprintf("server %s %.0f%%", a, 100*g.ServerCPUS[a]/g.ServerSpanS))
+		if g.ServerCPUS[a] > top {
+			busier, top = "server "+a, g.ServerCPUS[a]
+		}
+	}
+	return fmt.Sprintf("cpu over %s, in shares of one core: %s; the busier side: %s",
+		result.Dur(g.ServerSpanS*1e6), strings.Join(parts, ", "), busier)
 }
 
 // saturatedServers names the sandboxed servers that used at least 80% of

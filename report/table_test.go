@@ -58,3 +58,33 @@ func TestTableFits100Columns(t *testing.T) {
 		}
 	}
 }
+
+// A burst's notes set lockbench's CPU beside the server's, in shares of
+// one core over the cell, and name the busier side; other kinds, and
+// cells without sandboxed servers, say nothing of it.
+func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
+	t.Parallel()
+	c := Cell{Impl: "zk-naive", Scenario: "burst", Kind: result.KindBurst, Clients: 2000,
+		Generator: &result.Generator{CPUS: 300, ServerCPUS: map[string]float64{"127.0.0.1:2181": 150}, ServerSpanS: 200}}
+	got := burstCPU(c)
+	for _, want := range []string{"lockbench 150%", "server 127.0.0.1:2181 75%", "the busier side: lockbench"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if !strings.Contains(strings.Join(notes(c), "\n"), got) {
+		t.Error("the note is not among the cell's notes")
+	}
+	c.Generator.ServerCPUS["127.0.0.1:2181"] = 400
+	if got := burstCPU(c); !strings.HasSuffix(got, "the busier side: server 127.0.0.1:2181") {
+		t.Errorf("server busier: %q", got)
+	}
+	c.Kind = result.KindClosed
+	if got := burstCPU(c); got != "" {
+		t.Errorf("closed loop: %q", got)
+	}
+	c.Kind, c.Generator.ServerSpanS = result.KindBurst, 0
+	if got := burstCPU(c); got != "" {
+		t.Errorf("no sandboxed servers: %q", got)
+	}
+}
