@@ -42,6 +42,10 @@ type Locker struct {
 	rng      *rand.Rand
 	timer    *time.Timer
 	asleep   atomic.Bool // between polls, for Settled
+	// lastName and lastKey are the last lock name asked for and its key:
+	// a client mostly asks for the same lock again, and the key would
+	// otherwise be built anew on every cycle.
+	lastName, lastKey string
 }
 
 // New connects one client to the server of Need's role.
@@ -68,7 +72,10 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 
 // Acquire polls SET NX PX until it succeeds or ctx is done.
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
-	key := Key(l.cfg.Namespace, name)
+	if name != l.lastName || l.lastKey == "" {
+		l.lastName, l.lastKey = name, Key(l.cfg.Namespace, name)
+	}
+	key := l.lastKey
 	token := Token()
 	for {
 		ok, err := l.cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
