@@ -99,6 +99,9 @@ func (openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.H
 // tells the generator's own lateness from the lock's.
 func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	defer w.flush()
+	if w.alarm = newAlarm(ctx); w.alarm != nil {
+		defer func() { w.alarm.close(); w.alarm = nil }()
+	}
 	lock := w.id % r.names.len()
 	warm := impl.WarmingUp(ctx)
 	serving := false // counted in flight for the arrival just served

@@ -6,20 +6,25 @@ import (
 	"time"
 )
 
-// Waiting for an arrival's intended time: Go's timers are only as fine as
-// the netpoller's millisecond wait, so a client sleeps on its timer until
-// timerMargin before the arrival, then in the OS (preciseSleep, a
-// nanosleep on Linux) until spinWindow before it, and yields in a loop for
-// the rest. The loop costs CPU only for the last spinWindow of each
-// arrival; the timer keeps a client that waits long from holding a thread.
+// Waiting for an arrival's intended time. Go's timers are only as fine as
+// the netpoller's millisecond wait: one set under a millisecond ahead
+// fires up to a millisecond late. So a client waits on an alarm of its own
+// where the OS gives one (a timerfd on Linux, read through the netpoller:
+// it holds no thread and no P while it waits, and fires within
+// microseconds), else on its timer until timerMargin before; then it
+// yields in a loop for the last spinWindow, which alone costs CPU.
 const (
 	timerMargin = 2 * time.Millisecond
-	spinWindow  = 50 * time.Microsecond
+	spinWindow  = 20 * time.Microsecond
 )
 
 // waitUntil returns at due, or false as soon as ctx is done.
 func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
-	if d := time.Until(due) - timerMargin; d > 0 {
+	if w.alarm != nil {
+		if d := time.Until(due) - spinWindow; d > 0 && !w.alarm.sleep(d) {
+			return false
+		}
+	} else if d := time.Until(due) - timerMargin; d > 0 {
 		w.timer.Reset(d)
 		select {
 		case <-w.timer.C:
@@ -27,9 +32,6 @@ func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
 			w.timer.Stop()
 			return false
 		}
-	}
-	if d := time.Until(due) - spinWindow; d > 0 {
-		preciseSleep(d)
 	}
 	for time.Now().Before(due) {
 		runtime.Gosched()

@@ -53,7 +53,8 @@ type worker struct {
 	grantLog *grantLog // sharded cells: where grants go
 	grantBuf *grantBatch
 
-	t0 time.Time // the cell's start, for now
+	t0    time.Time // the cell's start, for now
+	alarm *alarm    // open loop: waits for arrivals, nil for its timer
 
 	iv      *intervals
 	batch   *batch       // this interval's latencies, see intervals
