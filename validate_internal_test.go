@@ -30,4 +30,9 @@ func TestPlanRefusesMoreClientsThanFiles(t *testing.T) {
 	if err := p.checkFiles(2000); err == nil {
 		t.Errorf("500 clients of %s on %d masters fit under 2000 files", d.Name, d.Needs[0].Count)
 	}
+	// An open-loop client also holds its alarm.
+	p = Plan{Impls: []string{"redis"}, Scenarios: []string{"hot", "rate"}, Clients: []int{2000}}
+	if err := p.checkFiles(4096); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 4256") {
+		t.Errorf("2000 open-loop clients under 4096 files: %v; want a usage error asking for ulimit -n 4256", err)
+	}
 }
