@@ -89,8 +89,13 @@ const maxErrorShare = 0.01
 
 // Healthy reports whether a cell's latency can stand for its load: an open
 // loop that dropped arrivals, or a cell whose acquisitions often failed,
-// served less than it was asked to, and its latency flatters it.
+// served less than it was asked to, and its latency flatters it. A cell
+// that ended in a finding (a livelock) stopped before its time: its few
+// acquisitions say nothing of what the load would cost.
 func Healthy(c Cell) bool {
+	if c.Finding != "" {
+		return false
+	}
 	if c.Open != nil && (c.Open.Dropped > 0 || c.Open.Unfinished > 0) {
 		return false
 	}

@@ -3,6 +3,7 @@ package result
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,5 +78,29 @@ func TestBreaches(t *testing.T) {
 	rows := Capacity(cells, slo)
 	if len(rows) != 1 || !rows[0].Met || rows[0].Clients != 1 || rows[0].FirstMissed != 4 {
 		t.Errorf("Capacity = %+v, want 1 client met, 4 first missed (errors above 0.1%%)", rows)
+	}
+}
+
+// A cell that ended in a livelock missed the SLO whatever its few quick
+// grants' latency, and does not count toward capacity.
+func TestALivelockMissesTheSLO(t *testing.T) {
+	slo, err := ParseSLO("p99<=5ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := []Cell{
+		{Impl: "a", Scenario: "hot", Clients: 1, Acquires: 1000, AcquiresPerS: 500, AcquireLatencyUs: Latency{P99: 4000}},
+		{Impl: "a", Scenario: "hot", Clients: 8, Acquires: 10, AcquiresPerS: 5, AcquireLatencyUs: Latency{P99: 1000}, Finding: FindingLivelock},
+	}
+	got := Breaches(cells, slo)
+	if len(got) != 1 || got[0].Clients != 8 || got[0].Threshold != "finding" || !strings.Contains(got[0].Over, FindingLivelock) {
+		t.Errorf("Breaches = %+v, want one naming the livelock of 8 clients", got)
+	}
+	if Healthy(cells[1]) {
+		t.Error("a livelocked cell is healthy")
+	}
+	rows := Capacity(cells, slo)
+	if len(rows) != 1 || rows[0].Clients != 1 || rows[0].FirstMissed != 8 {
+		t.Errorf("Capacity = %+v, want 1 client met, 8 first missed", rows)
 	}
 }
