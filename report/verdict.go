@@ -109,7 +109,9 @@ func herdVerdict(cells []Cell) (VerdictLine, bool) {
 			continue
 		}
 		c, ok := largestMeasured(g.Cells)
-		if !ok || c.TheoryOf() == nil || c.Clients < 2 {
+		// A queue that waiters left (the abandon scenario, a burst by
+		// kind) follows no burst curve: theory does not judge it.
+		if !ok || c.TheoryOf() == nil || c.Clients < 2 || leavingQueue(c) {
 			continue
 		}
 		handoffs := float64(c.Clients - 1)

@@ -28,6 +28,10 @@ func TestVerdict(t *testing.T) {
 	}
 	offTheory := bursts()
 	offTheory[3].ReleaseWakeups = 150 // zk-naive at 16: theory 120
+	// An abandon cell is a burst by kind; its wake-ups follow no burst
+	// curve and must neither be judged nor replace the burst's figure.
+	abandon := append(bursts(), Cell{Impl: "zk-pred", Scenario: "abandon", Kind: result.KindBurst, Clients: 64, Locks: 1,
+		Acquires: 32, Theory: &result.WatchPredecessor, Counts: result.Counts{ReleaseWakeups: 7}, Abandon: &result.Abandon{Count: 32, Granted: []int{0, 2, 4}}})
 	unsafe := fixtureCells()
 	unsafe[12].SafetyViolations = 2
 	ms := func(d time.Duration) *SLO { return &SLO{Quantile: "p99", Limit: d} }
@@ -58,6 +62,9 @@ func TestVerdict(t *testing.T) {
 		}, bad: []string{"Capacity (hot)"}},
 		{name: "off theory", cells: offTheory, want: map[string][]string{
 			"Herd cost": {"theory n(n−1)/2 = 120 ✗ (measured +25%)"},
+		}, absent: []string{"Capacity (burst)"}},
+		{name: "abandon", cells: abandon, want: map[string][]string{
+			"Herd cost": {"zk-pred 15 release wake-ups for 15 hand-offs at 16 clients (1.00 per hand-off); theory n−1 = 15 ✓"},
 		}, absent: []string{"Capacity (burst)"}},
 		{name: "unsafe", cells: unsafe, want: map[string][]string{
 			"Safety": {"UNSAFE — 2 violations in", "zk-pred hot at 16 clients (2)"},
@@ -106,6 +113,11 @@ func TestVerdict(t *testing.T) {
 				}
 			}
 		})
+	}
+	for _, v := range Verdict(abandon, nil) {
+		if v.Question == "Herd cost" && (strings.Contains(v.Answer, "64 clients") || strings.Contains(v.Answer, "✗")) {
+			t.Errorf("the abandon cell is judged by burst theory: %q", v.Answer)
+		}
 	}
 	if v := Verdict(nil, nil); v != nil {
 		t.Errorf("verdict of no cells: %v", v)
