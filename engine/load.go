@@ -145,6 +145,7 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer r.release()
 	srv := startServerCounters(ctx, r.driver, r.spec.Config.Servers)
 	if err := sleepUntil(ctx, at); err != nil {
 		return Result{}, err

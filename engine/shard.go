@@ -122,9 +122,10 @@ type grantBatch struct {
 // batches of their own (no lock, no allocation but the pool's) and hand
 // them to one goroutine.
 type grantLog struct {
-	ch   chan *grantBatch
-	pool sync.Pool
-	done chan struct{}
+	ch     chan *grantBatch
+	pool   sync.Pool
+	done   chan struct{}
+	closed sync.Once
 }
 
 func newGrantLog(sink func([]result.Grant), workers int) *grantLog {
@@ -165,12 +166,12 @@ func (w *worker) flushGrants() {
 }
 
 // close waits until every batch is handed to the sink; workers have
-// stopped. A nil log has nothing to close.
+// stopped. A nil log has nothing to close; closing twice is closing once.
 func (g *grantLog) close() {
 	if g == nil {
 		return
 	}
-	close(g.ch)
+	g.closed.Do(func() { close(g.ch) })
 	<-g.done
 }
 
@@ -193,7 +194,7 @@ func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
 	}
 	at, err := sh.Coord.Start(ctx, m)
 	if err != nil {
-		r.grantLog.close()
+		r.release()
 		return at, err
 	}
 	if _, burst := r.shape.(burstShape); burst {
@@ -234,10 +235,19 @@ func (r *cellRun) leave(ctx context.Context) error {
 	if ctx.Err() == nil {
 		err = sh.Coord.Done(ctx, r.meeting())
 	}
+	r.release()
+	return err
+}
+
+// release stops what lineUp started — the grants' stream and the burst's
+// answering of settle calls — on whatever path the cell ends by: run
+// defers it, so an interrupt during the start lead or a panic before
+// finish leaks neither goroutine. It may be called more than once.
+func (r *cellRun) release() {
+	r.grantLog.close()
 	if r.stopServe != nil {
 		r.stopServe()
 	}
-	return err
 }
 
 // shardNotes adds what a merge needs to a shard's cell.
