@@ -240,3 +240,34 @@ func checkHTML(t *testing.T, path, text string) {
 		t.Errorf("%s does not mention %s", path, text)
 	}
 }
+
+// A shard records --slo but does not judge it on its slice of the
+// clients: shards of a plan whose SLO no cell can meet exit 0, saying so,
+// and the merge judges the merged cells, exiting 5 with slo_met false.
+func TestShardedSLOIsJudgedByTheMerge(t *testing.T) {
+	b := newShardBench(t)
+	dirs := make([]string, 2)
+	codes, stderrs := make([]int, 2), make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range dirs {
+		dirs[i] = filepath.Join(b.dir, fmt.Sprintf("slo-%d", i))
+		wg.Go(func() {
+			codes[i], stderrs[i] = b.run(append([]string{"run", "-q", "--shard", fmt.Sprintf("%d/2", i), "--shard-wait", "60s",
+				"--run-id", "slo", "--out", dirs[i], "--impl", "redis", "--clients", "4", "--duration", "1s", "--warmup", "0s",
+				"--slo", "p99<=1us"}, b.servers...)...)
+		})
+	}
+	wg.Wait()
+	for i := range dirs {
+		sum, err := result.ReadSummary(filepath.Join(dirs[i], result.SummaryFile))
+		if codes[i] != 0 || !strings.Contains(stderrs[i], "does not judge") || err != nil || sum.SLOMet != nil || sum.SLO == "" {
+			t.Fatalf("shard %d: exit %d, stderr %q, summary %+v (%v); want 0, a note, the SLO recorded and not judged", i, codes[i], stderrs[i], sum, err)
+		}
+	}
+	out := filepath.Join(b.dir, "merged-slo")
+	code, stderr := b.run("merge", "--out", out, dirs[0], dirs[1])
+	sum, err := result.ReadSummary(filepath.Join(out, result.SummaryFile))
+	if code != 5 || err != nil || sum.SLOMet == nil || *sum.SLOMet || len(sum.SLOBreaches) == 0 || !strings.Contains(stderr, "p99<=1us") {
+		t.Errorf("merge: exit %d, stderr %q, summary %+v (%v); want 5 and the breach", code, stderr, sum, err)
+	}
+}

@@ -195,6 +195,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if rerr != nil {
 		return rerr
 	}
+	if plan.Shard != nil && plan.SLO != "" {
+		fmt.Fprintf(stderr, "note: shard %d/%d records --slo %s but does not judge it: a shard's cells are slices; lockbench merge judges the merged cells\n",
+			plan.Shard.Index, plan.Shard.Count, plan.SLO)
+	}
 	return sloError(stderr, sum)
 }
 
