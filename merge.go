@@ -1,6 +1,7 @@
 package lockbench
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -28,7 +29,11 @@ type shardDir struct {
 // taken once over the span every shard covered, fairness over all clients,
 // and mutual exclusion checked over every shard's grants. It refuses, with
 // an error wrapping ErrUsage, shards of different plans, versions or
-// seeds and a missing or doubled shard.
+// seeds and a missing or doubled shard, and (with a plain error) shards
+// that did not finish the same cells. The plan's SLO, which shards record
+// but do not judge, is judged here over the merged cells (SLOMet,
+// SLOBreaches). When a shard recorded a failure, what merged is written
+// and the error wraps ErrShardFailed.
 func Merge(out string, dirs []string) (*result.Summary, error) {
 	shards, err := readShards(dirs)
 	if err != nil {
@@ -39,12 +44,17 @@ func Merge(out string, dirs []string) (*result.Summary, error) {
 	}
 	first := shards[0].sum
 	sum := &result.Summary{Schema: result.SchemaVersion, Version: first.Version, Started: first.Started, SLO: first.SLO}
+	if sum.SLO == "" {
+		sum.SLO = shards[0].meta.SLO
+	}
+	var failed error
 	for _, s := range shards {
 		if s.sum.Started.Before(sum.Started) {
 			sum.Started = s.sum.Started
 		}
 		if s.sum.Failure != "" && sum.Failure == "" {
 			sum.Failure = fmt.Sprintf("shard %d: %s", s.meta.Shard.Index, s.sum.Failure)
+			failed = fmt.Errorf("%w: shard %d (%s): %s; the cells every shard finished are merged", ErrShardFailed, s.meta.Shard.Index, s.dir, s.sum.Failure)
 		}
 	}
 	for _, c := range first.Cells {
@@ -54,10 +64,11 @@ func Merge(out string, dirs []string) (*result.Summary, error) {
 		}
 		sum.Cells = append(sum.Cells, mc)
 	}
-	if sum.SLO != "" {
-		if slo, err := result.ParseSLO(sum.SLO); err == nil {
-			sum.Capacity = result.Capacity(sum.Cells, slo)
-		}
+	if slo, err := result.ParseSLO(sum.SLO); err == nil && sum.SLO != "" {
+		sum.Capacity = result.Capacity(sum.Cells, slo)
+		sum.SLOBreaches = result.Breaches(sum.Cells, slo)
+		met := len(sum.SLOBreaches) == 0
+		sum.SLOMet = &met
 	}
 	meta := shards[0].meta
 	meta.Shard = nil
@@ -68,8 +79,15 @@ func Merge(out string, dirs []string) (*result.Summary, error) {
 	if err := result.WriteJSON(filepath.Join(out, result.MetaFile), meta); err != nil {
 		return nil, err
 	}
-	return sum, result.WriteJSON(filepath.Join(out, result.SummaryFile), sum)
+	if err := result.WriteJSON(filepath.Join(out, result.SummaryFile), sum); err != nil {
+		return nil, err
+	}
+	return sum, failed
 }
+
+// ErrShardFailed is wrapped by Merge's error when a shard's run ended in a
+// failure: the summary it returns holds what merged.
+var ErrShardFailed = errors.New("lockbench: a shard's run failed")
 
 // CheckShards reads the shards' meta.json and summary.json and returns
 // the error Merge would for a set that is not one whole run, writing
@@ -105,7 +123,30 @@ func readShards(dirs []string) ([]shardDir, error) {
 	if err := sameRun(out); err != nil {
 		return nil, err
 	}
+	if err := sameCells(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// sameCells refuses shards that did not finish the same cells: one that
+// stopped early (or ran on alone) would leave a cell merged from part of
+// its clients, or dropped.
+func sameCells(shards []shardDir) error {
+	has := func(s shardDir, key string) bool {
+		return slices.ContainsFunc(s.sum.Cells, func(c result.Cell) bool { return c.Key() == key })
+	}
+	for _, a := range shards {
+		for _, c := range a.sum.Cells {
+			for _, b := range shards {
+				if !has(b, c.Key()) {
+					return fmt.Errorf("lockbench: shard %d (%s) has no cell %s, which shard %d finished: the shards did not finish the same cells",
+						b.meta.Shard.Index, b.dir, c.Key(), a.meta.Shard.Index)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // sameRun refuses shards of different plans, versions, seeds or runs, and
@@ -174,6 +215,7 @@ func mergeCell(out string, shards []shardDir, key string) (result.Cell, error) {
 			copy(per[x.Shard.First:], x.Fairness.PerClient)
 		}
 	}
+	mergeTimeouts(&c, cells, totals)
 	c.Fairness = result.FairnessOf(per, c.AcquireLatencyUs.Max)
 	c.Server, c.ServerNote = mergeServer(cells)
 	if err := checkGrants(shards, &c); err != nil {
@@ -351,7 +393,59 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) (map[string]*hdrhis
 	for _, k := range keys {
 		s := slots[k]
 		w.Write(start, result.Interval{Start: time.UnixMilli(s.start), End: time.UnixMilli(s.end),
-			Acquire: s.h[result.TagAcquire], Release: s.h[result.TagRelease], Handoff: s.h[result.TagHandoff], Service: s.h[result.TagService]})
+			Acquire: s.h[result.TagAcquire], Release: s.h[result.TagRelease], Handoff: s.h[result.TagHandoff], Service: s.h[result.TagService],
+			Abandon: s.h[result.TagAbandon], Renew: s.h[result.TagRenew]})
 	}
 	return totals, w.Close(start)
+}
+
+// mergeTimeouts joins the shards' abandoned acquisitions (--acquire-timeout),
+// renewals (--renew) and findings: counts summed, latencies from the merged
+// histograms, a finding of any shard kept (naming the first that had one).
+func mergeTimeouts(c *result.Cell, cells []result.Cell, totals map[string]*hdrhistogram.Histogram) {
+	c.Abandon, c.Renew, c.Finding, c.Livelock = nil, nil, "", nil
+	var held float64 // seconds of holding, over which renewals were sent
+	for _, x := range cells {
+		if a := x.Abandon; a != nil {
+			if c.Abandon == nil {
+				c.Abandon = &result.Abandon{TimeoutMs: a.TimeoutMs, Granted: a.Granted, Leftover: a.Leftover}
+			}
+			c.Abandon.Count += a.Count
+			c.Abandon.RoundTrips += a.RoundTrips
+			c.Abandon.OutOfOrder += a.OutOfOrder
+		}
+		if r := x.Renew; r != nil {
+			if c.Renew == nil {
+				c.Renew = &result.Renew{}
+			}
+			c.Renew.Count += r.Count
+			c.Renew.Lost += r.Lost
+			c.Renew.Errors += r.Errors
+			if r.PerHolderPerS > 0 {
+				held += float64(r.Count) / r.PerHolderPerS
+			}
+		}
+		if x.Finding != "" && c.Finding == "" {
+			c.Finding, c.Livelock, c.Verdict = x.Finding, x.Livelock, x.Verdict
+			if x.Shard != nil {
+				c.Verdict = fmt.Sprintf("shard %d: %s", x.Shard.Index, x.Verdict)
+			}
+		}
+	}
+	if a := c.Abandon; a != nil {
+		if h := totals[result.TagAbandon]; h != nil {
+			a.WaitUs = result.LatencyOf(h)
+		}
+		if a.Count > 0 {
+			a.RoundTripsPer = float64(a.RoundTrips) / float64(a.Count)
+		}
+	}
+	if r := c.Renew; r != nil {
+		if h := totals[result.TagRenew]; h != nil {
+			r.LatencyUs = result.LatencyOf(h)
+		}
+		if held > 0 {
+			r.PerHolderPerS = float64(r.Count) / held
+		}
+	}
 }

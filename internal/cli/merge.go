@@ -23,13 +23,16 @@ servers' counters taken once, fairness over all clients, and mutual
 exclusion checked over every shard's grants (by fencing token where the
 lock has one, by wall clock within the shards' measured clock skew
 otherwise). Refuses shards of different plans, versions or seeds, and a
-missing or doubled shard.
+missing or doubled shard. The run's --slo, which shards record but do not
+judge, is judged over the merged cells.
 
 Examples:
   lockbench merge --out results/merged results/shard-0 results/shard-1
 
-Exit status: 0 ok, 1 a shard's files unreadable, 2 usage or shards that are
-not one run, 3 a mutual-exclusion violation.`
+Exit status: 0 ok, 1 a shard's files unreadable, shards that did not finish
+the same cells or a shard whose run failed (what merged is still written),
+2 usage or shards that are not one run, 3 a mutual-exclusion violation,
+5 the --slo missed by a merged cell.`
 
 func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge", mergeSynopsis, stdout)
@@ -54,9 +57,11 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	sum, err := lockbench.Merge(dir, fs.Args())
-	if err != nil {
-		return err
+	// A shard that failed leaves its finished cells merged: they are
+	// shown and rendered, and the failure is the exit status.
+	sum, failed := lockbench.Merge(dir, fs.Args())
+	if sum == nil {
+		return failed
 	}
 	if err := report.WriteTable(stdout, sum.Cells); err != nil {
 		return err
@@ -71,5 +76,11 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("report: %w", err)
 	}
 	fmt.Fprintf(stdout, "report: %s\nresults: %s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, result.SummaryFile))
-	return unsafeCells(sum)
+	if failed != nil {
+		return failed
+	}
+	if err := unsafeCells(sum); err != nil {
+		return err
+	}
+	return sloError(stderr, sum)
 }
