@@ -45,7 +45,12 @@ type Options struct {
 // Coordinator is engine.Coordinator over Boards. Shard 0 publishes each
 // cell's start once every shard has said it is ready; every value it
 // publishes carries the nonces of the shards it saw, so a shard never
-// takes a value left by an earlier run for its own. A cell meets on the
+// takes a value left by an earlier run for its own. Shards of a rerun of
+// one plan meet under the same keys, and an earlier run's ready key
+// outlives its shard for a while: shard 0 first publishes the nonces it
+// saw without a start (pending) and gives the start only once every shard
+// has acknowledged them, taking up a shard's new nonce and asking again
+// when the one it saw was an earlier run's. A cell meets on the
 // first board whose server it does not measure, so that the meeting's
 // traffic stays out of the servers' counters where the plan allows.
 type Coordinator struct {
@@ -150,6 +155,7 @@ func (c *Coordinator) Start(ctx context.Context, m engine.Meeting) (time.Time, e
 		return c.publish(ctx, x, cell)
 	}
 	var at time.Time
+	var acked string
 	refreshed := time.Now()
 	err := c.wait(ctx, "shard 0", poll, func() (bool, error) {
 		// Put again: a passing key on Redis lives only so long.
@@ -163,6 +169,13 @@ func (c *Coordinator) Start(ctx context.Context, m engine.Meeting) (time.Time, e
 		if !ok || err != nil || !strings.Contains(v, c.nonce) {
 			return false, err
 		}
+		if strings.HasSuffix(v, pending) {
+			if v != acked {
+				acked = v
+				return false, x.b.Put(ctx, cell+"/ack/"+c.me(), v, false)
+			}
+			return false, nil
+		}
 		ns, err := strconv.ParseInt(v[strings.LastIndexByte(v, ' ')+1:], 10, 64)
 		if err != nil {
 			return false, fmt.Errorf("shard: start of %s: %q: %w", cell, v, err)
@@ -174,25 +187,31 @@ func (c *Coordinator) Start(ctx context.Context, m engine.Meeting) (time.Time, e
 	return at, err
 }
 
+// pending ends a start value that names the shards but gives no start
+// yet: each shard it names acknowledges it.
+const pending = " -"
+
 // publish is shard 0's part of Start.
 func (c *Coordinator) publish(ctx context.Context, x *clocked, cell string) (time.Time, error) {
 	nonces := make([]string, c.o.Count)
 	nonces[0] = c.nonce
 	for j := 1; j < c.o.Count; j++ {
 		err := c.wait(ctx, fmt.Sprintf("shard %d/%d", j, c.o.Count), poll, func() (bool, error) {
-			v, ok, err := x.b.Get(ctx, cell+"/ready/"+strconv.Itoa(j))
-			if !ok || err != nil {
-				return false, err
-			}
-			nonce, plan, _ := strings.Cut(v, " ")
-			if plan != c.o.PlanHash {
-				return false, fmt.Errorf("shard: shard %d/%d runs another plan (plan hash %s, here %s)", j, c.o.Count, plan, c.o.PlanHash)
-			}
+			nonce, ok, err := c.ready(ctx, x, cell, j)
 			nonces[j] = nonce
-			return true, nil
+			return ok, err
 		})
 		if err != nil {
 			return time.Time{}, err
+		}
+	}
+	for {
+		again, err := c.acknowledged(ctx, x, cell, nonces)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if !again {
+			break
 		}
 	}
 	at := time.Now().Add(Lead)
@@ -202,6 +221,47 @@ func (c *Coordinator) publish(ctx context.Context, x *clocked, cell string) (tim
 	}
 	c.setGen(cell, v)
 	return at, nil
+}
+
+// ready reads shard j's ready key: its nonce, once it has put one.
+func (c *Coordinator) ready(ctx context.Context, x *clocked, cell string, j int) (string, bool, error) {
+	v, ok, err := x.b.Get(ctx, cell+"/ready/"+strconv.Itoa(j))
+	if !ok || err != nil {
+		return "", false, err
+	}
+	nonce, plan, _ := strings.Cut(v, " ")
+	if plan != c.o.PlanHash {
+		return "", false, fmt.Errorf("shard: shard %d/%d runs another plan (plan hash %s, here %s)", j, c.o.Count, plan, c.o.PlanHash)
+	}
+	return nonce, true, nil
+}
+
+// acknowledged publishes nonces as pending and waits until every shard
+// has acknowledged them. A shard whose ready key meanwhile holds another
+// nonce — the one seen was left by an earlier run of the plan — is taken
+// up in nonces, and again says to publish anew.
+func (c *Coordinator) acknowledged(ctx context.Context, x *clocked, cell string, nonces []string) (again bool, err error) {
+	v := strings.Join(nonces, ",") + pending
+	if err := x.b.Put(ctx, cell+"/start", v, false); err != nil {
+		return false, err
+	}
+	for j := 1; j < c.o.Count && !again; j++ {
+		err := c.wait(ctx, fmt.Sprintf("shard %d/%d (to acknowledge the start)", j, c.o.Count), poll, func() (bool, error) {
+			if a, ok, err := x.b.Get(ctx, cell+"/ack/"+strconv.Itoa(j)); err != nil || (ok && a == v) {
+				return err == nil, err
+			}
+			nonce, ok, err := c.ready(ctx, x, cell, j)
+			if ok && nonce != nonces[j] {
+				nonces[j], again = nonce, true
+				return true, nil
+			}
+			return false, err
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	return again, nil
 }
 
 func (c *Coordinator) setGen(cell, v string) {
