@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
@@ -269,5 +270,50 @@ func TestShardedSLOIsJudgedByTheMerge(t *testing.T) {
 	sum, err := result.ReadSummary(filepath.Join(out, result.SummaryFile))
 	if code != 5 || err != nil || sum.SLOMet == nil || *sum.SLOMet || len(sum.SLOBreaches) == 0 || !strings.Contains(stderr, "p99<=1us") {
 		t.Errorf("merge: exit %d, stderr %q, summary %+v (%v); want 5 and the breach", code, stderr, sum, err)
+	}
+}
+
+// The same plan run again at once, under its default run id (from the
+// plan's hash), meets under the keys of the run before while they still
+// live: every shard of each rerun meets its partners and finishes. Shard
+// 1 of a rerun comes late, so that shard 0 finds the run before's shard
+// 1's ready key first.
+func TestShardedRerunMeetsAtOnce(t *testing.T) {
+	b := newShardBench(t)
+	// A lock on ZooKeeper meets on Redis, whose ready keys outlive their
+	// shard by a TTL (ZooKeeper's ephemeral nodes go with the session).
+	var zkLock string
+	for _, name := range impl.Names() {
+		if d, _ := impl.Lookup(name); len(d.Needs) == 1 && d.Needs[0].Kind == sandbox.KindZooKeeper {
+			zkLock = name
+			break
+		}
+	}
+	for run := range 3 {
+		codes, stderrs := make([]int, 2), make([]string, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			out := filepath.Join(b.dir, fmt.Sprintf("rerun%d-%d", run, i))
+			if i == 1 && run > 0 {
+				first := filepath.Join(b.dir, fmt.Sprintf("rerun%d-0", run), result.MetaFile)
+				for n := 0; n < 200; n++ {
+					if _, err := os.Stat(first); err == nil {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				time.Sleep(time.Second)
+			}
+			wg.Go(func() {
+				codes[i], stderrs[i] = b.run(append([]string{"run", "-q", "--shard", fmt.Sprintf("%d/2", i), "--shard-wait", "15s",
+					"--out", out, "--impl", zkLock, "--clients", "4", "--duration", "300ms", "--warmup", "0s"}, b.servers...)...)
+			})
+		}
+		wg.Wait()
+		for i := range 2 {
+			if codes[i] != 0 {
+				t.Fatalf("run %d, shard %d: exit %d: %s", run, i, codes[i], stderrs[i])
+			}
+		}
 	}
 }
