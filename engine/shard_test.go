@@ -33,8 +33,10 @@ func (c *soloCoord) Serve(ctx context.Context, _ Meeting, _ func(context.Context
 // is what it sees while another shard's client holds the lock. A sharded
 // cell therefore never ends in a livelock finding, where the same clients
 // in one process would (TestNoGrantWhileTryingIsALivelock).
+//
+// Not parallel: its retrying clients would load the timing-sensitive
+// open-loop tests that run in parallel.
 func TestAShardFindsNoLivelock(t *testing.T) {
-	t.Parallel()
 	cfg := impl.Config{Retry: 10 * time.Millisecond, TTL: 50 * time.Millisecond, Namespace: "stuck-shard"}
 	sh := &Shard{Index: 0, Count: 2, Coord: &soloCoord{served: make(chan struct{})}}
 	c, err := RunCell(context.Background(), CellSpec{Impl: "test-stuck", Scenario: scenario(t, "hot"), Clients: 4,
@@ -51,7 +53,6 @@ func TestAShardFindsNoLivelock(t *testing.T) {
 // answering other shards' settle calls and closes its grants' stream: no
 // goroutine of the cell outlives it.
 func TestAnInterruptedShardLeavesNothingRunning(t *testing.T) {
-	t.Parallel()
 	coord := &soloCoord{lead: time.Hour, served: make(chan struct{})}
 	sh := &Shard{Index: 0, Count: 2, Coord: coord, Grants: func(result.Cell, []result.Grant) {}}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
