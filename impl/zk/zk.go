@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/zkconn"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -42,7 +43,7 @@ func init() {
 }
 
 // Ensemble is the ZooKeeper ensemble the locks use (--zk, LOCKBENCH_ZK).
-var Ensemble = impl.Need{Role: "zk", Kind: "zookeeper", Count: 1, Usage: "ZooKeeper servers of one ensemble, comma-separated"}
+var Ensemble = zkconn.Ensemble
 
 // Mode is how a waiter waits.
 type Mode int
@@ -53,10 +54,6 @@ const (
 	// Predecessor watches the next-lower node only.
 	Predecessor
 )
-
-const root = "/lockbench"
-
-var acl = zk.WorldACL(zk.PermAll)
 
 // Locker is one ZooKeeper client with its own session.
 type Locker struct {
@@ -78,56 +75,18 @@ type Locker struct {
 	latest atomic.Pointer[atomic.Int64]
 }
 
-type silent struct{}
-
-func (silent) Printf(string, ...any) {}
-
 // New opens a session to cfg.Servers.ZK and returns once it is established,
-// or an error wrapping impl.ErrUnreachable within cfg.DialTimeout.
+// or an error wrapping impl.ErrUnreachable within cfg.DialTimeout (see
+// zkconn.Dial).
 func New(ctx context.Context, cfg impl.Config, mode Mode) (*Locker, error) {
 	cfg = cfg.WithDefaults()
-	addrs := cfg.Servers[Ensemble.Role]
-	if len(addrs) == 0 {
-		return nil, errors.New("zk: no server address")
-	}
 	l := &Locker{mode: mode, cfg: cfg, parents: map[string]string{}}
-	ready := make(chan struct{}, 1)
-	onEvent := func(ev zk.Event) {
-		switch ev.Type {
-		case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
-			// Only events the server sent; EventNotWatching is made up by
-			// the client library when a session ends.
-			l.counters.Notifications.Add(1)
-		case zk.EventSession:
-			switch ev.State {
-			case zk.StateHasSession:
-				select {
-				case ready <- struct{}{}:
-				default:
-				}
-			case zk.StateExpired:
-				l.counters.SessionLost.Add(1)
-			}
-		}
-	}
-	conn, _, err := zk.Connect(addrs, cfg.SessionTimeout, zk.WithLogger(silent{}), zk.WithEventCallback(onEvent),
-		zk.WithMaxConnBufferSize(sendBuffer), zk.WithMaxBufferSize(recvBuffer(cfg.Clients)))
+	conn, err := zkconn.Dial(ctx, cfg, &l.counters, nil)
 	if err != nil {
-		return nil, fmt.Errorf("zk %s: %w", strings.Join(addrs, ","), err)
+		return nil, err
 	}
 	l.conn = conn
-	t := time.NewTimer(cfg.DialTimeout)
-	defer t.Stop()
-	select {
-	case <-ready:
-		return l, nil
-	case <-t.C:
-		err = fmt.Errorf("zk %s: %w: no session within %v", strings.Join(addrs, ","), impl.ErrUnreachable, cfg.DialTimeout)
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	conn.Close()
-	return nil, err
+	return l, nil
 }
 
 // Counters returns this client's counters.
@@ -192,7 +151,7 @@ func (l *Locker) noteRead(parent string, stat *zk.Stat) {
 
 // Prepare creates the parent nodes of the named locks.
 func (l *Locker) Prepare(ctx context.Context, names []string) error {
-	defer l.bound(ctx)()
+	defer zkconn.Bound(ctx, l.conn)()
 	for _, n := range names {
 		if err := l.ensureParent(l.parent(n)); err != nil {
 			return err
@@ -204,27 +163,16 @@ func (l *Locker) Prepare(ctx context.Context, names []string) error {
 func (l *Locker) parent(name string) string {
 	p, ok := l.parents[name]
 	if !ok {
-		p = root + "/" + l.cfg.Namespace + "/" + name
+		p = zkconn.Path(l.cfg.Namespace, name)
 		l.parents[name] = p
 	}
 	return p
 }
 
-// ensureParent creates each level of p that is missing. They are
-// persistent, not containers: a container emptied between two grants may be
-// reaped and made again, and its children's sequence — the fencing token —
-// would start over at 0. Cleanup removes them after the cell.
+// ensureParent creates each level of p that is missing (persistent: see
+// zkconn.EnsurePath; Cleanup removes them after the cell).
 func (l *Locker) ensureParent(p string) error {
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	cur := ""
-	for _, part := range parts {
-		cur += "/" + part
-		l.op()
-		if _, err := l.conn.Create(cur, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return l.wrap("create "+cur, err)
-		}
-	}
-	return nil
+	return zkconn.EnsurePath(l.conn, p, &l.counters)
 }
 
 // Cleanup deletes a cell's lock nodes and its namespace node, on a
@@ -233,7 +181,7 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 	if namespace == "" || len(s[Ensemble.Role]) == 0 {
 		return nil
 	}
-	ns := root + "/" + namespace
+	ns := zkconn.Root + "/" + namespace
 	versions.Range(func(k, _ any) bool { // the cell's locks are done with
 		if strings.HasPrefix(k.(nodeVersion).path, ns+"/") {
 			versions.Delete(k)
@@ -244,14 +192,14 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 	if err != nil {
 		return err
 	}
-	defer l.bound(ctx)()
+	defer zkconn.Bound(ctx, l.conn)()
 	defer l.Close()
 	locks, _, err := l.conn.Children(ns)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
-		return l.wrap("cleanup", err)
+		return zkconn.Wrap("cleanup", err)
 	}
 	var errs []error
 	for _, n := range locks {
@@ -272,21 +220,21 @@ func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	defer l.bound(ctx)()
+	defer zkconn.Bound(ctx, l.conn)()
 	defer l.Close()
-	ns := root + "/" + namespace
+	ns := zkconn.Root + "/" + namespace
 	locks, _, err := l.conn.Children(ns)
 	if errors.Is(err, zk.ErrNoNode) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, l.wrap("residue", err)
+		return 0, zkconn.Wrap("residue", err)
 	}
 	n := 0
 	for _, lock := range locks {
 		_, stat, err := l.conn.Get(ns + "/" + lock)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return 0, l.wrap("residue", err)
+			return 0, zkconn.Wrap("residue", err)
 		}
 		if stat != nil {
 			n += int(stat.NumChildren)
@@ -295,26 +243,13 @@ func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error)
 	return n, nil
 }
 
-func (l *Locker) op() {
-	l.counters.ZKOps.Add(1)
-	l.counters.RoundTrips.Add(1)
-}
-
-func (l *Locker) wrap(what string, err error) error {
-	switch {
-	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrSessionMoved):
-		return fmt.Errorf("zk %s: %w: %w", what, impl.ErrSessionLost, err)
-	case errors.Is(err, zk.ErrNoServer):
-		return fmt.Errorf("zk %s: %w: %w", what, impl.ErrUnreachable, err)
-	}
-	return fmt.Errorf("zk %s: %w", what, err)
-}
+func (l *Locker) op() { zkconn.Op(&l.counters) }
 
 // Acquire queues an ephemeral sequential node and waits until it is the
 // lowest. On cancellation it deletes its node, so no dead entry stays in
 // the queue.
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
-	defer l.bound(ctx)()
+	defer zkconn.Bound(ctx, l.conn)()
 	parent := l.parent(name)
 	path, err := l.create(parent)
 	if err != nil {
@@ -337,7 +272,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			children, stat, err = l.conn.Children(parent)
 		}
 		if err != nil {
-			return nil, l.abandon(path, l.wrap("children", err))
+			return nil, l.abandon(path, zkconn.Wrap("children", err))
 		}
 		l.noteRead(parent, stat)
 		l.counters.ChildrenRead.Add(int64(len(children)))
@@ -365,7 +300,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			var ok bool
 			ok, _, ch, err = l.conn.ExistsW(parent + "/" + pred)
 			if err != nil {
-				return nil, l.abandon(path, l.wrap("exists", err))
+				return nil, l.abandon(path, zkconn.Wrap("exists", err))
 			}
 			if !ok { // gone between the two reads: look again, no wake-up
 				woken = false
@@ -379,7 +314,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			return nil, l.abandon(path, err)
 		}
 		if ev.Type == zk.EventNotWatching {
-			return nil, l.abandon(path, l.wrap("watch", fmt.Errorf("%w: %v", impl.ErrSessionLost, ev.Err)))
+			return nil, l.abandon(path, zkconn.Wrap("watch", fmt.Errorf("%w: %v", impl.ErrSessionLost, ev.Err)))
 		}
 		l.counters.Wakeups.Add(1)
 		if l.mode == Predecessor && ev.Type == zk.EventNodeDeleted {
@@ -400,63 +335,11 @@ func (l *Locker) wait(ctx context.Context, ch <-chan zk.Event) (zk.Event, error)
 	}
 }
 
-// go-zookeeper gives every connection a send and a receive buffer of
-// 1.5 MiB each, made up front: 6 GB for a burst of 2,000 clients. What a
-// client sends is a path; the largest reply it reads is a lock's queue,
-// one name (nodeNameBytes with its length) per client at most. So the
-// send buffer is sendBuffer, and the receive buffer — also the largest
-// reply the client accepts — is sized for the cell's clients, doubled for
-// nodes of sessions not yet expired, and unbounded (the library's default)
-// when the count is unknown.
-const (
-	sendBuffer    = 64 << 10
-	nodeNameBytes = 64
-	minRecvBuffer = 64 << 10
-	maxRecvBuffer = 1536 << 10
-)
-
-// recvBuffer is the receive buffer for a cell of clients; 0 leaves it
-// unbounded.
-func recvBuffer(clients int) int {
-	if clients <= 0 {
-		return 0
-	}
-	return min(max(2*clients*nodeNameBytes, minRecvBuffer), maxRecvBuffer)
-}
-
-// AbandonAfter is how long a ZooKeeper call may outlive its context before
-// the client gives it up. go-zookeeper's calls take no context: against a
-// server that stopped answering they wait on, so the client's connection
-// is closed under them, which ends the call (and the session) at once.
-const AbandonAfter = time.Second
-
-// bound makes the calls until the returned stop is called give up
-// AbandonAfter after ctx is done. A context that never ends costs nothing.
-func (l *Locker) bound(ctx context.Context) (stop func()) {
-	if ctx.Done() == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	unregister := context.AfterFunc(ctx, func() {
-		t := time.NewTimer(AbandonAfter)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-			l.conn.Close()
-		}
-	})
-	return func() {
-		close(done)
-		unregister()
-	}
-}
-
 // abandon deletes our queued node after a failed or cancelled wait.
 func (l *Locker) abandon(path string, cause error) error {
 	l.op()
 	if err := l.conn.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return errors.Join(cause, l.wrap("delete "+path, err))
+		return errors.Join(cause, zkconn.Wrap("delete "+path, err))
 	}
 	return cause
 }
@@ -550,7 +433,7 @@ func (l *Locker) create(parent string) (string, error) {
 	for range 3 {
 		l.op()
 		var path string
-		path, err = l.conn.Create(parent+"/"+prefix, nil, zk.FlagEphemeralSequential, acl)
+		path, err = l.conn.Create(parent+"/"+prefix, nil, zk.FlagEphemeralSequential, zkconn.ACL)
 		switch {
 		case err == nil:
 			return path, nil
@@ -562,7 +445,7 @@ func (l *Locker) create(parent string) (string, error) {
 			l.op()
 			kids, _, cerr := l.conn.Children(parent)
 			if cerr != nil {
-				return "", l.wrap("find own node", cerr)
+				return "", zkconn.Wrap("find own node", cerr)
 			}
 			for _, k := range kids {
 				if strings.HasPrefix(k, prefix) {
@@ -570,10 +453,10 @@ func (l *Locker) create(parent string) (string, error) {
 				}
 			}
 		default:
-			return "", l.wrap("create", err)
+			return "", zkconn.Wrap("create", err)
 		}
 	}
-	return "", l.wrap("create", err)
+	return "", zkconn.Wrap("create", err)
 }
 
 type lease struct {
@@ -586,7 +469,7 @@ type lease struct {
 func (s *lease) Fence() (uint64, bool) { return s.seq, true }
 
 func (s *lease) Release(ctx context.Context) error {
-	defer s.l.bound(ctx)()
+	defer zkconn.Bound(ctx, s.l.conn)()
 	s.l.op()
 	err := s.l.conn.Delete(s.path, -1)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -594,7 +477,7 @@ func (s *lease) Release(ctx context.Context) error {
 		return fmt.Errorf("zk %s: %w", s.path, impl.ErrLockLost)
 	}
 	if err != nil {
-		return s.l.wrap("delete", err)
+		return zkconn.Wrap("delete", err)
 	}
 	return nil
 }

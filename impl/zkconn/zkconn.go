@@ -1,7 +1,8 @@
-// Package zkconn opens the ZooKeeper sessions of the locks that stand
-// beside impl/zk's queue recipes (zk-ephemeral, zk-lock): one session per
-// client, events counted where the connection receives them, calls
-// bounded after their context ends.
+// Package zkconn opens the ZooKeeper sessions of every ZooKeeper lock
+// (impl/zk's queue recipes, zk-ephemeral, zk-lock): one session per
+// client, its buffers sized for the cell, events counted where the
+// connection receives them, calls bounded after their context ends, errors
+// classed.
 package zkconn
 
 import (
@@ -14,8 +15,10 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/impl/zk"
 )
+
+// Ensemble is the ZooKeeper ensemble the locks use (--zk, LOCKBENCH_ZK).
+var Ensemble = impl.Need{Role: "zk", Kind: "zookeeper", Count: 1, Usage: "ZooKeeper servers of one ensemble, comma-separated"}
 
 // ACL is the open ACL every lock node is created with.
 var ACL = gozk.WorldACL(gozk.PermAll)
@@ -24,15 +27,16 @@ type silent struct{}
 
 func (silent) Printf(string, ...any) {}
 
-// Dial opens a session to cfg's ZooKeeper ensemble (the zk.Ensemble role)
+// Dial opens a session to cfg's ZooKeeper ensemble (the Ensemble role)
 // and returns once it is established, or an error wrapping
-// impl.ErrUnreachable within cfg.DialTimeout. Every event the server sends
-// is counted in c.Notifications before any waiter sees it, and every
-// expiry in c.SessionLost. opt, if not nil, is one more go-zookeeper
-// option (a dialer, say).
+// impl.ErrUnreachable within cfg.DialTimeout. Its buffers are sized for
+// cfg.Clients (see recvBuffer). Every event the server sends is counted in
+// c.Notifications before any waiter sees it, and every expiry in
+// c.SessionLost. opt, if not nil, is one more go-zookeeper option (a
+// dialer, say).
 func Dial(ctx context.Context, cfg impl.Config, c *impl.Counters, opt func(*gozk.Conn)) (*gozk.Conn, error) {
 	cfg = cfg.WithDefaults()
-	addrs := cfg.Servers[zk.Ensemble.Role]
+	addrs := cfg.Servers[Ensemble.Role]
 	if len(addrs) == 0 {
 		return nil, errors.New("zk: no server address")
 	}
@@ -59,7 +63,8 @@ func Dial(ctx context.Context, cfg impl.Config, c *impl.Counters, opt func(*gozk
 		}
 	}
 	conn, _, err := gozk.Connect(addrs, cfg.SessionTimeout,
-		gozk.WithLogger(silent{}), gozk.WithEventCallback(onEvent), opt)
+		gozk.WithLogger(silent{}), gozk.WithEventCallback(onEvent),
+		gozk.WithMaxConnBufferSize(sendBuffer), gozk.WithMaxBufferSize(recvBuffer(cfg.Clients)), opt)
 	if err != nil {
 		return nil, fmt.Errorf("zk %s: %w", strings.Join(addrs, ","), err)
 	}
@@ -77,18 +82,47 @@ func Dial(ctx context.Context, cfg impl.Config, c *impl.Counters, opt func(*gozk
 	return nil, err
 }
 
+// go-zookeeper gives every connection a send and a receive buffer of
+// 1.5 MiB each, made up front: 6 GB for a burst of 2,000 clients. What a
+// client sends is a path; the largest reply it reads is a lock's queue,
+// one name (nodeNameBytes with its length) per client at most — impl/zk's
+// n-<32 hex>-<10 digits> and zk.Lock's _c_<32 hex>-lock-<10 digits> both
+// fit. So the send buffer is sendBuffer, and the receive buffer — also the
+// largest reply the client accepts — is sized for the cell's clients,
+// doubled for nodes of sessions not yet expired, and unbounded (the
+// library's default) when the count is unknown.
+const (
+	sendBuffer    = 64 << 10
+	nodeNameBytes = 64
+	minRecvBuffer = 64 << 10
+	maxRecvBuffer = 1536 << 10
+)
+
+// recvBuffer is the receive buffer for a cell of clients; 0 leaves it
+// unbounded.
+func recvBuffer(clients int) int {
+	if clients <= 0 {
+		return 0
+	}
+	return min(max(2*clients*nodeNameBytes, minRecvBuffer), maxRecvBuffer)
+}
+
+// AbandonAfter is how long a ZooKeeper call may outlive its context before
+// the client gives it up. go-zookeeper's calls take no context: against a
+// server that stopped answering they wait on, so the client's connection
+// is closed under them, which ends the call (and the session) at once.
+const AbandonAfter = time.Second
+
 // Bound makes the calls on conn until the returned stop is called give up
-// zk.AbandonAfter after ctx is done: go-zookeeper's calls take no context,
-// so against a server that stopped answering the connection is closed
-// under them, which ends the call (and the session) at once. A context
-// that never ends costs nothing.
+// AbandonAfter after ctx is done (see AbandonAfter). A context that never
+// ends costs nothing.
 func Bound(ctx context.Context, conn *gozk.Conn) (stop func()) {
 	if ctx.Done() == nil {
 		return func() {}
 	}
 	done := make(chan struct{})
 	unregister := context.AfterFunc(ctx, func() {
-		t := time.NewTimer(zk.AbandonAfter)
+		t := time.NewTimer(AbandonAfter)
 		defer t.Stop()
 		select {
 		case <-done:
@@ -114,8 +148,11 @@ func Wrap(what string, err error) error {
 	return fmt.Errorf("zk %s: %w", what, err)
 }
 
-// EnsurePath creates each level of p that is missing, as persistent
-// nodes, counting each request in c.
+// EnsurePath creates each level of p that is missing, counting each
+// request in c. They are persistent, not containers: a container emptied
+// between two grants may be reaped and made again, and its children's
+// sequence — impl/zk's fencing token — would start over at 0. The cell's
+// Cleanup removes them.
 func EnsurePath(conn *gozk.Conn, p string, c *impl.Counters) error {
 	cur := ""
 	for _, part := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
@@ -134,8 +171,8 @@ func Op(c *impl.Counters) {
 	c.RoundTrips.Add(1)
 }
 
-// Root is where every lock of a cell lives: Root/<namespace>/<lock>, as
-// impl/zk lays its locks out, so that zk.Cleanup removes them too.
+// Root is where every lock of a cell lives: Root/<namespace>/<lock>, the
+// layout zk.Cleanup removes.
 const Root = "/lockbench"
 
 // Path is the path of lock name in namespace.
