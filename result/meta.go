@@ -40,6 +40,11 @@ type Meta struct {
 	// the cells of each implementation and scenario are the stairs of one
 	// series, back to back over the same connections.
 	Ramp string `json:"ramp,omitempty"`
+	// Renew says holders renewed their lease (a watchdog); AcquireTimeoutS
+	// is how long a client waited before giving up (0: until the cell
+	// ended). Both change what a cell measures, so they are of the plan.
+	Renew           bool    `json:"renew,omitempty"`
+	AcquireTimeoutS float64 `json:"acquire_timeout_s,omitempty"`
 	// ServerVersions maps "kind address" to what the server says it is.
 	ServerVersions map[string]string `json:"server_versions"`
 	// SLO, when present, is the latency objective capacity is planned for
