@@ -1,6 +1,7 @@
 package lockbench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -33,8 +34,10 @@ type shardDir struct {
 // that did not finish the same cells. The plan's SLO, which shards record
 // but do not judge, is judged here over the merged cells (SLOMet,
 // SLOBreaches). When a shard recorded a failure, what merged is written
-// and the error wraps ErrShardFailed.
-func Merge(out string, dirs []string) (*result.Summary, error) {
+// and the error wraps ErrShardFailed. It stops between cells when ctx
+// ends, returning a nil summary and ctx's error; what it wrote by then is
+// partial.
+func Merge(ctx context.Context, out string, dirs []string) (*result.Summary, error) {
 	shards, err := readShards(dirs)
 	if err != nil {
 		return nil, err
@@ -58,6 +61,9 @@ func Merge(out string, dirs []string) (*result.Summary, error) {
 		}
 	}
 	for _, c := range first.Cells {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("lockbench: merge: %w", err)
+		}
 		mc, err := mergeCell(out, shards, c.Key())
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package lockbench_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +134,7 @@ func TestMergeKeepsTimeoutsRenewalsAndFindings(t *testing.T) {
 		fakeShard{cells: []result.Cell{a}, acquireUs: 500, abandonUs: 10_000, renewUs: 300},
 		fakeShard{cells: []result.Cell{b}, acquireUs: 500, abandonUs: 20_000, renewUs: 700})
 	out := filepath.Join(t.TempDir(), "merged")
-	sum, err := lockbench.Merge(out, dirs)
+	sum, err := lockbench.Merge(context.Background(), out, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}

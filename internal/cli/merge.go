@@ -34,7 +34,7 @@ the same cells or a shard whose run failed (what merged is still written),
 2 usage or shards that are not one run, 3 a mutual-exclusion violation,
 5 the --slo missed by a merged cell.`
 
-func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge", mergeSynopsis, stdout)
 	out := fs.String("out", "", "results `DIR` to write, new or empty")
 	force := fs.Bool("force", false, "clear --out first if it holds an earlier run's files")
@@ -53,14 +53,18 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := lockbench.CheckShards(fs.Args()); err != nil {
 		return err
 	}
+	had := existed(*out)
 	dir, err := outDir(*out, *force)
 	if err != nil {
 		return err
 	}
 	// A shard that failed leaves its finished cells merged: they are
 	// shown and rendered, and the failure is the exit status.
-	sum, failed := lockbench.Merge(dir, fs.Args())
+	sum, failed := lockbench.Merge(ctx, dir, fs.Args())
 	if sum == nil {
+		if ctx.Err() != nil { // a partial merge is no result: leave none
+			failed = errors.Join(failed, clearOut(dir, had))
+		}
 		return failed
 	}
 	if err := report.WriteTable(stdout, sum.Cells); err != nil {
@@ -72,7 +76,7 @@ func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 				c.Key(), m.Shards, m.Grants, m.By, c.SafetyViolations, m.PossibleOverlaps)
 		}
 	}
-	if err := report.Render(dir, report.RenderOptions{SLO: sum.SLO}); err != nil {
+	if err := interruptible(ctx, func() error { return report.Render(dir, report.RenderOptions{SLO: sum.SLO}) }); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	fmt.Fprintf(stdout, "report: %s\nresults: %s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, result.SummaryFile))

@@ -33,7 +33,7 @@ Examples:
 Exit status: 0 ok, 1 unreadable results, 2 usage, 5 a cell missed a
 threshold of --slo (or of the run's own SLO).`
 
-func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", reportSynopsis, stdout)
 	slo := fs.String("slo", "", "`THRESHOLDS` to check every cell against and plan capacity on, e.g. 'p99<=10ms,errors<=0.1%' (default: the run's own --slo)")
 	format := formatFlag(fs, "json (summary.json) or csv (summary.csv, every column)")
@@ -50,7 +50,9 @@ func reportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("%w: --slo: %v", errUsage, err)
 		}
 	}
-	err = report.Render(dir, report.RenderOptions{SLO: *slo, OnWrite: func(p string) { fmt.Fprintln(stderr, "wrote", p) }})
+	err = interruptible(ctx, func() error {
+		return report.Render(dir, report.RenderOptions{SLO: *slo, OnWrite: func(p string) { fmt.Fprintln(stderr, "wrote", p) }})
+	})
 	if errors.Is(err, result.ErrSLO) {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, result.MetaFile), err)
 	}
@@ -96,7 +98,7 @@ Examples:
 Exit status: 0 no regression, 1 unreadable results, 2 usage, 4 a figure
 got worse by more than noise (for CI to gate on).`
 
-func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", compareSynopsis, stdout)
 	noiseText := fs.String("noise", fmt.Sprintf("%g%%", 100*report.DefaultNoise), "`SHARE` of change below which a difference counts as run-to-run noise: 5%, 5 (percent) or 0.05 (a fraction)")
 	format := formatFlag(fs, "json (the comparison, warnings and regressions) or csv (a row per cell and figure)")
@@ -116,7 +118,11 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("compare: %w", err)
 		}
 	}
-	c, err := report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: noise})
+	var c report.Comparison
+	err = interruptible(ctx, func() (err error) {
+		c, err = report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: noise})
+		return err
+	})
 	if err != nil {
 		return err
 	}

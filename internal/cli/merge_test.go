@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+// fakeShards writes the meta.json and summary.json of n shards of one
+// run, one cell each, and returns their directories.
+func fakeShards(t *testing.T, n int) []string {
+	t.Helper()
+	var dirs []string
+	for i := range n {
+		d := filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d", i))
+		os.MkdirAll(d, 0o755)
+		meta := fmt.Sprintf(`{"lockbench_version":"x","seed":1,"impls":["redis"],"scenarios":["hot"],"clients":[4],"plan_hash":"h","shard":{"index":%d,"count":%d,"run_id":"r"}}`, i, n)
+		sum := fmt.Sprintf(`{"schema":%d,"lockbench_version":"x","cells":[{"impl":"redis","scenario":"hot","clients":4}]}`, result.SchemaVersion)
+		os.WriteFile(filepath.Join(d, result.MetaFile), []byte(meta), 0o644)
+		os.WriteFile(filepath.Join(d, result.SummaryFile), []byte(sum), 0o644)
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+// An interrupted merge ends with the context's error (exit 130) and
+// leaves no partial results: the directory it made is gone, and a
+// directory the user made is left empty.
+func TestMergeHonoursInterrupt(t *testing.T) {
+	shards := fakeShards(t, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, made := range map[string]bool{"new dir": false, "user's empty dir": true} {
+		out := filepath.Join(t.TempDir(), "merged")
+		if made {
+			os.Mkdir(out, 0o755)
+		}
+		var o, e bytes.Buffer
+		err := mergeCmd(ctx, append([]string{"--out", out}, shards...), &o, &e)
+		if !errors.Is(err, context.Canceled) || exitCode(err, ctx, &e) != ExitInterrupted {
+			t.Errorf("%s: merge under a cancelled context: %v; want it interrupted (exit %d)", name, err, ExitInterrupted)
+		}
+		ents, statErr := os.ReadDir(out)
+		switch {
+		case made && (statErr != nil || len(ents) > 0):
+			t.Errorf("%s: the user's directory after the interrupt: %v, %v; want it there and empty", name, ents, statErr)
+		case !made && !errors.Is(statErr, os.ErrNotExist):
+			t.Errorf("%s: the merge's own directory is left after the interrupt: %v", name, ents)
+		}
+	}
+}
+
+// report and compare, too, end on an interrupt (exit 130) rather than
+// finish as if it had not come.
+func TestReportAndCompareHonourInterrupt(t *testing.T) {
+	dir := fakeShards(t, 1)[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, f := range map[string]func() error{
+		"report":  func() error { return reportCmd(ctx, []string{dir}, &bytes.Buffer{}, &bytes.Buffer{}) },
+		"compare": func() error { return compareCmd(ctx, []string{dir, dir}, &bytes.Buffer{}, &bytes.Buffer{}) },
+	} {
+		if err := f(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s under a cancelled context: %v; want it interrupted", name, err)
+		}
+	}
+}
