@@ -14,7 +14,7 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-const mergeSynopsis = `merge --out DIR SHARD_DIR...
+const mergeSynopsis = `merge --out DIR [--format table|json|csv] SHARD_DIR...
 
 Joins the results directories of a sharded run (lockbench run --shard i/N)
 into one results directory of the same form as a single process's run:
@@ -24,7 +24,9 @@ exclusion checked over every shard's grants (by fencing token where the
 lock has one, by wall clock within the shards' measured clock skew
 otherwise). Refuses shards of different plans, versions or seeds, and a
 missing or doubled shard. The run's --slo, which shards record but do not
-judge, is judged over the merged cells.
+judge, is judged over the merged cells. Prints the merged cells on stdout
+(or the summary as JSON or CSV) and its notes — the safety check, the
+files written — on stderr.
 
 Examples:
   lockbench merge --out results/merged results/shard-0 results/shard-1
@@ -38,11 +40,15 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("merge", mergeSynopsis, stdout)
 	out := fs.String("out", "", "results `DIR` to write, new or empty")
 	force := fs.Bool("force", false, "clear --out first if it holds an earlier run's files")
+	format := formatFlag(fs, "json (summary.json) or csv (summary.csv, every column)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := checkFormat(*format); err != nil {
+		return err
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: merge needs --out DIR", errUsage)
@@ -67,19 +73,22 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return failed
 	}
-	if err := report.WriteTable(stdout, sum.Cells); err != nil {
+	if err := writeSummary(stdout, *format, sum); err != nil {
 		return err
+	}
+	if *format == formatTable {
+		writeCapacity(stdout, sum)
 	}
 	for _, c := range sum.Cells {
 		if m := c.Merge; m != nil {
-			fmt.Fprintf(stdout, "%s: %d shards, %d grants checked by %s: %d violations, %d possible overlaps within clock skew\n",
+			fmt.Fprintf(stderr, "%s: %d shards, %d grants checked by %s: %d violations, %d possible overlaps within clock skew\n",
 				c.Key(), m.Shards, m.Grants, m.By, c.SafetyViolations, m.PossibleOverlaps)
 		}
 	}
 	if err := interruptible(ctx, func() error { return report.Render(dir, report.RenderOptions{SLO: sum.SLO}) }); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	fmt.Fprintf(stdout, "report: %s\nresults: %s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, result.SummaryFile))
+	fmt.Fprintf(stderr, "report: %s\nresults: %s\n", filepath.Join(dir, "report.html"), filepath.Join(dir, result.SummaryFile))
 	if failed != nil {
 		return failed
 	}

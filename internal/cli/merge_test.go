@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/result"
 )
@@ -24,6 +26,15 @@ func fakeShards(t *testing.T, n int) []string {
 		sum := fmt.Sprintf(`{"schema":%d,"lockbench_version":"x","cells":[{"impl":"redis","scenario":"hot","clients":4}]}`, result.SchemaVersion)
 		os.WriteFile(filepath.Join(d, result.MetaFile), []byte(meta), 0o644)
 		os.WriteFile(filepath.Join(d, result.SummaryFile), []byte(sum), 0o644)
+		c := result.Cell{Impl: "redis", Scenario: "hot", Clients: 4}
+		if err := result.WriteCellLog(d, c, time.Unix(1e9, 0), nil, "test"); err != nil {
+			t.Fatal(err)
+		}
+		g, err := result.CreateGrants(d, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Close()
 		dirs = append(dirs, d)
 	}
 	return dirs
@@ -69,5 +80,30 @@ func TestReportAndCompareHonourInterrupt(t *testing.T) {
 		if err := f(); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s under a cancelled context: %v; want it interrupted", name, err)
 		}
+	}
+}
+
+// merge's stdout carries only the result — the table, or summary.json
+// with --format json — and its notes (the safety check, the files
+// written) go to stderr, as run's do.
+func TestMergeStdoutIsTheResult(t *testing.T) {
+	shards := fakeShards(t, 2)
+	var o, e bytes.Buffer
+	if err := mergeCmd(context.Background(), append([]string{"--out", filepath.Join(t.TempDir(), "m")}, shards...), &o, &e); err != nil {
+		t.Fatalf("merge: %v; stderr %q", err, e.String())
+	}
+	for _, note := range []string{"grants checked", "report:", "results:"} {
+		if bytes.Contains(o.Bytes(), []byte(note)) || !bytes.Contains(e.Bytes(), []byte(note)) {
+			t.Errorf("note %q: want it on stderr only; stdout %q, stderr %q", note, o.String(), e.String())
+		}
+	}
+	o.Reset()
+	e.Reset()
+	if err := mergeCmd(context.Background(), append([]string{"--format", "json", "--out", filepath.Join(t.TempDir(), "m")}, shards...), &o, &e); err != nil {
+		t.Fatalf("merge --format json: %v; stderr %q", err, e.String())
+	}
+	var sum result.Summary
+	if err := json.Unmarshal(o.Bytes(), &sum); err != nil || len(sum.Cells) != 1 {
+		t.Errorf("merge --format json: stdout is not the summary (%v): %q", err, o.String())
 	}
 }
