@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 // interruptible runs f and returns its error, or ctx's as soon as ctx
@@ -25,31 +21,4 @@ func interruptible(ctx context.Context, f func() error) error {
 	case <-ctx.Done():
 		return fmt.Errorf("interrupted: %w", ctx.Err())
 	}
-}
-
-// existed says whether dir exists now, before a command makes or fills it.
-func existed(dir string) bool {
-	_, err := os.Stat(dir)
-	return err == nil
-}
-
-// clearOut empties a results directory a command wrote only in part, and
-// removes it when the command made it (existedBefore false): a user's own
-// directory stays, empty.
-func clearOut(dir string, existedBefore bool) error {
-	if !existedBefore {
-		if err := os.RemoveAll(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, e := range ents {
-		errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
-	}
-	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +106,20 @@ func TestMergeStdoutIsTheResult(t *testing.T) {
 	var sum result.Summary
 	if err := json.Unmarshal(o.Bytes(), &sum); err != nil || len(sum.Cells) != 1 {
 		t.Errorf("merge --format json: stdout is not the summary (%v): %q", err, o.String())
+	}
+}
+
+// merge --out naming one of its inputs is refused in one line before
+// anything is cleared: --force would delete the shard being merged.
+func TestMergeRefusesAnInputAsOut(t *testing.T) {
+	shards := fakeShards(t, 2)
+	for _, out := range []string{shards[1], shards[1] + "/", filepath.Join(shards[1], "..", filepath.Base(shards[1]))} {
+		code, _, stderr := run(append([]string{"merge", "--force", "--out", out}, shards...)...)
+		if code != ExitUsage || !strings.Contains(stderr, "is one of the shards") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("merge --out %s: exit %d, stderr %q; want %d and one line", out, code, stderr, ExitUsage)
+		}
+		if _, err := os.Stat(filepath.Join(shards[1], result.MetaFile)); err != nil {
+			t.Fatalf("merge --out %s cleared the shard: %v", out, err)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // No run replaces another's results: the default directory is new every
@@ -73,6 +75,22 @@ func TestForceClearsOnlyResults(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(victim, "important.go")); err != nil {
 		t.Errorf("--force deleted a file no run wrote: %v", err)
+	}
+}
+
+// A sharded run's directory holds .grants files, which --force clears as
+// any other results file.
+func TestForceClearsAShardsResults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shard-0")
+	os.MkdirAll(dir, 0o755)
+	for _, f := range []string{"meta.json", "summary.json", "redis_hot_c2.hlog", "redis_hot_c2" + result.GrantsExt} {
+		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
+	}
+	if _, err := outDir(dir, true); err != nil {
+		t.Fatalf("--force on a shard's results: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("--force left %d files", len(ents))
 	}
 }
 

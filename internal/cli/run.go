@@ -284,7 +284,7 @@ func foreign(ents []os.DirEntry) string {
 		switch {
 		case e.IsDir() && name == report.PlotsDir:
 		case !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp"): // an interrupted atomic write
-		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt"}, filepath.Ext(name)):
+		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt", result.GrantsExt}, filepath.Ext(name)):
 		default:
 			return name
 		}
