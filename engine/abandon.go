@@ -12,7 +12,8 @@ import (
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "abandon", kind: result.KindBurst, shape: abandonShape{},
+	RegisterScenario(loadScenario{name: "abandon", kind: result.KindBurst, shape: abandonShape{}, minClients: 3,
+		noTimeout:   "its waiters give up on its own schedule (every other one, one at a time)",
 		description: "a full queue in which every other waiter gives up: clients queue in id order behind client 0, the odd ones (but the last) leave one by one, the rest get the lock in queue order"})
 }
 

@@ -122,6 +122,11 @@ type loadScenario struct {
 	name, description string
 	kind              result.Kind
 	shape             shape
+	// minClients is the fewest clients the scenario means anything with.
+	minClients int
+	// noTimeout, if set, says why --acquire-timeout cannot apply: the
+	// scenario counts on nobody giving up, or gives up on its own schedule.
+	noTimeout string
 }
 
 func (s loadScenario) Name() string           { return s.name }
@@ -129,11 +134,17 @@ func (s loadScenario) Description() string    { return s.description }
 func (s loadScenario) Kind() result.Kind      { return s.kind }
 func (s loadScenario) Options() []impl.Option { return nil }
 
-// Check wants exactly one of a duration and a count of acquisitions; a
-// burst sets its own.
+// Check wants exactly one of a duration and a count of acquisitions (a
+// burst sets its own), the scenario's fewest clients, and no acquire
+// timeout where the scenario cannot have one.
 func (s loadScenario) Check(spec *CellSpec) error {
-	if s.kind != result.KindBurst && (spec.Duration > 0) == (spec.Acquires > 0) {
+	switch {
+	case s.kind != result.KindBurst && (spec.Duration > 0) == (spec.Acquires > 0):
 		return fmt.Errorf("%w: give exactly one of duration and acquires", ErrUsage)
+	case spec.Clients < s.minClients:
+		return fmt.Errorf("%w: scenario %s needs at least %d clients, got --clients %d", ErrUsage, s.name, s.minClients, spec.Clients)
+	case spec.AcquireTimeout > 0 && s.noTimeout != "":
+		return fmt.Errorf("%w: --acquire-timeout %v cannot apply to scenario %s: %s", ErrUsage, spec.AcquireTimeout, s.name, s.noTimeout)
 	}
 	return nil
 }

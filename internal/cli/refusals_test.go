@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Plans that cannot mean anything are refused in one line, exit 2, before
+// a server starts or a file is written: a start already gone, a zero or
+// negative meeting bound, too few clients for abandon, an acquire timeout
+// where the scenario cannot have one, --renew where no lock can renew.
+func TestPlansRefusedBeforeAnythingStarts(t *testing.T) {
+	t.Setenv("LOCKBENCH_REDIS", "")
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"abandon 1 client":  {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "1"}, "needs at least 3 clients, got --clients 1"},
+		"abandon 2 clients": {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "8,2"}, "needs at least 3 clients, got --clients 2"},
+		"burst timeout":     {[]string{"run", "--scenario", "burst", "--acquire-timeout", "10ms"}, "--acquire-timeout 10ms cannot apply to scenario burst"},
+		"abandon timeout":   {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "4", "--acquire-timeout", "10ms"}, "cannot apply to scenario abandon"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, stdout, stderr := run(append(tc.args, "--out", out)...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d and one line with %q", name, code, stdout, stderr, ExitUsage, tc.want)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused run made its --out: %v", name, err)
+		}
+	}
+}
