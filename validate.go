@@ -41,15 +41,8 @@ func (p *Plan) Validate() error {
 			return fmt.Errorf("%w: --slo: %v", ErrUsage, err)
 		}
 	}
-	for _, name := range p.Impls {
-		for _, sc := range p.Scenarios {
-			spec := p.Cell
-			spec.Impl, spec.Clients = name, p.Clients[0]
-			spec.Scenario, _ = engine.LookupScenario(sc)
-			if err := spec.Validate(); err != nil && !errors.Is(err, ErrNotApplicable) {
-				return err
-			}
-		}
+	if err := p.checkCells(); err != nil {
+		return err
 	}
 	if err := p.checkFiles(fdLimit()); err != nil {
 		return err
@@ -58,6 +51,32 @@ func (p *Plan) Validate() error {
 		return err
 	}
 	return p.checkRamp()
+}
+
+// checkCells validates every cell of the plan. One that does not
+// apply (--renew with a lock that cannot renew, a fault the lock cannot be
+// staged for) is skipped when the run is; a plan of which none applies is
+// refused here, before a server starts or a file is written.
+func (p *Plan) checkCells() error {
+	var skipped []string
+	applies := false
+	for _, spec := range p.cells() {
+		err := spec.Validate()
+		switch {
+		case errors.Is(err, ErrNotApplicable):
+			if why := strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "); !slices.Contains(skipped, why) {
+				skipped = append(skipped, why)
+			}
+		case err != nil:
+			return err
+		default:
+			applies = true // Run skips the others, with a note each
+		}
+	}
+	if !applies {
+		return fmt.Errorf("%w: no cell of the plan applies: %s", ErrUsage, strings.Join(skipped, "; "))
+	}
+	return nil
 }
 
 // fdReserve is the file descriptors kept for everything but the clients:

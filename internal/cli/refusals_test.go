@@ -22,6 +22,7 @@ func TestPlansRefusedBeforeAnythingStarts(t *testing.T) {
 		"abandon 1 client":  {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "1"}, "needs at least 3 clients, got --clients 1"},
 		"abandon 2 clients": {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "8,2"}, "needs at least 3 clients, got --clients 2"},
 		"burst timeout":     {[]string{"run", "--scenario", "burst", "--acquire-timeout", "10ms"}, "--acquire-timeout 10ms cannot apply to scenario burst"},
+		"renew, none can":   {[]string{"run", "--impl", "zk-pred,etcd", "--renew"}, "no cell of the plan applies: --renew: zk-pred's leases cannot be renewed; --renew: etcd's"},
 		"abandon timeout":   {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "4", "--acquire-timeout", "10ms"}, "cannot apply to scenario abandon"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")

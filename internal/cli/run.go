@@ -303,7 +303,13 @@ func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stder
 		}
 	}
 	plan.OnProgress = prog.update
+	noted := map[string]bool{} // one note per implementation × scenario, not per client count
 	plan.OnSkip = func(spec lockbench.CellSpec, err error) {
+		k := spec.Impl + "/" + spec.Scenario.Name()
+		if noted[k] {
+			return
+		}
+		noted[k] = true
 		prog.clear()
 		fmt.Fprintf(stderr, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
 			strings.TrimPrefix(oneLine(err.Error()), lockbench.ErrNotApplicable.Error()+": "))
