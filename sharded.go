@@ -34,6 +34,11 @@ type Sharding struct {
 	RunID string
 }
 
+// startAtSlack is how far in the past a --start-at may lie: a start
+// computed a moment before launching the shards, not one that has gone —
+// shard 0 would then measure alone until the others gave up waiting.
+const startAtSlack = 5 * time.Second
+
 // checkSharding refuses a sharded plan that cannot run: a sandbox (each
 // shard would have servers of its own), a ramp, a scenario that does not
 // split, fewer clients than shards.
@@ -56,6 +61,13 @@ func (p *Plan) checkSharding() error {
 	}
 	if p.Ramp != nil {
 		return fmt.Errorf("%w: --ramp cannot run sharded", ErrUsage)
+	}
+	if s.Wait < 0 {
+		return fmt.Errorf("%w: --shard-wait must be a positive duration, got %v", ErrUsage, s.Wait)
+	}
+	if !s.StartAt.IsZero() && time.Until(s.StartAt) < -startAtSlack {
+		return fmt.Errorf("%w: --start-at %s is %v in the past: give a time every shard can still meet",
+			ErrUsage, s.StartAt.Format(time.RFC3339), -time.Until(s.StartAt).Round(time.Second))
 	}
 	for _, sc := range p.Scenarios {
 		if s, _ := engine.LookupScenario(sc); !engine.Shardable(s) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Plans that cannot mean anything are refused in one line, exit 2, before
@@ -15,15 +16,20 @@ import (
 func TestPlansRefusedBeforeAnythingStarts(t *testing.T) {
 	t.Setenv("LOCKBENCH_REDIS", "")
 	t.Setenv("JOB_COMPLETION_INDEX", "")
+	shard := []string{"run", "--shard", "0/2", "--redis", "127.0.0.1:1"}
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	for name, tc := range map[string]struct {
 		args []string
 		want string
 	}{
-		"abandon 1 client":  {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "1"}, "needs at least 3 clients, got --clients 1"},
-		"abandon 2 clients": {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "8,2"}, "needs at least 3 clients, got --clients 2"},
-		"burst timeout":     {[]string{"run", "--scenario", "burst", "--acquire-timeout", "10ms"}, "--acquire-timeout 10ms cannot apply to scenario burst"},
-		"renew, none can":   {[]string{"run", "--impl", "zk-pred,etcd", "--renew"}, "no cell of the plan applies: --renew: zk-pred's leases cannot be renewed; --renew: etcd's"},
-		"abandon timeout":   {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "4", "--acquire-timeout", "10ms"}, "cannot apply to scenario abandon"},
+		"start-at past":       {append(shard, "--start-at", past), "in the past"},
+		"shard-wait zero":     {append(shard, "--shard-wait", "0s"), "--shard-wait must be a positive duration, got 0s"},
+		"shard-wait negative": {append(shard, "--shard-wait", "-1s"), "--shard-wait must be a positive duration, got -1s"},
+		"abandon 1 client":    {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "1"}, "needs at least 3 clients, got --clients 1"},
+		"abandon 2 clients":   {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "8,2"}, "needs at least 3 clients, got --clients 2"},
+		"burst timeout":       {[]string{"run", "--scenario", "burst", "--acquire-timeout", "10ms"}, "--acquire-timeout 10ms cannot apply to scenario burst"},
+		"abandon timeout":     {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "4", "--acquire-timeout", "10ms"}, "cannot apply to scenario abandon"},
+		"renew, none can":     {[]string{"run", "--impl", "zk-pred,etcd", "--renew"}, "no cell of the plan applies: --renew: zk-pred's leases cannot be renewed; --renew: etcd's"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		code, stdout, stderr := run(append(tc.args, "--out", out)...)

@@ -434,6 +434,9 @@ func (o runOpts) sharding() (*lockbench.Sharding, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.shardWait <= 0 { // a zero Wait is the library's default; a user who typed 0 meant something else
+		return nil, fmt.Errorf("%w: --shard-wait must be a positive duration, got %v", errUsage, o.shardWait)
+	}
 	s.Wait, s.RunID = o.shardWait, o.runID
 	if o.startAt != "" {
 		if s.StartAt, err = time.Parse(time.RFC3339Nano, o.startAt); err != nil {
