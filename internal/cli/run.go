@@ -574,7 +574,8 @@ func describeServers(s impl.Servers, sandboxed []string) string {
 }
 
 // progressLine shows one status line on stderr: redrawn each second on a
-// terminal, a plain line every 10 s otherwise.
+// terminal; otherwise (a CI log) a plain line when a cell starts, every
+// 10 s while it runs, and its last when it ends.
 type progressLine struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -582,6 +583,10 @@ type progressLine struct {
 	quiet bool
 	last  time.Time
 	shown bool
+	// Off a terminal: the cell last printed, and its latest line not
+	// printed yet (clear prints it).
+	cell    int
+	pending string
 }
 
 func newProgressLine(w io.Writer, quiet bool) *progressLine {
@@ -589,7 +594,7 @@ func newProgressLine(w io.Writer, quiet bool) *progressLine {
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progressLine{w: w, tty: tty, quiet: quiet}
+	return &progressLine{w: w, tty: tty, quiet: quiet, cell: -1}
 }
 
 func (p *progressLine) update(i, total int, spec lockbench.CellSpec, pr lockbench.Progress) {
@@ -598,10 +603,6 @@ func (p *progressLine) update(i, total int, spec lockbench.CellSpec, pr lockbenc
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.tty && time.Since(p.last) < 10*time.Second {
-		return
-	}
-	p.last = time.Now()
 	of := ""
 	if pr.Total > 0 {
 		of = "/" + pr.Total.Round(time.Second).String()
@@ -612,19 +613,30 @@ func (p *progressLine) update(i, total int, spec lockbench.CellSpec, pr lockbenc
 	if pr.Warmup {
 		msg = fmt.Sprintf("[%d/%d] %s %s clients=%d  warming up", i+1, total, spec.Impl, spec.Scenario.Name(), spec.Clients)
 	}
-	if p.tty {
+	switch {
+	case p.tty:
 		fmt.Fprintf(p.w, "\r\x1b[K%s", msg)
 		p.shown = true
-	} else {
+	case i != p.cell || time.Since(p.last) >= 10*time.Second:
 		fmt.Fprintln(p.w, msg)
+		p.cell, p.last, p.pending = i, time.Now(), ""
+	default:
+		p.pending = msg
 	}
 }
 
+// clear ends the line before other output: on a terminal it wipes it;
+// off one it prints the cell's latest line if not printed yet, so that a
+// log holds how each cell ended.
 func (p *progressLine) clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shown {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.shown = false
+	}
+	if p.pending != "" {
+		fmt.Fprintln(p.w, p.pending)
+		p.pending = ""
 	}
 }
