@@ -9,8 +9,15 @@ import (
 	"time"
 )
 
-// ErrSLO is wrapped by ParseSLO's errors.
+// ErrSLO is what ParseSLO's errors are (errors.Is).
 var ErrSLO = errors.New("result: bad SLO")
+
+// sloError is a ParseSLO error: one line naming the threshold at fault
+// and what would be read, for a flag's message to carry as it is.
+type sloError struct{ msg string }
+
+func (e *sloError) Error() string        { return "bad SLO " + e.msg }
+func (e *sloError) Is(target error) bool { return target == ErrSLO }
 
 // SLO is a service-level objective as k6 has thresholds: a list of
 // conditions every load cell must meet, e.g. p99<=5ms,errors<=0.1%.
@@ -172,7 +179,7 @@ func ParseSLO(s string) (SLO, error) {
 	for _, part := range strings.Split(s, ",") {
 		t, err := parseThreshold(part)
 		if err != nil {
-			return SLO{}, fmt.Errorf("%w %q: %v", ErrSLO, s, err)
+			return SLO{}, &sloError{err.Error()}
 		}
 		if slo.Quantile == "" && t.latency() && t.Op == "<=" {
 			slo.Quantile, slo.Limit = t.Metric, time.Duration(math.Round(t.Limit*float64(time.Microsecond)))
@@ -181,7 +188,8 @@ func ParseSLO(s string) (SLO, error) {
 		others = append(others, t.String())
 	}
 	if slo.Quantile == "" {
-		return SLO{}, fmt.Errorf("%w %q: want a latency threshold such as p99<=5ms (errors and acq/s may follow)", ErrSLO, s)
+		return SLO{}, &sloError{fmt.Sprintf("%q: want a latency threshold, such as p99<=5ms, which capacity is planned on; "+
+			"errors and acq/s may go with it (to check only those, add a loose one: '%s,max<=1h')", s, s)}
 	}
 	slo.others = strings.Join(others, ",")
 	return slo, nil
@@ -238,7 +246,7 @@ func parseErrors(op, rest string) (Threshold, error) {
 	share := strings.HasSuffix(rest, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(rest, "%"), 64)
 	if err != nil || v < 0 || (share && v > 100) || (op != "<=" && op != "<") {
-		return Threshold{}, fmt.Errorf("errors%s%s: want errors<=0.1%% (a share of attempts) or errors<=N (a count)", op, rest)
+		return Threshold{}, fmt.Errorf("%q: want errors<=0.1%% (a share of attempts) or errors<=N (a count)", "errors"+op+rest)
 	}
 	if share {
 		v /= 100

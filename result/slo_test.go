@@ -104,3 +104,23 @@ func TestALivelockMissesTheSLO(t *testing.T) {
 		t.Errorf("Capacity = %+v, want 1 client met, 8 first missed", rows)
 	}
 }
+
+// A bad SLO's message is one clean line for a flag to carry: the
+// threshold at fault once, no package prefix; an SLO of errors alone
+// says how to check only errors, and that way parses.
+func TestSLOErrorsReadCleanly(t *testing.T) {
+	for in, want := range map[string]string{
+		"p99<=banana":        `bad SLO "p99<=banana": want p99<=DURATION`,
+		"p99<=1ms,errors<=x": `bad SLO "errors<=x": want errors<=0.1%`,
+		"errors<=0":          `(to check only those, add a loose one: 'errors<=0,max<=1h')`,
+	} {
+		_, err := ParseSLO(in)
+		if err == nil || !errors.Is(err, ErrSLO) || !strings.Contains(err.Error(), want) ||
+			strings.HasPrefix(err.Error(), "result:") || strings.Count(err.Error(), `"`+in+`"`) > 1 {
+			t.Errorf("ParseSLO(%q): %v; want one line with %q", in, err, want)
+		}
+	}
+	if _, err := ParseSLO("errors<=0,max<=1h"); err != nil {
+		t.Errorf("the loose form the message suggests: %v", err)
+	}
+}
