@@ -113,7 +113,7 @@ func (t Threshold) String() string {
 	case t.Metric == "errors" && t.Share:
 		return "errors" + t.Op + strconv.FormatFloat(100*t.Limit, 'g', -1, 64) + "%"
 	case t.Metric == "errors" || t.Metric == "acq/s":
-		return t.Metric + t.Op + strconv.FormatFloat(t.Limit, 'g', -1, 64)
+		return t.Metric + t.Op + strconv.FormatFloat(t.Limit, 'f', -1, 64) // 1000000000, not 1e+09
 	}
 	return metricLabel(t.Metric) + t.Op + time.Duration(t.Limit*float64(time.Microsecond)).String()
 }
@@ -319,7 +319,7 @@ func Breaches(cells []Cell, slo SLO) []Breach {
 				b.Over = fmt.Sprintf("%s against %s", t.Format(v), t.Format(t.Limit))
 			default:
 				b.Excess = math.Abs(v-t.Limit) / t.Limit
-				by := fmt.Sprintf("%+.0f%%", 100*(v-t.Limit)/t.Limit)
+				by := excess(100 * (v - t.Limit) / t.Limit)
 				if v >= 2*t.Limit {
 					by = fmt.Sprintf("%.1f×", v/t.Limit)
 				}
@@ -329,4 +329,16 @@ func Breaches(cells []Cell, slo SLO) []Breach {
 		}
 	}
 	return out
+}
+
+// excess writes a miss in percent with as many decimals as it takes not
+// to read as none: +12%, −0.3%, +0.04%.
+func excess(pct float64) string {
+	switch a := math.Abs(pct); {
+	case a >= 10:
+		return fmt.Sprintf("%+.0f%%", pct)
+	case a >= 0.05:
+		return fmt.Sprintf("%+.1f%%", pct)
+	}
+	return fmt.Sprintf("%+.2g%%", pct)
 }

@@ -124,3 +124,20 @@ func TestSLOErrorsReadCleanly(t *testing.T) {
 		t.Errorf("the loose form the message suggests: %v", err)
 	}
 }
+
+// A near miss reads as a miss, and a large floor as a number.
+func TestSLOMissesReadPlainly(t *testing.T) {
+	slo, err := ParseSLO("p99<=1h,acq/s>=730")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Cell{Impl: "x", Scenario: "hot", Clients: 1, Acquires: 100, AcquiresPerS: 728, AcquireLatencyUs: Latency{P99: 10}}
+	b := Breaches([]Cell{c}, slo)
+	if len(b) != 1 || !strings.Contains(b[0].Over, "(-0.3%)") {
+		t.Errorf("728 against a floor of 730: %+v; want it -0.3%% under", b)
+	}
+	big, _ := ParseSLO("p99<=1h,acq/s>=1000000000")
+	if s := big.String(); !strings.Contains(s, "acq/s>=1000000000") {
+		t.Errorf("a floor of 1e9 reads %q", s)
+	}
+}
