@@ -76,7 +76,7 @@ func (p *Plan) checkSharding() error {
 	}
 	for _, n := range p.Clients {
 		if n < s.Count {
-			return fmt.Errorf("%w: %d clients cannot be split over %d shards", ErrUsage, n, s.Count)
+			return fmt.Errorf("%w: --clients %d cannot be split over %d shards: each client count must be ≥ the number of shards", ErrUsage, n, s.Count)
 		}
 	}
 	return nil

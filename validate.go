@@ -158,6 +158,7 @@ func (p *Plan) checkTemplate() error {
 		{c.Duration < 0 || c.Duration == 0 && c.Acquires == 0 && p.Ramp == nil, "duration", "a positive duration", c.Duration},
 		{c.Acquires < 0, "acquires", "a whole number ≥ 1", c.Acquires},
 		{c.Warmup < 0, "warmup", "a duration ≥ 0", c.Warmup},
+		{c.AcquireTimeout < 0, "acquire-timeout", "a duration ≥ 0 (0 waits until the cell ends)", c.AcquireTimeout},
 		{c.MaxTime <= 0, "max-cell-time", "a positive duration", c.MaxTime},
 		{c.ConnectParallel < 1, "connect-parallel", "a whole number ≥ 1", c.ConnectParallel},
 		{c.Repeat < 1, "repeat", "a whole number ≥ 1", c.Repeat},

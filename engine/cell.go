@@ -225,7 +225,7 @@ func (s *CellSpec) checkNumbers() error {
 	case s.Duration < 0 || s.Acquires < 0 || s.Warmup < 0:
 		return fmt.Errorf("%w: duration, acquires and warm-up must not be negative", ErrUsage)
 	case s.AcquireTimeout < 0:
-		return fmt.Errorf("%w: acquire-timeout must not be negative", ErrUsage)
+		return fmt.Errorf("%w: --acquire-timeout must not be negative, got %v", ErrUsage, s.AcquireTimeout)
 	case s.Rate < 0 || s.MaxInflight < 0 || s.Repeat < 0:
 		return fmt.Errorf("%w: rate, max-inflight and repeat must not be negative", ErrUsage)
 	case c.TTL < 0 || c.Retry < 0 || c.SessionTimeout < 0 || c.DialTimeout < 0 || s.MaxTime < 0:

@@ -27,6 +27,7 @@ func TestPlansRefusedBeforeAnythingStarts(t *testing.T) {
 		"shard-wait negative": {append(shard, "--shard-wait", "-1s"), "--shard-wait must be a positive duration, got -1s"},
 		"abandon 1 client":    {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "1"}, "needs at least 3 clients, got --clients 1"},
 		"abandon 2 clients":   {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "8,2"}, "needs at least 3 clients, got --clients 2"},
+		"negative timeout":    {[]string{"run", "--acquire-timeout", "-5ms"}, "--acquire-timeout must be a duration ≥ 0 (0 waits until the cell ends), got -5ms"},
 		"burst timeout":       {[]string{"run", "--scenario", "burst", "--acquire-timeout", "10ms"}, "--acquire-timeout 10ms cannot apply to scenario burst"},
 		"abandon timeout":     {[]string{"run", "--impl", "zk-pred", "--scenario", "abandon", "--clients", "4", "--acquire-timeout", "10ms"}, "cannot apply to scenario abandon"},
 		"renew, none can":     {[]string{"run", "--impl", "zk-pred,etcd", "--renew"}, "no cell of the plan applies: --renew: zk-pred's leases cannot be renewed; --renew: etcd's"},

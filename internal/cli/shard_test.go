@@ -57,7 +57,7 @@ func TestShardedRunRefusals(t *testing.T) {
 		"auto, no env":  {[]string{"run", "--shard", "auto/2", "--redis", "127.0.0.1:1"}, "JOB_COMPLETION_INDEX is not set"},
 		"rate":          {[]string{"run", "--shard", "0/2", "--redis", "127.0.0.1:1", "--scenario", "rate", "--rate", "10"}, "cannot run sharded"},
 		"abandon":       {[]string{"run", "--shard", "0/2", "--redis", "127.0.0.1:1", "--scenario", "abandon", "--clients", "4"}, "cannot run sharded"},
-		"few clients":   {[]string{"run", "--shard", "0/4", "--redis", "127.0.0.1:1", "--clients", "2"}, "2 clients cannot be split over 4 shards"},
+		"few clients":   {[]string{"run", "--shard", "0/4", "--redis", "127.0.0.1:1", "--clients", "2"}, "--clients 2 cannot be split over 4 shards: each client count must be ≥ the number of shards"},
 		"start-at only": {[]string{"run", "--start-at", "2026-11-23T17:00:00Z"}, "--start-at needs --shard"},
 		"bad start-at":  {[]string{"run", "--shard", "0/2", "--redis", "127.0.0.1:1", "--start-at", "5pm"}, "want RFC 3339"},
 		"merge no out":  {[]string{"merge", "a", "b"}, "merge needs --out DIR"},
