@@ -56,7 +56,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: merge needs the shards' results directories", errUsage)
 	}
-	if err := notAnInput(*out, fs.Args()); err != nil {
+	if err := mergeDirs(*out, fs.Args()); err != nil {
 		return err
 	}
 	if err := lockbench.CheckShards(fs.Args()); err != nil {

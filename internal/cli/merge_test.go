@@ -123,3 +123,15 @@ func TestMergeRefusesAnInputAsOut(t *testing.T) {
 		}
 	}
 }
+
+// A shard directory that is not there, or holds no results, is named in
+// one usage line, not as a failure to open a file inside it.
+func TestMergeNamesAMissingShard(t *testing.T) {
+	shards := fakeShards(t, 1)
+	missing := filepath.Join(t.TempDir(), "nosuchdir")
+	code, _, stderr := run("merge", "--out", filepath.Join(t.TempDir(), "m"), shards[0], missing)
+	want := "lockbench: merge: " + missing + " is not a results directory (no meta.json)\n"
+	if code != ExitUsage || stderr != want {
+		t.Errorf("merge of a missing shard: exit %d, stderr %q; want %d, %q", code, stderr, ExitUsage, want)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // existed says whether dir exists now, before a command makes or fills it.
@@ -35,10 +37,14 @@ func clearOut(dir string, existedBefore bool) error {
 	return errors.Join(errs...)
 }
 
-// notAnInput refuses a merge into one of the directories it reads:
-// clearing it (--force) or writing over it would lose the shard.
-func notAnInput(out string, inputs []string) error {
+// mergeDirs refuses a shard directory that is no results directory, and
+// a merge into one of the directories it reads: clearing it (--force) or
+// writing over it would lose the shard.
+func mergeDirs(out string, inputs []string) error {
 	for _, in := range inputs {
+		if _, err := os.Stat(filepath.Join(in, result.MetaFile)); err != nil {
+			return fmt.Errorf("%w: merge: %s is not a results directory (no %s)", errUsage, in, result.MetaFile)
+		}
 		if samePath(out, in) {
 			return fmt.Errorf("%w: merge --out %s is one of the shards being merged; name a new directory", errUsage, out)
 		}
