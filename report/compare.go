@@ -203,7 +203,10 @@ func MetaDifferences(old, new result.Meta) []string {
 		case strings.HasPrefix(key, "host.") || key == "go_version" || key == "lockbench_version":
 			return "machine"
 		case key == "started" || key == "servers" || strings.HasPrefix(key, "servers.") ||
-			key == "sandboxed" || strings.HasPrefix(key, "server_versions."):
+			key == "sandboxed" || strings.HasPrefix(key, "server_versions."),
+			// measured, not set: a merged run's shards (their clock skew
+			// above all) are compared by count below, the hash last
+			key == "shards" || strings.HasPrefix(key, "shard.skew."), key == "plan_hash":
 			return ""
 		}
 		return "plan"
@@ -230,6 +233,16 @@ func MetaDifferences(old, new result.Meta) []string {
 			verb = "differs"
 		}
 		out = append(out, fmt.Sprintf("%s %s: %s %s → %s", g, verb, k, orNone(oldF[k]), orNone(newF[k])))
+	}
+	if len(old.Shards) != len(new.Shards) {
+		out = append(out, fmt.Sprintf("plan differs: shards %d → %d", len(old.Shards), len(new.Shards)))
+	}
+	// The hash only says that the plans differ: worth a line when no
+	// setting named above says how.
+	if old.PlanHash != new.PlanHash && !slices.ContainsFunc(out, func(l string) bool {
+		return strings.HasPrefix(l, "plan ") || strings.HasPrefix(l, "implementations ") || strings.HasPrefix(l, "client counts ")
+	}) {
+		out = append(out, fmt.Sprintf("plan differs: plan_hash %s → %s", orNone(old.PlanHash), orNone(new.PlanHash)))
 	}
 	if o, n := serverVersions(old), serverVersions(new); o != n {
 		out = append(out, fmt.Sprintf("server versions differ: %s → %s", orNone(o), orNone(n)))

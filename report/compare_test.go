@@ -1,13 +1,15 @@
 package report
 
 import (
-	"github.com/lockbench/lockbench/result"
-
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 func metricOf(t *testing.T, d CellDelta, name string) MetricDelta {
@@ -167,5 +169,36 @@ func TestCompareDirs(t *testing.T) {
 	}
 	if _, err := CompareDirs(oldDir, filepath.Join(newDir, "missing"), CompareOptions{}); err == nil {
 		t.Error("CompareDirs with a missing directory succeeded")
+	}
+}
+
+// Two merged runs of one plan differ in what their shards measured (the
+// clock skew), which is no difference of plan; the plan hash is named only
+// when no setting says how the plans differ.
+func TestMetaDifferencesLeaveMeasuredSkewOut(t *testing.T) {
+	meta := func(hash string, renew bool, offsetUs float64) result.Meta {
+		m := result.Meta{Impls: []string{"redis"}, Clients: []int{4}, PlanHash: hash, Renew: renew}
+		for i := range 2 {
+			m.Shards = append(m.Shards, result.ShardMeta{Index: i, Count: 2, RunID: "r",
+				Skew: &result.Skew{OffsetUs: offsetUs * float64(i), BoundUs: offsetUs, Samples: 8}})
+		}
+		b, _ := json.Marshal(m)
+		path := filepath.Join(t.TempDir(), result.MetaFile)
+		os.WriteFile(path, b, 0o644)
+		r, err := result.ReadMeta(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if d := MetaDifferences(meta("a", false, 12), meta("a", false, 30)); len(d) != 0 {
+		t.Errorf("one plan merged twice: %q; want no difference", d)
+	}
+	d := MetaDifferences(meta("a", false, 12), meta("b", true, 30))
+	if len(d) != 1 || !strings.Contains(d[0], "renew") {
+		t.Errorf("a run without and with --renew: %q; want the one line naming renew", d)
+	}
+	if d := MetaDifferences(meta("a", false, 12), meta("b", false, 12)); len(d) != 1 || !strings.Contains(d[0], "plan_hash a → b") {
+		t.Errorf("hashes differing with nothing else to say how: %q; want the hash named", d)
 	}
 }
