@@ -237,7 +237,12 @@ func notes(c Cell) []string {
 		out = append(out, "errors: "+strings.Join(parts, ", "))
 	}
 	if v, ok := c.Server["watch_triggered"]; ok {
-		if cn, ok := c.Server["client_notifications"]; ok && cn != v {
+		cn, ok := c.Server["client_notifications"]
+		switch {
+		case !ok || cn == v:
+		case c.Shard != nil: // the servers counted every shard's watches, this shard its own clients'
+			out = append(out, fmt.Sprintf("servers fired %d watches over all %d shards, %d to this shard's clients (merge compares totals)", v, c.Shard.Count, cn))
+		default:
 			out = append(out, fmt.Sprintf("! servers fired %d watches, clients received %d notifications", v, cn))
 		}
 	}

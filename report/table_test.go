@@ -88,3 +88,25 @@ func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 		t.Errorf("no sandboxed servers: %q", got)
 	}
 }
+
+// A shard's clients received their own notifications while the servers
+// counted every shard's watches: that is no discrepancy, and is not
+// flagged as one (merge compares the totals); an unsharded cell's is.
+func TestShardNotesDoNotFlagGlobalServerCounters(t *testing.T) {
+	t.Parallel()
+	c := Cell{Impl: "zk-pred", Scenario: "hot", Kind: result.KindClosed, Clients: 4, Acquires: 400,
+		Server: map[string]int64{"watch_triggered": 819, "client_notifications": 409}}
+	if n := strings.Join(notes(c), "\n"); !strings.Contains(n, "! servers fired 819 watches") {
+		t.Errorf("an unsharded cell's mismatch is not flagged: %q", n)
+	}
+	if v := serverClause(c); !strings.Contains(v, "✗") {
+		t.Errorf("an unsharded cell's verdict: %q", v)
+	}
+	c.Shard = &result.CellShard{Index: 0, Count: 2, Clients: 2}
+	if n := strings.Join(notes(c), "\n"); strings.Contains(n, "!") || !strings.Contains(n, "merge compares totals") {
+		t.Errorf("a shard's notes: %q; want no warning, and that merge compares the totals", n)
+	}
+	if v := serverClause(c); strings.Contains(v, "✗") {
+		t.Errorf("a shard's verdict: %q", v)
+	}
+}

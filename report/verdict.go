@@ -190,6 +190,8 @@ func serverClause(c Cell) string {
 	}
 	cn, ok := c.Server["client_notifications"]
 	switch {
+	case c.Shard != nil:
+		return fmt.Sprintf(", server fired %s watches for all shards (merge checks them)", commas(v))
 	case !ok:
 		return fmt.Sprintf(", server fired %s watches", commas(v))
 	case cn == v:
