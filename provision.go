@@ -90,10 +90,20 @@ func RoleAddrs(f *sandbox.Fleet, n impl.Need) []string {
 	switch {
 	case k.Ensemble:
 		return addrs
-	case len(addrs) < n.Count:
+	case len(addrs) >= n.Count:
+		return addrs[:n.Count]
+	case n.Check == nil:
 		return nil
 	}
-	return addrs[:n.Count]
+	// Fewer than the role's count may still serve it as the role's own
+	// check allows (three Redlock masters: an odd number ≥ 3): the most
+	// that it does.
+	for m := len(addrs); m > 1; m-- {
+		if n.Check(addrs[:m]) == nil {
+			return addrs[:m]
+		}
+	}
+	return nil
 }
 
 // versions asks every server what it is, through its kind.

@@ -1,6 +1,8 @@
 package lockbench_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/lockbench/lockbench"
@@ -28,5 +30,23 @@ func TestRoleAddrsNeedEnoughServers(t *testing.T) {
 	}
 	if got := lockbench.RoleAddrs(one, ensemble); len(got) != 3 {
 		t.Errorf("an ensemble of three served %v", got)
+	}
+	// Fewer servers than the role's count serve it when its own check
+	// allows them: three or four Redis serve three odd-numbered masters.
+	odd := func(a []string) error {
+		if len(a) < 3 || len(a)%2 == 0 {
+			return errors.New("want an odd number ≥ 3")
+		}
+		return nil
+	}
+	masters.Check = odd
+	for have, want := range map[int]int{1: 0, 2: 0, 3: 3, 4: 3, 5: 5, 7: 5} {
+		f := &sandbox.Fleet{Servers: map[string][]*sandbox.Server{}}
+		for i := range have {
+			f.Servers[sandbox.KindRedis] = append(f.Servers[sandbox.KindRedis], &sandbox.Server{Addr: fmt.Sprintf("127.0.0.1:%d", 10+i)})
+		}
+		if got := lockbench.RoleAddrs(f, masters); len(got) != want {
+			t.Errorf("%d Redis served %d of five odd-numbered masters, want %d", have, len(got), want)
+		}
 	}
 }
