@@ -62,3 +62,23 @@ func samePath(a, b string) bool {
 	ab, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == ab
 }
+
+// dropUnused removes what a run that measured nothing left in its results
+// directory — nothing, or only meta.json — so that an interrupted start
+// leaves no empty results behind; a directory the user made before the
+// run (existedBefore) stays, as it was. Anything else in it is kept.
+func dropUnused(dir string, existedBefore bool) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Name() != result.MetaFile {
+			return
+		}
+	}
+	os.Remove(filepath.Join(dir, result.MetaFile))
+	if !existedBefore {
+		os.Remove(dir)
+	}
+}

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +121,31 @@ func TestRatesAndSharesAsPeopleWriteThem(t *testing.T) {
 		"--duration", "300ms", "--warmup", "0s", "-q", "--out", filepath.Join(t.TempDir(), "out"))
 	if code != ExitOK {
 		t.Errorf("--rate 200/s: exit %d, %s", code, errOut)
+	}
+}
+
+// A run that ends before any cell measured anything (interrupted while
+// its servers start, or while shards meet) leaves no empty results
+// directory behind, and a directory the user made before stays.
+func TestRunThatMeasuredNothingLeavesNoDirectory(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, made := range map[string]bool{"new dir": false, "user's empty dir": true} {
+		out := filepath.Join(t.TempDir(), "out")
+		if made {
+			os.Mkdir(out, 0o755)
+		}
+		var o, e bytes.Buffer
+		err := runCmd(ctx, []string{"--redis", "127.0.0.1:1", "--clients", "1", "--duration", "1s", "--out", out}, &o, &e)
+		if err == nil {
+			t.Fatalf("%s: an interrupted run succeeded", name)
+		}
+		ents, statErr := os.ReadDir(out)
+		switch {
+		case made && (statErr != nil || len(ents) > 0):
+			t.Errorf("%s: after the interrupt: %v, %v; want the directory there and empty", name, ents, statErr)
+		case !made && !errors.Is(statErr, os.ErrNotExist):
+			t.Errorf("%s: the run's own directory is left with %v", name, ents)
+		}
 	}
 }

@@ -167,6 +167,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := plan.Validate(); err != nil {
 		return err
 	}
+	had := plan.Out != "" && existed(plan.Out)
 	if plan.Out, err = outDir(plan.Out, o.force); err != nil {
 		return err
 	}
@@ -181,6 +182,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sum, err := runPlan(ctx, plan, o.quiet, live, stderr)
 	if perr := stopProfiles(); perr != nil && err == nil {
 		err = perr
+	}
+	if sum == nil || len(sum.Cells) == 0 {
+		dropUnused(plan.Out, had)
 	}
 	var rerr error
 	if sum != nil && len(sum.Cells) > 0 {
