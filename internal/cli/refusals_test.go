@@ -42,3 +42,19 @@ func TestPlansRefusedBeforeAnythingStarts(t *testing.T) {
 		}
 	}
 }
+
+// When some implementations of a plan can renew and others cannot, the
+// others are skipped with one clean note each, however many client
+// counts the plan has.
+func TestRenewSkipsOthersWithOneNote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandboxed Redis")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := run("run", "--impl", "redis,inproc", "--renew", "--clients", "1,2", "--duration", "200ms",
+		"--warmup", "0s", "--out", out, "--quiet")
+	want := "skipped inproc/hot: --renew: inproc's leases cannot be renewed\n"
+	if code != ExitOK || strings.Count(stderr, "skipped") != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 0 and the one note %q", code, stderr, want)
+	}
+}

@@ -316,7 +316,7 @@ func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stder
 		noted[k] = true
 		prog.clear()
 		fmt.Fprintf(stderr, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
-			strings.TrimPrefix(oneLine(err.Error()), lockbench.ErrNotApplicable.Error()+": "))
+			oneLine(strings.TrimPrefix(err.Error(), lockbench.ErrNotApplicable.Error()+": ")))
 	}
 	plan.OnResult = func(c result.Cell) {
 		prog.clear()
