@@ -284,10 +284,12 @@ func notes(c Cell) []string {
 // burstCPU sets, for a burst, lockbench's CPU beside each sandboxed
 // server's over the cell, in shares of one core, and names the busier
 // side: a herd costs both, and which of them held the burst back is the
-// question its wall time raises.
+// question its wall time raises. A burst shorter than a second says
+// nothing of it: CPU times from /proc count in 10 ms ticks, so shares
+// over a few milliseconds are noise.
 func burstCPU(c Cell) string {
 	g := c.Generator
-	if c.Kind != result.KindBurst || g == nil || g.ServerSpanS <= 0 {
+	if c.Kind != result.KindBurst || g == nil || g.ServerSpanS < minCPUSpanS {
 		return ""
 	}
 	parts := []string{fmt.Sprintf("lockbench %.0f%%", 100*g.CPUS/g.ServerSpanS)}
@@ -302,11 +304,14 @@ func burstCPU(c Cell) string {
 		result.Dur(g.ServerSpanS*1e6), strings.Join(parts, ", "), busier)
 }
 
+// minCPUSpanS is the shortest cell whose CPU shares a note reports.
+const minCPUSpanS = 1.0
+
 // saturatedServers names the sandboxed servers that used at least 80% of
 // a core over the cell, with their share and lockbench's own beside.
 func saturatedServers(c Cell) string {
 	g := c.Generator
-	if g == nil || g.ServerSpanS <= 0 {
+	if g == nil || g.ServerSpanS < minCPUSpanS {
 		return ""
 	}
 	var parts []string
