@@ -40,7 +40,7 @@ var HashRenewScript = goredis.NewScript(hashRenewSrc)
 // RenewHash runs HashRenewScript for the lock hash key held by owner: an
 // error wrapping impl.ErrLockLost when the hash is no longer ours, ctx's
 // error when ctx ended first.
-func RenewHash(ctx context.Context, cl *goredis.Client, addr, key, owner string, ttl time.Duration) error {
+func RenewHash(ctx context.Context, cl goredis.Scripter, addr, key, owner string, ttl time.Duration) error {
 	n, err := HashRenewScript.Run(ctx, cl, []string{key}, owner, ttl.Milliseconds()).Int64()
 	switch {
 	case err != nil && Expired(ctx):

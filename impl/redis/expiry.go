@@ -83,7 +83,7 @@ func MayHaveLanded(err error) bool {
 // SET NX may have landed without its reply reaching the client: only this
 // attempt's token is deleted, so a lock someone else holds is left alone.
 // The command is counted like any other (Dial's hook).
-func undo(ctx context.Context, cl *goredis.Client, key, token string) error {
+func undo(ctx context.Context, cl goredis.Scripter, key, token string) error {
 	ctx, cancel := Uncancelled(ctx)
 	defer cancel()
 	return ReleaseScript.Run(ctx, cl, []string{key}, token).Err()

@@ -35,7 +35,7 @@ var SubscribingNeed = func() impl.Need { n := Need; n.Conns = 2; return n }()
 
 // Locker is one client of the single-instance Redis lock.
 type Locker struct {
-	cl       *goredis.Client
+	cl       *Conn
 	addr     string
 	cfg      impl.Config
 	counters impl.Counters
@@ -62,7 +62,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		timer: time.NewTimer(time.Hour),
 	}
 	l.timer.Stop()
-	cl, err := Dial(ctx, l.addr, cfg, &l.counters)
+	cl, err := DialConn(ctx, l.addr, cfg, &l.counters)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,5 +266,59 @@ func TestRenewExtendsOnlyOurOwnKey(t *testing.T) {
 	}
 	if ttl := raw.PTTL(ctx, key).Val(); raw.Get(ctx, key).Val() != before || ttl <= 300*time.Millisecond {
 		t.Fatalf("the other holder's key changed: TTL %v", ttl)
+	}
+}
+
+// A client runs its commands on one dedicated connection (redis.Conn) and
+// still gets a new one when it needs to, as a pooled client would: a
+// connection the server cut while the client was idle is replaced before
+// the next command, without an error; one whose command failed is
+// replaced after it, so the next cycle works.
+func TestCutOrFailedConnectionIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	addr := server(t)
+	l := client(t, addr, 10*time.Second)
+	cycle := func(name string) error {
+		lease, err := l.Acquire(ctx, name)
+		if err != nil {
+			return err
+		}
+		return lease.Release(ctx)
+	}
+	if err := cycle("c"); err != nil {
+		t.Fatal(err)
+	}
+	admin := goredis.NewClient(&goredis.Options{Addr: addr})
+	defer admin.Close()
+	n, err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Result()
+	if err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL: %d killed, %v; want the client's one connection", n, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := cycle("c"); err != nil {
+		t.Fatalf("cycle on a connection cut while idle: %v, want it replaced first", err)
+	}
+
+	wait := impltest.Stall(t, []string{addr}, impltest.StallFor)
+	dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = l.Acquire(dctx, "f")
+	cancel()
+	wait()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire cut short: %v, want ctx.Err()", err)
+	}
+	for i := range 3 {
+		if err := cycle("c"); err != nil {
+			t.Fatalf("cycle %d after a failed command: %v", i, err)
+		}
+	}
+	clients, err := admin.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client's connections are those whose last command was its
+	// release (admin's ran CLIENT LIST, Stall's an EVAL).
+	if got := strings.Count(clients, "cmd=evalsha "); got != 1 {
+		t.Errorf("the client has %d connections open, want one:\n%s", got, clients)
 	}
 }

@@ -44,7 +44,7 @@ var HeadWaiter = result.Theory{Waiters: "head waiter's channel", Formula: "n−1
 // Locker is one client of the fair lock: one Redisson instance, with a
 // command connection and a subscription connection of its own.
 type Locker struct {
-	cl       *goredis.Client
+	cl       *redis.Conn // commands, on a dedicated connection
 	sub      *subscription
 	addr     string
 	cfg      impl.Config
@@ -77,7 +77,7 @@ func New(ctx context.Context, cfg impl.Config) (*Locker, error) {
 		}
 		return nil, fmt.Errorf("redis %s: subscription: %w: %w", l.addr, impl.ErrUnreachable, err)
 	}
-	l.cl, l.sub = cl, sub
+	l.cl, l.sub = redis.NewConn(cl), sub
 	return l, nil
 }
 

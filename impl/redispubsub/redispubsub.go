@@ -35,7 +35,7 @@ var Theory = result.Theory{Waiters: "all subscribed", Formula: "n(n−1)/2", Per
 // Locker is one client: one Redisson instance with its own command
 // connection and its own subscription connection.
 type Locker struct {
-	cl       *goredis.Client
+	cl       *redis.Conn // commands, on a dedicated connection
 	ps       *goredis.PubSub
 	addr     string
 	cfg      impl.Config
@@ -89,10 +89,10 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	}
 	l.timer.Stop()
 	l.stats.init()
-	l.cl = redis.NewClient(l.addr, cfg, &l.counters)
+	l.cl = redis.NewConn(redis.NewClient(l.addr, cfg, &l.counters))
 	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
-	if err := l.cl.Ping(dctx).Err(); err != nil {
+	if err := l.cl.Client().Ping(dctx).Err(); err != nil {
 		l.cl.Close()
 		return nil, fmt.Errorf("redis-pubsub %s: %w: %w", l.addr, impl.ErrUnreachable, err)
 	}

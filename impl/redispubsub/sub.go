@@ -30,7 +30,7 @@ const (
 // openSubscription makes the subscription connection and starts its
 // reader: a PING on it, answered, says both work.
 func (l *Locker) openSubscription(ctx context.Context) error {
-	l.ps = l.cl.Subscribe(ctx)
+	l.ps = l.cl.Client().Subscribe(ctx)
 	l.counters.RoundTrips.Add(1)
 	if err := l.ps.Ping(ctx); err != nil {
 		return fmt.Errorf("redis-pubsub %s: %w: subscription connection: %w", l.addr, impl.ErrUnreachable, err)

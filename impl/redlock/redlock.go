@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
 )
@@ -79,7 +77,7 @@ const driftFixed = 2 * time.Millisecond
 type Locker struct {
 	cfg        impl.Config
 	addrs      []string
-	cls        []*goredis.Client
+	cls        []*redis.Conn // one per master, each a dedicated connection
 	quorum     int
 	timeout    time.Duration
 	sequential bool
@@ -126,7 +124,10 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.cls = cls
+	l.cls = make([]*redis.Conn, len(cls))
+	for i, cl := range cls {
+		l.cls[i] = redis.NewConn(cl)
+	}
 	return l, nil
 }
 
@@ -136,7 +137,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	key := redis.Key(l.cfg.Namespace, name)
 	token := redis.Token()
-	set := func(ctx context.Context, cl *goredis.Client) (bool, error) {
+	set := func(ctx context.Context, cl *redis.Conn) (bool, error) {
 		return cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
 	}
 	for {
@@ -203,7 +204,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 // answers in l.res. In turn, each master gets its own timeout; at once,
 // they share one deadline (the same bound, one timer instead of M) and the
 // calling goroutine asks the first master itself.
-func (l *Locker) round(ctx context.Context, parallel bool, timeout time.Duration, op func(context.Context, *goredis.Client) (bool, error)) {
+func (l *Locker) round(ctx context.Context, parallel bool, timeout time.Duration, op func(context.Context, *redis.Conn) (bool, error)) {
 	if !parallel {
 		for i, cl := range l.cls {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -228,8 +229,8 @@ func (l *Locker) round(ctx context.Context, parallel bool, timeout time.Duration
 }
 
 // release is the compare-and-delete on one master.
-func release(key, token string) func(context.Context, *goredis.Client) (bool, error) {
-	return func(ctx context.Context, cl *goredis.Client) (bool, error) {
+func release(key, token string) func(context.Context, *redis.Conn) (bool, error) {
+	return func(ctx context.Context, cl *redis.Conn) (bool, error) {
 		n, err := redis.ReleaseScript.Run(ctx, cl, []string{key}, token).Int64()
 		return n == 1, err
 	}
@@ -294,7 +295,13 @@ func (l *Locker) Counters() *impl.Counters { return &l.counters }
 func (l *Locker) RedlockStats() *Stats { return l.stats }
 
 // Close closes the connections to every master.
-func (l *Locker) Close() error { return CloseMasters(l.cls) }
+func (l *Locker) Close() error {
+	var errs []error
+	for _, cl := range l.cls {
+		errs = append(errs, cl.Close())
+	}
+	return errors.Join(errs...)
+}
 
 type lease struct {
 	l     *Locker
@@ -341,7 +348,7 @@ func (s *lease) Renew(ctx context.Context) error {
 	l := s.l
 	start := time.Now()
 	ttl := l.cfg.TTL.Milliseconds()
-	l.round(ctx, true, l.timeout, func(ctx context.Context, cl *goredis.Client) (bool, error) {
+	l.round(ctx, true, l.timeout, func(ctx context.Context, cl *redis.Conn) (bool, error) {
 		n, err := redis.RenewScript.Run(ctx, cl, []string{s.key}, s.token, ttl).Int64()
 		return n == 1, err
 	})
