@@ -61,7 +61,7 @@ var ReleaseScript = goredis.NewScript(releaseSrc)
 // sends into c.RoundTrips, and checks the server answers and has the release
 // script loaded. Connection set-up happens here, never inside a measurement.
 func Dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (*goredis.Client, error) {
-	cl := NewClient(addr, cfg, c)
+	cl := NewReplyClient(addr, cfg, c)
 	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	if err := cl.Ping(ctx).Err(); err != nil {
@@ -81,7 +81,18 @@ func Dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (
 // first use and again after a failure, so a server that is down now is
 // used once it is back.
 func NewClient(addr string, cfg impl.Config, c *impl.Counters) *goredis.Client {
-	cl := goredis.NewClient(&goredis.Options{
+	return newClient(addr, cfg, c, false)
+}
+
+// NewReplyClient is NewClient for request–reply commands only, never
+// pub/sub: each request is held back until its reply is read, which
+// spares the kernel an empty read per command (see replyConn).
+func NewReplyClient(addr string, cfg impl.Config, c *impl.Counters) *goredis.Client {
+	return newClient(addr, cfg, c, true)
+}
+
+func newClient(addr string, cfg impl.Config, c *impl.Counters, reply bool) *goredis.Client {
+	opt := &goredis.Options{
 		Addr:                  addr,
 		Protocol:              2,
 		PoolSize:              1,
@@ -93,7 +104,18 @@ func NewClient(addr string, cfg impl.Config, c *impl.Counters) *goredis.Client {
 		MaintNotificationsConfig: &maintnotifications.Config{
 			Mode: maintnotifications.ModeDisabled,
 		},
-	})
+	}
+	if reply {
+		dial := goredis.NewDialer(opt)
+		opt.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newReplyConn(c), nil
+		}
+	}
+	cl := goredis.NewClient(opt)
 	cl.AddHook(countHook{c})
 	return cl
 }

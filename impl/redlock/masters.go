@@ -38,7 +38,7 @@ func DialMasters(ctx context.Context, addrs []string, cfg impl.Config, c *impl.C
 			cl, err := redis.Dial(ctx, addr, cfg, c)
 			if err != nil {
 				errs[i] = &impl.NodeError{Node: i, Addr: addr, Err: err}
-				cl = redis.NewClient(addr, cfg, c)
+				cl = redis.NewReplyClient(addr, cfg, c)
 			}
 			cls[i] = cl
 		})

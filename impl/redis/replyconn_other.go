@@ -1,0 +1,7 @@
+//go:build !unix
+
+package redis
+
+import "net"
+
+func newReplyConn(c net.Conn) net.Conn { return c }
