@@ -272,6 +272,18 @@ func micros(d time.Duration) int64 {
 	return min(max(d.Microseconds(), result.HistMinUs), result.HistMaxUs)
 }
 
+// flushBefore hands on the worker's batch before a wait until t, if the
+// batch's interval ends before then; a wait within the interval keeps it,
+// since the interval cannot close before the next one is over anyway (see
+// closeDue). An open-loop client waits between nearly all its arrivals: a
+// hand-off before each wait cost a wake-up of the collector per lock
+// cycle, and the clients' schedule lag.
+func (w *worker) flushBefore(t time.Time) {
+	if w.batch != nil && !t.Before(w.ivEnd) {
+		w.flush()
+	}
+}
+
 // flush hands the worker's batch to the collector.
 func (w *worker) flush() {
 	if b := w.batch; b != nil {

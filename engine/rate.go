@@ -116,9 +116,7 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 			return
 		}
 		if !admitted {
-			if time.Until(due) >= waitFlush {
-				w.flush() // an idle client holds no interval open
-			}
+			w.flushBefore(due) // an idle client holds no interval open
 			if !w.waitUntil(ctx, due) {
 				r.waiting.Add(-1)
 				return

@@ -10,18 +10,15 @@ import (
 // the netpoller's millisecond wait: one set under a millisecond ahead
 // fires up to a millisecond late. So a client waits on an alarm of its own
 // where the OS gives one (a timerfd on Linux, read through the netpoller:
-// it holds no thread and no P while it waits, and fires within
-// microseconds), else on its timer until timerMargin before; then it
-// yields in a loop for the last spinWindow, which alone costs CPU.
-const (
-	timerMargin = 2 * time.Millisecond
-	spinWindow  = 20 * time.Microsecond
-)
+// it holds no thread and no P while it waits), which wakes it a learnt
+// lead before its time (see alarm.wakeBefore), else on its timer until
+// timerMargin before; then it yields in a loop for the rest.
+const timerMargin = 2 * time.Millisecond
 
 // waitUntil returns at due, or false as soon as ctx is done.
 func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
 	if w.alarm != nil {
-		if d := time.Until(due) - spinWindow; d > 0 && !w.alarm.sleep(d) {
+		if !w.alarm.wakeBefore(due) {
 			return false
 		}
 	} else if d := time.Until(due) - timerMargin; d > 0 {

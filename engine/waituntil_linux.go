@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"os"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,10 +13,26 @@ import (
 // alarm is a client's timerfd, read through the netpoller: a wait on it
 // holds no thread, and wakes within microseconds of its time where a Go
 // timer may be a millisecond late.
+//
+// A wait costs the kernel two syscalls: the timer is armed from inside the
+// poller's read, after its readiness was reset, so the wait needs no
+// speculative read first (see redis.replyConn for the same reasoning), and
+// both are made raw — neither can block — so the scheduler never hands the
+// thread's P on for them. An open loop at 10,000 arrivals/s makes as many
+// waits.
 type alarm struct {
 	fd   int
 	f    *os.File
+	raw  syscall.RawConn
 	stop func() bool
+	lead time.Duration // how long before its time a wait ends (see wakeBefore)
+
+	// One wait's state, kept here so that its step allocates nothing.
+	step  func(uintptr) bool // a.arm
+	its   unix.ItimerSpec
+	armed bool
+	err   syscall.Errno
+	buf   [8]byte
 }
 
 // newAlarm makes an alarm whose waits end as soon as ctx is done, or nil
@@ -24,21 +42,82 @@ func newAlarm(ctx context.Context) *alarm {
 	if err != nil {
 		return nil
 	}
-	a := &alarm{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}
+	a := &alarm{fd: fd, f: os.NewFile(uintptr(fd), "timerfd"), lead: minLead}
+	if a.raw, err = a.f.SyscallConn(); err != nil {
+		a.f.Close()
+		return nil
+	}
+	a.step = a.arm
 	a.stop = context.AfterFunc(ctx, func() { a.f.SetReadDeadline(time.Unix(1, 0)) })
 	return a
 }
 
-// sleep waits d; false if ctx ended the wait.
-func (a *alarm) sleep(d time.Duration) bool {
-	its := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	if err := unix.TimerfdSettime(a.fd, 0, &its, nil); err != nil {
-		time.Sleep(d)
+// How early an alarm wakes its client. A wake from the netpoller comes
+// late by the OS's wake-up latency: on the 2-core virtual machine this was
+// built on, with nothing else running, a timerfd's 80 µs sleep overran by
+// 40 µs at the median, 100 µs at p99, 380 µs at p99.9. An alarm learns
+// its own lateness and wakes that much ahead — the leadQuantile of its
+// recent wakes, followed by a frugal streaming estimate (up by
+// leadStep·q when a wake came later than the lead, down by leadStep·(1-q)
+// otherwise) — and the client yields in a loop for the rest, which alone
+// costs CPU. So the schedule's lag is what the lead did not cover, the
+// tenth of wakes later than their lead.
+const (
+	minLead      = 20 * time.Microsecond
+	maxLead      = 500 * time.Microsecond
+	leadQuantile = 0.9
+	leadStep     = 10 * time.Microsecond
+)
+
+// wakeBefore sleeps until a little before due, by the alarm's lead; false
+// if ctx ended the wait.
+func (a *alarm) wakeBefore(due time.Time) bool {
+	at := due.Add(-a.lead)
+	d := time.Until(at)
+	if d <= 0 {
 		return true
 	}
-	var buf [8]byte
-	_, err := a.f.Read(buf[:])
-	return err == nil
+	if !a.sleep(d) {
+		return false
+	}
+	a.learn(time.Since(at))
+	return true
+}
+
+// learn moves the lead towards the leadQuantile of the wakes' lateness.
+func (a *alarm) learn(late time.Duration) {
+	if late > a.lead {
+		a.lead += time.Duration(leadQuantile * float64(leadStep))
+	} else {
+		a.lead -= time.Duration((1 - leadQuantile) * float64(leadStep))
+	}
+	a.lead = min(max(a.lead, minLead), maxLead)
+}
+
+// sleep waits d; false if ctx ended the wait.
+func (a *alarm) sleep(d time.Duration) bool {
+	a.its = unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	a.armed, a.err = false, 0
+	if err := a.raw.Read(a.step); err != nil {
+		return false
+	}
+	if a.err != 0 { // no timer: wait the ordinary way
+		time.Sleep(d)
+	}
+	return true
+}
+
+// arm is sleep's step inside the poller's read: first arm the timer and
+// wait, then read its expiry, waiting again while there is none.
+func (a *alarm) arm(fd uintptr) bool {
+	if !a.armed {
+		a.armed = true
+		_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&a.its)), 0, 0, 0)
+		a.err = e
+		return e != 0
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&a.buf[0])), uintptr(len(a.buf)))
+	return e != unix.EAGAIN && e != unix.EINTR
 }
 
 func (a *alarm) close() {

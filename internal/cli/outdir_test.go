@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,12 +50,13 @@ func TestResultsAreNeverOverwritten(t *testing.T) {
 	}
 }
 
-// --cpuprofile and --memprofile write profiles pprof reads.
+// --cpuprofile and --memprofile write profiles pprof reads, --trace an
+// execution trace.
 func TestProfilesOnDemand(t *testing.T) {
 	dir := t.TempDir()
-	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	cpu, mem, tr := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof"), filepath.Join(dir, "run.trace")
 	code, _, errOut := run("run", "--impl", "inproc", "--clients", "2", "--acquires", "20000", "-q",
-		"--out", filepath.Join(dir, "out"), "--cpuprofile", cpu, "--memprofile", mem)
+		"--out", filepath.Join(dir, "out"), "--cpuprofile", cpu, "--memprofile", mem, "--trace", tr)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -64,6 +66,14 @@ func TestProfilesOnDemand(t *testing.T) {
 		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 			t.Errorf("%s: %d bytes, %v; want a gzipped profile", filepath.Base(p), len(b), err)
 		}
+	}
+	// A trace starts with its header, "go 1.N trace", and holds more.
+	if b, err := os.ReadFile(tr); err != nil || !regexp.MustCompile(`^go 1\.\d+ trace\x00`).Match(b) || len(b) < 1000 {
+		t.Errorf("trace: %d bytes, %v; want an execution trace", len(b), err)
+	}
+	if code, _, errOut := run("run", "--impl", "inproc", "--acquires", "10", "-q", "--out", filepath.Join(dir, "out2"),
+		"--trace", filepath.Join(dir, "no", "such", "dir", "t")); code != ExitFailure || !strings.Contains(errOut, "--trace") {
+		t.Errorf("--trace into a missing directory: exit %d, %q; want exit %d naming --trace", code, errOut, ExitFailure)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ type runOpts struct {
 	seed                             uint64
 	quiet, force, renew              bool
 	acquireTimeout                   time.Duration
-	cpuProfile, memProfile           string
+	cpuProfile, memProfile, trace    string
 	shard, startAt, runID            string
 	shardWait                        time.Duration
 
@@ -148,6 +149,7 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.runID, "run-id", os.Getenv("LOCKBENCH_RUN_ID"), "sharded: `ID` the shards of one run share on the servers (default: from the plan; env LOCKBENCH_RUN_ID)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof FILE)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile at the end of the run to `FILE`")
+	fs.StringVar(&o.trace, "trace", "", "write an execution trace of the whole run to `FILE` (go tool trace FILE)")
 	return fs
 }
 
@@ -171,7 +173,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if plan.Out, err = outDir(plan.Out, o.force); err != nil {
 		return err
 	}
-	stopProfiles, err := startProfiles(o.cpuProfile, o.memProfile)
+	stopProfiles, err := startProfiles(o.cpuProfile, o.memProfile, o.trace)
 	if err != nil {
 		return err
 	}
@@ -206,11 +208,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return sloError(stderr, sum)
 }
 
-// startProfiles starts a CPU profile into cpu and arranges a heap profile
-// into mem, as Go's own tools do, so that a user who doubts a number can
-// see where lockbench's time went; stop ends them.
-func startProfiles(cpu, mem string) (stop func() error, err error) {
-	var cf *os.File
+// startProfiles starts a CPU profile into cpu and an execution trace into
+// tr, and arranges a heap profile into mem, as Go's own tools do, so that
+// a user who doubts a number can see where lockbench's time went (and, in
+// the trace, what held up a late send); stop ends them.
+func startProfiles(cpu, mem, tr string) (stop func() error, err error) {
+	var cf, tf *os.File
 	if cpu != "" {
 		if cf, err = os.Create(cpu); err != nil {
 			return nil, fmt.Errorf("--cpuprofile: %w", err)
@@ -220,11 +223,29 @@ func startProfiles(cpu, mem string) (stop func() error, err error) {
 			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 	}
+	if tr != "" {
+		if tf, err = os.Create(tr); err == nil {
+			if err = trace.Start(tf); err != nil {
+				tf.Close()
+			}
+		}
+		if err != nil {
+			if cf != nil {
+				pprof.StopCPUProfile()
+				cf.Close()
+			}
+			return nil, fmt.Errorf("--trace: %w", err)
+		}
+	}
 	return func() error {
 		var errs []error
 		if cf != nil {
 			pprof.StopCPUProfile()
 			errs = append(errs, cf.Close())
+		}
+		if tf != nil {
+			trace.Stop()
+			errs = append(errs, tf.Close())
 		}
 		if mem != "" {
 			f, err := os.Create(mem)
