@@ -35,7 +35,7 @@ func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
 			lock = w.picker.Pick()
 		}
 		w.readyToWait()
-		start := w.now()
+		start := w.reading()
 		measured := !start.Before(r.measureFrom)
 		if !r.deadline.IsZero() && !start.Before(r.deadline) {
 			return

@@ -287,7 +287,7 @@ func (w *worker) flushBefore(t time.Time) {
 // flush hands the worker's batch to the collector.
 func (w *worker) flush() {
 	if b := w.batch; b != nil {
-		w.batch = nil
+		w.batch, w.fresh = nil, time.Time{}
 		w.iv.ch <- b
 		w.pending.Store(noBatch)
 	}
