@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/lockbench/lockbench/result"
+	"strings"
 
 	"bytes"
 	"encoding/base64"
@@ -71,6 +72,9 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		}
 		if c.ServerNote != "" {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no server counters: %s", c.Key(), oneLine(c.ServerNote)))
+		}
+		for _, n := range cpuNotes(c) {
+			p.Notes = append(p.Notes, c.Key()+": "+strings.TrimPrefix(n, "! "))
 		}
 	}
 	s, _ := effectiveSLO(slo)

@@ -272,7 +272,16 @@ func notes(c Cell) []string {
 	if g := c.Generator; g != nil && g.Warning != "" {
 		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")
 	}
-	if s := saturatedServers(c); s != "" {
+	return append(out, cpuNotes(c)...)
+}
+
+// cpuNotes is what lockbench's and the sandboxed servers' CPU say of the
+// cell's limit: a server that ran near a core's worth while the machine
+// had cores to spare, and, for a burst or when the cores were all busy,
+// both sides' shares (see burstCPU).
+func cpuNotes(c Cell) []string {
+	var out []string
+	if s := saturatedServers(c); s != "" && coresBusy(c) == 0 {
 		out = append(out, "! servers: "+s+" — the service may have been the limit")
 	}
 	if s := burstCPU(c); s != "" {
@@ -281,15 +290,20 @@ func notes(c Cell) []string {
 	return out
 }
 
-// burstCPU sets, for a burst, lockbench's CPU beside each sandboxed
-// server's over the cell, in shares of one core, and names the busier
-// side: a herd costs both, and which of them held the burst back is the
-// question its wall time raises. A burst shorter than a second says
-// nothing of it: CPU times from /proc count in 10 ms ticks, so shares
-// over a few milliseconds are noise.
+// burstCPU sets lockbench's CPU beside each sandboxed server's over the
+// cell, in shares of one core, for a burst — a herd costs both, and which
+// of them held the burst back is the question its wall time raises — and
+// for any cell whose sides together kept the machine's cores busy. It
+// names the busier side, or says the cores were the limit. A cell shorter
+// than a second says nothing of it: CPU times from /proc count in 10 ms
+// ticks, so shares over a few milliseconds are noise.
 func burstCPU(c Cell) string {
 	g := c.Generator
-	if c.Kind != result.KindBurst || g == nil || g.ServerSpanS < minCPUSpanS {
+	if g == nil || g.ServerSpanS < minCPUSpanS {
+		return ""
+	}
+	machine := coresBusy(c)
+	if c.Kind != result.KindBurst && machine == 0 {
 		return ""
 	}
 	parts := []string{fmt.Sprintf("lockbench %.0f%%", 100*g.CPUS/g.ServerSpanS)}
@@ -300,8 +314,30 @@ func burstCPU(c Cell) string {
 			busier, top = "server "+a, g.ServerCPUS[a]
 		}
 	}
-	return fmt.Sprintf("cpu over %s, in shares of one core: %s; the busier side: %s",
-		result.Dur(g.ServerSpanS*1e6), strings.Join(parts, ", "), busier)
+	s := fmt.Sprintf("cpu over %s, in shares of one core: %s; ", result.Dur(g.ServerSpanS*1e6), strings.Join(parts, ", "))
+	if machine > 0 {
+		return fmt.Sprintf("! %stogether %.0f%% of the machine's %d cores: the cores were the limit, not one side alone (the busier: %s)",
+			s, 100*machine, g.Cores, busier)
+	}
+	return s + "the busier side: " + busier
+}
+
+// coresBusy is the share of the machine's cores lockbench and the
+// sandboxed servers used together over the cell, when that is at least
+// 90%, else 0 (also when the servers' CPU or the core count is unknown).
+func coresBusy(c Cell) float64 {
+	g := c.Generator
+	if g == nil || g.ServerSpanS < minCPUSpanS || g.Cores <= 0 || len(g.ServerCPUS) == 0 {
+		return 0
+	}
+	total := g.CPUS
+	for _, v := range g.ServerCPUS {
+		total += v
+	}
+	if share := total / (g.ServerSpanS * float64(g.Cores)); share >= 0.9 {
+		return share
+	}
+	return 0
 }
 
 // minCPUSpanS is the shortest cell whose CPU shares a note reports.

@@ -83,6 +83,26 @@ func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 	if got := burstCPU(c); got != "" {
 		t.Errorf("closed loop: %q", got)
 	}
+	// Together at 94% of a 2-core machine's cores: the cores were the
+	// limit, said for any kind of cell, and the server at 82% of a core
+	// is not called the limit on its own.
+	c.Generator.Cores, c.Generator.CPUS, c.Generator.ServerCPUS["127.0.0.1:2181"] = 2, 210, 164
+	got = strings.Join(notes(c), "\n")
+	for _, want := range []string{"lockbench 105%", "server 127.0.0.1:2181 82%", "together 94% of the machine's 2 cores: the cores were the limit", "(the busier: lockbench)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("closed loop on busy cores: %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "the service may have been the limit") {
+		t.Errorf("busy cores blamed on the service: %q", got)
+	}
+	// With a core to spare the server at 82% of one is the suspect.
+	c.Generator.Cores = 4
+	got = strings.Join(notes(c), "\n")
+	if !strings.Contains(got, "127.0.0.1:2181 used 82% of a core, lockbench 105% — the service may have been the limit") || strings.Contains(got, "cores were the limit") {
+		t.Errorf("closed loop with cores to spare: %q", got)
+	}
+	c.Generator.Cores, c.Generator.CPUS, c.Generator.ServerCPUS["127.0.0.1:2181"] = 0, 300, 400
 	c.Kind, c.Generator.ServerSpanS = result.KindBurst, 0
 	if got := burstCPU(c); got != "" {
 		t.Errorf("no sandboxed servers: %q", got)

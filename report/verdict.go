@@ -39,8 +39,9 @@ func figureAnchor(name string) string { return "fig-" + name }
 // Verdict answers, one line each, the questions the cells can answer:
 // is the lock safe, what does a release cost in wake-ups against theory,
 // how many clients meet the SLO (slo, or DefaultSLO when nil) and which
-// implementation serves most, what a fault costs, and where an open loop
-// saturates. A question the run has no data for gets no line.
+// implementation serves most, what a fault costs, where an open loop
+// saturates, and whether lockbench, the servers or the machine's cores
+// were the limit. A question the run has no data for gets no line.
 func Verdict(cells []Cell, slo *SLO) []VerdictLine {
 	if len(cells) == 0 {
 		return nil
@@ -54,6 +55,9 @@ func Verdict(cells []Cell, slo *SLO) []VerdictLine {
 		out = append(out, v)
 	}
 	if v, ok := faultVerdict(cells); ok {
+		out = append(out, v)
+	}
+	if v, ok := limitVerdict(cells); ok {
 		out = append(out, v)
 	}
 	return out

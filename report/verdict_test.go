@@ -177,3 +177,45 @@ func TestRenderHTMLVerdictAndLabels(t *testing.T) {
 		}
 	}
 }
+
+// The verdict says which side was the limit from the CPU lockbench and
+// the sandboxed servers used: the machine's cores when together they kept
+// them busy, lockbench (marked bad: the figures measure it) or the server
+// when one ran near a core's worth, else neither; without the servers'
+// CPU it says nothing.
+func TestLimitVerdict(t *testing.T) {
+	t.Parallel()
+	cell := func(impl string, clients int, lb, srv float64, cores int) Cell {
+		return Cell{Impl: impl, Scenario: "burst", Kind: result.KindBurst, Clients: clients,
+			Generator: &result.Generator{CPUS: lb * 10, ServerCPUS: map[string]float64{"127.0.0.1:2181": srv * 10}, ServerSpanS: 10, Cores: cores}}
+	}
+	limit := func(cells ...Cell) (VerdictLine, bool) {
+		for _, v := range Verdict(cells, nil) {
+			if v.Question == "Limit" {
+				return v, true
+			}
+		}
+		return VerdictLine{}, false
+	}
+	for _, tc := range []struct {
+		name  string
+		cells []Cell
+		want  string
+		bad   bool
+	}{
+		{"cores", []Cell{cell("zk-naive", 2000, 1.05, 0.82, 2)}, "zk-naive burst ×2000: the machine's cores (together 94% of 2) (lockbench 105% of a core, server 82%)", false},
+		{"lockbench", []Cell{cell("zk-naive", 2000, 0.9, 0.3, 4)}, "zk-naive burst ×2000: lockbench (lockbench 90% of a core, server 30%)", true},
+		{"server", []Cell{cell("zk-pred", 64, 0.3, 0.95, 4)}, "zk-pred burst ×64: the server (lockbench 30% of a core, server 95%)", false},
+		{"neither", []Cell{cell("zk-pred", 8, 0.3, 0.2, 2), cell("redis", 8, 0.1, 0.5, 2)}, "✓ neither side: lockbench used at most 30% of a core, the servers at most 50%, in 2 cells", false},
+	} {
+		v, ok := limit(tc.cells...)
+		if !ok || v.Answer != tc.want || v.Bad != tc.bad || v.Anchor == "" {
+			t.Errorf("%s: %+v (present %v), want %q bad %v", tc.name, v, ok, tc.want, tc.bad)
+		}
+	}
+	noServers := cell("redis", 8, 0.9, 0, 2)
+	noServers.Generator.ServerCPUS = nil
+	if v, ok := limit(noServers); ok {
+		t.Errorf("without the servers' CPU: %+v", v)
+	}
+}

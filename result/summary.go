@@ -261,7 +261,11 @@ type Generator struct {
 	// ServerSpanS is the wall time ServerCPUS covers: the cell with its
 	// warm-up, from before the first client acted.
 	ServerSpanS float64 `json:"server_span_s,omitempty"`
-	Warning     string  `json:"warning,omitempty"`
+	// Cores is how many CPUs lockbench and the sandboxed servers shared:
+	// when together they kept nearly all of them busy, the machine was the
+	// limit rather than either side.
+	Cores   int    `json:"cores,omitempty"`
+	Warning string `json:"warning,omitempty"`
 }
 
 // Faults is what a fault scenario (crash, pause, failover, restart,

@@ -1,0 +1,97 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// cpuSides is what a cell's CPU says of its limit: lockbench's share of
+// one core over the cell, the busiest sandboxed server's, which of them
+// was the limit if either, and the machine's cores when the two together
+// kept them busy. ok is false for cells without sandboxed servers, or
+// shorter than a second (/proc counts CPU in 10 ms ticks).
+type cpuSides struct {
+	lockbench, server float64 // shares of one core
+	serverAddr        string
+	machine           float64 // share of all cores, when ≥ 90%, else 0
+	cores             int
+}
+
+func cellCPU(c Cell) (s cpuSides, ok bool) {
+	g := c.Generator
+	if g == nil || g.ServerSpanS < minCPUSpanS || len(g.ServerCPUS) == 0 {
+		return s, false
+	}
+	s.lockbench, s.machine, s.cores = g.CPUS/g.ServerSpanS, coresBusy(c), g.Cores
+	for a, v := range g.ServerCPUS {
+		if share := v / g.ServerSpanS; share > s.server || (share == s.server && a < s.serverAddr) {
+			s.server, s.serverAddr = share, a
+		}
+	}
+	return s, true
+}
+
+// limit names the side that held the cell back, or "" when neither ran
+// near a core's worth and the cores were not all busy.
+func (s cpuSides) limit() string {
+	switch {
+	case s.machine > 0:
+		return fmt.Sprintf("the machine's cores (together %.0f%% of %d)", 100*s.machine, s.cores)
+	case s.lockbench >= coreShare && s.lockbench >= s.server:
+		return "lockbench"
+	case s.server >= coreShare:
+		return "the server"
+	}
+	return ""
+}
+
+// coreShare is the share of a core at which a side counts as the limit.
+const coreShare = 0.8
+
+// limitVerdict answers "which side was the limit" from the CPU that
+// lockbench and the sandboxed servers used over each cell: cells where a
+// side ran near a core's worth or the cores were all busy are named (the
+// worst few), else the answer is that neither was. An answer that names
+// lockbench is marked bad: those figures measure the generator.
+func limitVerdict(cells []Cell) (VerdictLine, bool) {
+	var (
+		named         []string
+		bad           bool
+		seen          int
+		maxLB, maxSrv float64
+		extra         int
+	)
+	for _, c := range cells {
+		s, ok := cellCPU(c)
+		if !ok {
+			continue
+		}
+		seen++
+		maxLB, maxSrv = max(maxLB, s.lockbench), max(maxSrv, s.server)
+		l := s.limit()
+		if l == "" {
+			continue
+		}
+		bad = bad || l == "lockbench"
+		if len(named) == 3 {
+			extra++
+			continue
+		}
+		named = append(named, fmt.Sprintf("%s %s ×%d: %s (lockbench %.0f%% of a core, server %.0f%%)",
+			c.Impl, c.Scenario, c.Clients, l, 100*s.lockbench, 100*s.server))
+	}
+	if seen == 0 {
+		return VerdictLine{}, false
+	}
+	v := VerdictLine{Question: "Limit", Anchor: anchorResults, Bad: bad}
+	if len(named) == 0 {
+		v.Answer = fmt.Sprintf("✓ neither side: lockbench used at most %.0f%% of a core, the servers at most %.0f%%, in %s",
+			100*maxLB, 100*maxSrv, plural(int64(seen), "cell"))
+		return v, true
+	}
+	v.Answer = strings.Join(named, "; ")
+	if extra > 0 {
+		v.Answer += fmt.Sprintf("; and %s more", plural(int64(extra), "cell"))
+	}
+	return v, true
+}
