@@ -122,8 +122,8 @@ func herdVerdict(cells []Cell) (VerdictLine, bool) {
 		n, what := releaseWakeups(c)
 		t := c.TheoryOf()
 		want := t.BurstWakeups(c.Clients)
-		s := fmt.Sprintf("%s %s %s for %d hand-offs at %s (%s per hand-off); theory %s = %s %s",
-			c.Impl, commas(n), what, c.Clients-1, plural(int64(c.Clients), "client"), perAcq(float64(n)/handoffs),
+		s := fmt.Sprintf("%s %s %s for %s hand-offs at %s (%s per hand-off); theory %s = %s %s",
+			c.Impl, commas(n), what, commas(int64(c.Clients-1)), plural(int64(c.Clients), "client"), perAcq(float64(n)/handoffs),
 			t.Formula, commas(want), agreement(float64(n), float64(want)))
 		s += serverClause(c)
 		parts = append(parts, s)

@@ -203,7 +203,7 @@ func TestLimitVerdict(t *testing.T) {
 		want  string
 		bad   bool
 	}{
-		{"cores", []Cell{cell("zk-naive", 2000, 1.05, 0.82, 2)}, "zk-naive burst ×2000: the machine's cores (together 94% of 2) (lockbench 105% of a core, server 82%)", false},
+		{"cores", []Cell{cell("zk-naive", 2000, 1.05, 0.82, 2)}, "zk-naive burst ×2000: the machine's 2 cores, 94% busy (lockbench 105% of a core, server 82%)", false},
 		{"lockbench", []Cell{cell("zk-naive", 2000, 0.9, 0.3, 4)}, "zk-naive burst ×2000: lockbench (lockbench 90% of a core, server 30%)", true},
 		{"server", []Cell{cell("zk-pred", 64, 0.3, 0.95, 4)}, "zk-pred burst ×64: the server (lockbench 30% of a core, server 95%)", false},
 		{"neither", []Cell{cell("zk-pred", 8, 0.3, 0.2, 2), cell("redis", 8, 0.1, 0.5, 2)}, "✓ neither side: lockbench used at most 30% of a core, the servers at most 50%, in 2 cells", false},

@@ -36,7 +36,7 @@ func cellCPU(c Cell) (s cpuSides, ok bool) {
 func (s cpuSides) limit() string {
 	switch {
 	case s.machine > 0:
-		return fmt.Sprintf("the machine's cores (together %.0f%% of %d)", 100*s.machine, s.cores)
+		return fmt.Sprintf("the machine's %d cores, %.0f%% busy", s.cores, 100*s.machine)
 	case s.lockbench >= coreShare && s.lockbench >= s.server:
 		return "lockbench"
 	case s.server >= coreShare:
