@@ -336,3 +336,20 @@ func TestCheckerOfAMillionLocks(t *testing.T) {
 		t.Errorf("%d violations %+v, want one on lock-900001", n, vs)
 	}
 }
+
+// With no hold, clients queued on one lock still get a hand-off gap: the
+// release is timed when it is called, after the grant, never at the grant
+// (a release stamped with its grant's time looks like no release at all).
+func TestZeroHoldHandOffsAreTimed(t *testing.T) {
+	t.Parallel()
+	cell, err := RunCell(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Locks: 1, Duration: 200 * time.Millisecond,
+		Config: impl.Config{Namespace: t.Name()}, // a duration: one client could spend a budget alone
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := cell.HandoffGapUs; h == nil || h.Max <= 0 {
+		t.Fatalf("4 clients on one lock with no hold: hand-off gap %+v, want one measured", h)
+	}
+}

@@ -73,7 +73,7 @@ func (h *health) stop() *health {
 func (h *health) report(r *cellRun, c result.Cell) *result.Generator {
 	g := &result.Generator{
 		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
-		CPUS: h.cpu.Seconds(), Cores: runtime.NumCPU(),
+		CPUS: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),
 	}
 	if h.wall > 0 {
 		g.CPUShare = h.cpu.Seconds() / (h.wall.Seconds() * float64(runtime.NumCPU()))

@@ -277,7 +277,11 @@ func micros(d time.Duration) int64 {
 // since the interval cannot close before the next one is over anyway (see
 // closeDue). An open-loop client waits between nearly all its arrivals: a
 // hand-off before each wait cost a wake-up of the collector per lock
-// cycle, and the clients' schedule lag.
+// cycle, and the clients' schedule lag. Like a closed-loop client's, a
+// batch kept through a wait is still held when the next acquisition
+// starts: if that one stalls, its interval closes when it returns (or
+// gives up), and only after one has waited does the client hand on before
+// each acquisition (readyToWait).
 func (w *worker) flushBefore(t time.Time) {
 	if w.batch != nil && !t.Before(w.ivEnd) {
 		w.flush()

@@ -75,6 +75,11 @@ func (a *alarm) wakeBefore(due time.Time) bool {
 	at := due.Add(-a.lead)
 	d := time.Until(at)
 	if d <= 0 {
+		// No sleep, so no lateness to learn from: count the wait as
+		// punctual, or a lead grown as long as the gaps between a
+		// client's arrivals would never shrink again, and the client
+		// would yield through every gap.
+		a.learn(0)
 		return true
 	}
 	if !a.sleep(d) {

@@ -65,6 +65,15 @@ func TestAlarmLearnsItsLead(t *testing.T) {
 	if a.lead != minLead {
 		t.Errorf("lead %v after punctual wakes, want the floor %v", a.lead, minLead)
 	}
+	// A lead as long as the waits gives no sleep to learn from: it must
+	// still shrink, or the client would yield through every gap.
+	a.lead = maxLead
+	for range 100 {
+		a.wakeBefore(time.Now().Add(maxLead / 2))
+	}
+	if a.lead > maxLead-50*time.Microsecond {
+		t.Errorf("lead %v after 100 waits shorter than it, want it shrinking from %v", a.lead, maxLead)
+	}
 	if allocs := testing.AllocsPerRun(50, func() {
 		if !a.wakeBefore(time.Now().Add(100 * time.Microsecond)) {
 			t.Fatal("a wait with the context alive reported it ended")

@@ -225,15 +225,11 @@ func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease
 	tok, fenced := lease.Fence()
 	v := r.check.enter(lock, w.id, tok, fenced, got)
 	r.live.granted(got)
-	d := r.spec.HoldDist.Sample(w.rng)
-	r.hold(ctx, w, lease, d, measured)
+	r.hold(ctx, w, lease, r.spec.HoldDist.Sample(w.rng), measured)
 	if r.beforeRelease != nil {
 		r.beforeRelease(ctx)
 	}
-	t := got // with no hold, the release follows the grant within a few atomics
-	if d > 0 || r.beforeRelease != nil {
-		t = w.now()
-	}
+	t := w.now() // even with no hold: the hand-off gap and overlaps are measured from it
 	r.check.exit(v, w.id, t)
 	w.addGrant(result.Grant{Enter: got.UnixNano(), Exit: t.UnixNano(), Token: tok, Fenced: fenced, Lock: int32(lock), Client: int32(w.id)})
 	r.check.released(lock, t)

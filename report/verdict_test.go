@@ -213,6 +213,20 @@ func TestLimitVerdict(t *testing.T) {
 			t.Errorf("%s: %+v (present %v), want %q bad %v", tc.name, v, ok, tc.want, tc.bad)
 		}
 	}
+	// With two cores for its Go code, lockbench at 90% of one is not the
+	// limit; of four cells the lockbench-limited one is named first, and
+	// only three are named.
+	twoProcs := cell("redis", 8, 0.9, 0.3, 4)
+	twoProcs.Generator.Procs = 2
+	if v, _ := limit(twoProcs); !strings.HasPrefix(v.Answer, "✓ neither side") || v.Bad {
+		twoProcs.Generator.Procs = 0
+		t.Errorf("lockbench at 90%% of one of its 2 cores: %+v", v)
+	}
+	many := []Cell{cell("zk-pred", 64, 0.3, 0.95, 4), cell("zk-pred", 128, 0.3, 0.97, 4), cell("zk-naive", 64, 0.3, 0.99, 4), cell("zk-naive", 128, 0.9, 0.3, 4)}
+	if v, _ := limit(many...); !strings.HasPrefix(v.Answer, "zk-naive burst ×128: lockbench") || !v.Bad ||
+		!strings.Contains(v.Answer, "zk-naive burst ×64: the server") || strings.Contains(v.Answer, "zk-pred burst ×64") || !strings.HasSuffix(v.Answer, "; and 1 more") {
+		t.Errorf("four cells: %+v", v)
+	}
 	noServers := cell("redis", 8, 0.9, 0, 2)
 	noServers.Generator.ServerCPUS = nil
 	if v, ok := limit(noServers); ok {

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +17,7 @@ type cpuSides struct {
 	serverAddr        string
 	machine           float64 // share of all cores, when ≥ 90%, else 0
 	cores             int
+	usable            int // cores lockbench could use: min(GOMAXPROCS, cores), at least 1
 }
 
 func cellCPU(c Cell) (s cpuSides, ok bool) {
@@ -23,6 +26,10 @@ func cellCPU(c Cell) (s cpuSides, ok bool) {
 		return s, false
 	}
 	s.lockbench, s.machine, s.cores = g.CPUS/g.ServerSpanS, coresBusy(c), g.Cores
+	s.usable = max(1, g.Procs)
+	if g.Cores > 0 {
+		s.usable = max(1, min(s.usable, g.Cores))
+	}
 	for a, v := range g.ServerCPUS {
 		if share := v / g.ServerSpanS; share > s.server || (share == s.server && a < s.serverAddr) {
 			s.server, s.serverAddr = share, a
@@ -37,7 +44,7 @@ func (s cpuSides) limit() string {
 	switch {
 	case s.machine > 0:
 		return fmt.Sprintf("the machine's %d cores, %.0f%% busy", s.cores, 100*s.machine)
-	case s.lockbench >= coreShare && s.lockbench >= s.server:
+	case s.lockbench >= coreShare*float64(s.usable) && s.lockbench >= s.server:
 		return "lockbench"
 	case s.server >= coreShare:
 		return "the server"
@@ -50,16 +57,21 @@ const coreShare = 0.8
 
 // limitVerdict answers "which side was the limit" from the CPU that
 // lockbench and the sandboxed servers used over each cell: cells where a
-// side ran near a core's worth or the cores were all busy are named (the
-// worst few), else the answer is that neither was. An answer that names
-// lockbench is marked bad: those figures measure the generator.
+// side ran near its cores' worth (lockbench: of the cores GOMAXPROCS lets
+// it use; a server: of one) or the cores were all busy are named, those
+// where lockbench was the limit first, then the busiest; else the answer
+// is that neither was. An answer that names lockbench is marked bad: those
+// figures measure the generator.
 func limitVerdict(cells []Cell) (VerdictLine, bool) {
+	type named struct {
+		text      string
+		lockbench bool
+		busiest   float64
+	}
 	var (
-		named         []string
-		bad           bool
+		all           []named
 		seen          int
 		maxLB, maxSrv float64
-		extra         int
 	)
 	for _, c := range cells {
 		s, ok := cellCPU(c)
@@ -72,26 +84,35 @@ func limitVerdict(cells []Cell) (VerdictLine, bool) {
 		if l == "" {
 			continue
 		}
-		bad = bad || l == "lockbench"
-		if len(named) == 3 {
-			extra++
-			continue
-		}
-		named = append(named, fmt.Sprintf("%s %s ×%d: %s (lockbench %.0f%% of a core, server %.0f%%)",
-			c.Impl, c.Scenario, c.Clients, l, 100*s.lockbench, 100*s.server))
+		all = append(all, named{fmt.Sprintf("%s %s ×%d: %s (lockbench %.0f%% of a core, server %.0f%%)",
+			c.Impl, c.Scenario, c.Clients, l, 100*s.lockbench, 100*s.server), l == "lockbench", max(s.lockbench, s.server)})
 	}
 	if seen == 0 {
 		return VerdictLine{}, false
 	}
-	v := VerdictLine{Question: "Limit", Anchor: anchorResults, Bad: bad}
-	if len(named) == 0 {
+	v := VerdictLine{Question: "Limit", Anchor: anchorResults}
+	if len(all) == 0 {
 		v.Answer = fmt.Sprintf("✓ neither side: lockbench used at most %.0f%% of a core, the servers at most %.0f%%, in %s",
 			100*maxLB, 100*maxSrv, plural(int64(seen), "cell"))
 		return v, true
 	}
-	v.Answer = strings.Join(named, "; ")
-	if extra > 0 {
-		v.Answer += fmt.Sprintf("; and %s more", plural(int64(extra), "cell"))
+	slices.SortStableFunc(all, func(a, b named) int {
+		if a.lockbench != b.lockbench {
+			if a.lockbench {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.busiest, a.busiest)
+	})
+	v.Bad = all[0].lockbench
+	var parts []string
+	for _, n := range all[:min(3, len(all))] {
+		parts = append(parts, n.text)
+	}
+	v.Answer = strings.Join(parts, "; ")
+	if len(all) > 3 {
+		v.Answer += fmt.Sprintf("; and %d more", len(all)-3)
 	}
 	return v, true
 }

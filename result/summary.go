@@ -264,7 +264,10 @@ type Generator struct {
 	// Cores is how many CPUs lockbench and the sandboxed servers shared:
 	// when together they kept nearly all of them busy, the machine was the
 	// limit rather than either side.
-	Cores   int    `json:"cores,omitempty"`
+	Cores int `json:"cores,omitempty"`
+	// Procs is GOMAXPROCS: how many cores lockbench's Go code could use at
+	// once, so that its CPU is judged against min(Procs, Cores) of them.
+	Procs   int    `json:"procs,omitempty"`
 	Warning string `json:"warning,omitempty"`
 }
 
