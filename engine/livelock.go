@@ -41,21 +41,26 @@ func livelockLimit(retry, lease time.Duration) time.Duration {
 // runs its course (bounded by --max-cell-time), and its counts show what
 // happened.
 
-// progress is when the lock last changed hands, and how many hold it.
+// progress counts grants and releases: how many hold the lock, and
+// whether it changed hands since the watcher last looked. Counts, not
+// times, so that a cycle pays two atomic adds and no clock reading; the
+// watcher dates a change by the tick that saw it, so a livelock is found
+// at most a tick late, never early.
 type progress struct {
-	last    atomic.Int64 // ns since the cell's start: the last grant or release
-	holding atomic.Int64
-	start   time.Time
+	grants, releases atomic.Int64
 }
 
-func (p *progress) granted(t time.Time) {
-	p.holding.Add(1)
-	p.last.Store(int64(t.Sub(p.start)))
-}
+func (p *progress) granted()  { p.grants.Add(1) }
+func (p *progress) released() { p.releases.Add(1) }
 
-func (p *progress) released(t time.Time) {
-	p.holding.Add(-1)
-	p.last.Store(int64(t.Sub(p.start)))
+// changes is how many grants and releases there have been.
+func (p *progress) changes() int64 { return p.releases.Load() + p.grants.Load() }
+
+// holding is how many hold the lock; releases are read first, so that a
+// grant or release between the two reads can only make it more.
+func (p *progress) holding() int64 {
+	r := p.releases.Load()
+	return p.grants.Load() - r
 }
 
 // watchLivelock ends the cell with the livelock finding when there has
@@ -75,18 +80,18 @@ func (r *cellRun) watchLivelock() (stop func()) {
 		defer close(finished)
 		tick := time.NewTicker(max(limit/20, 10*time.Millisecond))
 		defer tick.Stop()
-		errs := int64(-1)
+		errs, seen, last := int64(-1), int64(-1), r.start
 		for {
 			select {
 			case <-done:
 				return
 			case now := <-tick.C:
-				if e := r.unreachableCount(); e != errs || r.live.holding.Load() > 0 || !r.anyTrying() {
-					errs = e
-					r.live.last.Store(int64(now.Sub(r.start)))
+				n := r.live.changes()
+				if e := r.unreachableCount(); e != errs || n != seen || r.live.holding() > 0 || !r.anyTrying() {
+					errs, seen, last = e, n, now
 					continue
 				}
-				if now.Sub(r.start)-time.Duration(r.live.last.Load()) >= limit {
+				if now.Sub(last) >= limit {
 					r.livelock = &result.Livelock{LimitS: limit.Seconds(), AtS: now.Sub(r.start).Seconds()}
 					r.stop()
 					r.wcancel()

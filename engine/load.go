@@ -151,8 +151,6 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	r.start = time.Now()
-	r.live.start = r.start
-	r.live.last.Store(0)
 	for _, w := range r.workers {
 		w.t0 = r.start
 	}

@@ -224,7 +224,7 @@ func (r *cellRun) over(ctx context.Context, now time.Time) bool {
 func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease impl.Lease, got time.Time, measured bool) {
 	tok, fenced := lease.Fence()
 	v := r.check.enter(lock, w.id, tok, fenced, got)
-	r.live.granted(got)
+	r.live.granted()
 	r.hold(ctx, w, lease, r.spec.HoldDist.Sample(w.rng), measured)
 	if r.beforeRelease != nil {
 		r.beforeRelease(ctx)
@@ -236,7 +236,7 @@ func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease
 	err := lease.Release(r.relCtx)
 	now := w.now()
 	w.fresh = now
-	r.live.released(now)
+	r.live.released()
 	if measured {
 		w.rec(tagRelease, now, now.Sub(t))
 	}
