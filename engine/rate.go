@@ -99,7 +99,7 @@ func (openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.H
 // tells the generator's own lateness from the lock's.
 func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	defer w.flush()
-	if w.alarm = newAlarm(ctx); w.alarm != nil {
+	if w.alarm = newAlarm(ctx, spinAllowance(r.spec.Rate)); w.alarm != nil {
 		defer func() { w.alarm.close(); w.alarm = nil }()
 	}
 	lock := w.id % r.names.len()

@@ -12,7 +12,7 @@ import (
 func TestAlarmWakesAtItsTimeAndWhenTheContextEnds(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	a := newAlarm(ctx)
+	a := newAlarm(ctx, 0)
 	if a == nil {
 		t.Skip("no alarm on this OS: clients wait on their timers")
 	}
@@ -37,22 +37,39 @@ func TestAlarmWakesAtItsTimeAndWhenTheContextEnds(t *testing.T) {
 	}
 }
 
-// An alarm's lead follows the leadQuantile of its wakes' lateness, within
-// its bounds, and a wait allocates nothing.
+// An alarm's lead follows the 90th percentile of its wakes' lateness, but
+// exceeds their median by no more than its spin allowance, within its
+// bounds; the allowance shrinks as the arrival rate grows; and a wait
+// allocates nothing.
 func TestAlarmLearnsItsLead(t *testing.T) {
-	a := newAlarm(context.Background())
+	if got := spinAllowance(10000); got != 2*time.Microsecond {
+		t.Errorf("spin allowance at 10,000/s: %v, want 2µs (2%% of a core)", got)
+	}
+	if got := spinAllowance(1000); got != 20*time.Microsecond {
+		t.Errorf("spin allowance at 1,000/s: %v, want 20µs", got)
+	}
+	a := newAlarm(context.Background(), time.Hour)
 	if a == nil {
 		t.Skip("no alarm on this OS: clients wait on their timers")
 	}
 	defer a.close()
-	// Lateness spread evenly over 0–199 µs: the lead settles near its
-	// leadQuantile, 180 µs, not near the mean.
-	for i := range 20000 {
-		a.learn(time.Duration(i*37%200) * time.Microsecond)
+	// Lateness spread evenly over 0–199 µs: with room to spin, the lead
+	// settles near the 90th percentile, 180 µs, not near the mean.
+	late := func(a *alarm) {
+		for i := range 20000 {
+			a.learn(time.Duration(i*37%200) * time.Microsecond)
+		}
 	}
-	if want := time.Duration(leadQuantile * 200 * float64(time.Microsecond)); a.lead < want-20*time.Microsecond || a.lead > want+20*time.Microsecond {
-		t.Errorf("lead %v after lateness spread over 0–200µs, want %v ± 20µs", a.lead, want)
+	near := func(got, want time.Duration) bool { return got > want-20*time.Microsecond && got < want+20*time.Microsecond }
+	if late(a); !near(a.lead, 180*time.Microsecond) {
+		t.Errorf("lead %v after lateness spread over 0–200µs, want 180µs ± 20µs", a.lead)
 	}
+	// With 30 µs to spin, the median (100 µs) plus that.
+	a.spin = 30 * time.Microsecond
+	if late(a); !near(a.lead, 130*time.Microsecond) {
+		t.Errorf("lead %v with 30µs to spin past a 100µs median, want 130µs ± 20µs", a.lead)
+	}
+	a.spin = time.Hour
 	for range 1000 {
 		a.learn(time.Second)
 	}
@@ -67,7 +84,7 @@ func TestAlarmLearnsItsLead(t *testing.T) {
 	}
 	// A lead as long as the waits gives no sleep to learn from: it must
 	// still shrink, or the client would yield through every gap.
-	a.lead = maxLead
+	a.lead, a.late50, a.late90 = maxLead, maxLead, maxLead
 	for range 100 {
 		a.wakeBefore(time.Now().Add(maxLead / 2))
 	}
