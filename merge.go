@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -193,7 +192,9 @@ func sameRun(shards []shardDir) error {
 	return nil
 }
 
-// mergeCell joins one cell's shards.
+// mergeCell joins one cell's shards: each shard's cell and histograms
+// read back as an accumulator, the accumulators merged, and mutual
+// exclusion checked over every shard's grants.
 func mergeCell(out string, shards []shardDir, key string) (result.Cell, error) {
 	cells := make([]result.Cell, len(shards))
 	for i, s := range shards {
@@ -203,144 +204,25 @@ func mergeCell(out string, shards []shardDir, key string) (result.Cell, error) {
 		}
 		cells[i] = s.sum.Cells[j]
 	}
-	c := sumCells(cells)
 	totals, err := mergeLogs(out, shards, cells[0])
 	if err != nil {
-		return c, err
+		return result.Cell{}, err
 	}
-	c.AcquireLatencyUs = result.LatencyOf(totals[result.TagAcquire])
-	c.ReleaseLatencyUs = result.LatencyOf(totals[result.TagRelease])
-	c.HandoffGapUs = nil
-	if h := totals[result.TagHandoff]; h != nil && h.TotalCount() > 0 {
-		l := result.LatencyOf(h)
-		c.HandoffGapUs = &l
+	acc := result.ShardAccumulator(cells[0], totals[0])
+	for i := 1; i < len(cells); i++ {
+		acc.Merge(result.ShardAccumulator(cells[i], totals[i]))
 	}
-	per := make([]int64, c.Clients)
-	for _, x := range cells {
-		if x.Shard != nil && x.Fairness != nil {
-			copy(per[x.Shard.First:], x.Fairness.PerClient)
-		}
+	if err := checkGrants(shards, acc, cells[0]); err != nil {
+		return result.Cell{}, err
 	}
-	mergeTimeouts(&c, cells, totals)
-	c.Fairness = result.FairnessOf(per, c.AcquireLatencyUs.Max)
-	c.Server, c.ServerNote = mergeServer(cells)
-	if err := checkGrants(shards, &c); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-// sumCells adds the shards' counts into one cell, taking what is the same
-// in every shard (names, theory) from the first.
-func sumCells(cells []result.Cell) result.Cell {
-	c := cells[0]
-	c.Shard, c.ServerRaw, c.Violations, c.Distributions = nil, nil, nil, nil
-	c.Acquires, c.Errors, c.Counts, c.SafetyViolations = 0, 0, result.Counts{}, 0
-	c.ErrorsByClass = map[string]int64{}
-	c.Vectors = nil
-	c.Merge = &result.MergeNote{Shards: len(cells)}
-	settle := 0
-	for _, x := range cells {
-		c.Acquires += x.Acquires
-		c.Errors += x.Errors
-		c.Counts = c.Counts.Add(x.Counts)
-		c.DurationS = max(c.DurationS, x.DurationS)
-		for k, v := range x.ErrorsByClass {
-			c.ErrorsByClass[k] += v
-		}
-		for k, v := range x.Vectors {
-			if c.Vectors == nil {
-				c.Vectors = map[string][]int64{}
-			}
-			for len(c.Vectors[k]) < len(v) {
-				c.Vectors[k] = append(c.Vectors[k], 0)
-			}
-			for i, n := range v {
-				c.Vectors[k][i] += n
-			}
-		}
-		settle = max(settle, slices.Index([]string{"exact", "timeout", "none"}, x.Settle))
-		if c.Truncated == "" {
-			c.Truncated = x.Truncated
-		}
-		c.Generator = mergeGenerator(c.Generator, x.Generator, x.Shard)
-	}
-	if c.Settle != "" && settle >= 0 {
-		c.Settle = []string{"exact", "timeout", "none"}[settle]
-	}
-	if len(cells[0].Distributions) > 0 {
-		c.Merge.Note = "the implementation's own distributions are summaries per shard and do not merge: see each shard's results"
-	}
-	c.AcquiresPerS, c.RetriesPerAcquire, c.NotificationsPerAcquire, c.RoundTripsPerAcquire = 0, 0, 0, 0
-	if c.DurationS > 0 {
-		c.AcquiresPerS = float64(c.Acquires) / c.DurationS
-	}
-	if c.Acquires > 0 {
-		n := float64(c.Acquires)
-		c.RetriesPerAcquire = float64(c.Retries) / n
-		c.NotificationsPerAcquire = float64(c.Notifications) / n
-		c.RoundTripsPerAcquire = float64(c.RoundTrips) / n
-	}
-	return c
-}
-
-// mergeGenerator adds a shard's generator health to the merged one: CPU
-// and collections summed, the worst pause, every warning named by shard.
-func mergeGenerator(into, g *result.Generator, sh *result.CellShard) *result.Generator {
-	if g == nil {
-		return into
-	}
-	if into == nil {
-		into = &result.Generator{}
-	}
-	into.CPUS += g.CPUS
-	into.GCCount += g.GCCount
-	into.Goroutines += g.Goroutines
-	into.GCPauseMs = max(into.GCPauseMs, g.GCPauseMs)
-	into.CPUShare = max(into.CPUShare, g.CPUShare)
-	if g.Warning != "" && sh != nil {
-		into.Warning = strings.TrimPrefix(into.Warning+"; ", "; ") + fmt.Sprintf("shard %d: %s", sh.Index, g.Warning)
-	}
-	return into
-}
-
-// mergeServer counts the servers once: every shard read the same servers'
-// cumulative counters before and after its cell, so the span from the
-// earliest reading before to the latest after covers all of them. The
-// clients' own notifications are summed.
-func mergeServer(cells []result.Cell) (map[string]int64, string) {
-	before, after := map[string]int64{}, map[string]int64{}
-	var clients int64
-	for _, c := range cells {
-		if c.ServerRaw == nil {
-			if c.ServerNote != "" {
-				return nil, fmt.Sprintf("shard %d: %s", c.Shard.Index, c.ServerNote)
-			}
-			return nil, ""
-		}
-		for k, v := range c.ServerRaw.Before {
-			if b, ok := before[k]; !ok || v < b {
-				before[k] = v
-			}
-		}
-		for k, v := range c.ServerRaw.After {
-			after[k] = max(after[k], v)
-		}
-		clients += c.Server["client_notifications"]
-	}
-	out := map[string]int64{}
-	for k, v := range after {
-		out[k] = v - before[k]
-	}
-	out["client_notifications"] = clients
-	return out, ""
+	return acc.Cell(), nil
 }
 
 // mergeLogs merges the shards' interval logs of cell c into out's: the
 // histograms of the same tag and interval — intervals matched by their
 // start on the servers' clock, to the nearest interval — are added, which
-// HdrHistograms do without loss. It returns the cell's totals by tag.
-func mergeLogs(out string, shards []shardDir, c result.Cell) (map[string]*hdrhistogram.Histogram, error) {
+// HdrHistograms do without loss. It returns each shard's totals by tag.
+func mergeLogs(out string, shards []shardDir, c result.Cell) ([]map[string]*hdrhistogram.Histogram, error) {
 	type slot struct {
 		start, end int64 // ms on the servers' clock
 		h          map[string]*hdrhistogram.Histogram
@@ -366,9 +248,10 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) (map[string]*hdrhis
 		logs, offsets = append(logs, l), append(offsets, off)
 	}
 	slots := map[int64]*slot{}
-	totals := map[string]*hdrhistogram.Histogram{}
+	totals := make([]map[string]*hdrhistogram.Histogram, len(logs))
 	iv := result.IntervalLength.Milliseconds()
 	for i, l := range logs {
+		totals[i] = map[string]*hdrhistogram.Histogram{}
 		for _, h := range l.Intervals {
 			start := h.StartTimeMs() + offsets[i]
 			idx := (start - base + iv/2) / iv
@@ -378,7 +261,7 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) (map[string]*hdrhis
 				slots[idx] = s
 			}
 			s.end = max(s.end, h.EndTimeMs()+offsets[i])
-			for _, m := range []map[string]*hdrhistogram.Histogram{s.h, totals} {
+			for _, m := range []map[string]*hdrhistogram.Histogram{s.h, totals[i]} {
 				if m[h.Tag()] == nil {
 					m[h.Tag()] = result.NewHistogram()
 				}
@@ -403,55 +286,4 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) (map[string]*hdrhis
 			Abandon: s.h[result.TagAbandon], Renew: s.h[result.TagRenew]})
 	}
 	return totals, w.Close(start)
-}
-
-// mergeTimeouts joins the shards' abandoned acquisitions (--acquire-timeout),
-// renewals (--renew) and findings: counts summed, latencies from the merged
-// histograms, a finding of any shard kept (naming the first that had one).
-func mergeTimeouts(c *result.Cell, cells []result.Cell, totals map[string]*hdrhistogram.Histogram) {
-	c.Abandon, c.Renew, c.Finding, c.Livelock = nil, nil, "", nil
-	var held float64 // seconds of holding, over which renewals were sent
-	for _, x := range cells {
-		if a := x.Abandon; a != nil {
-			if c.Abandon == nil {
-				c.Abandon = &result.Abandon{TimeoutMs: a.TimeoutMs, Granted: a.Granted, Leftover: a.Leftover}
-			}
-			c.Abandon.Count += a.Count
-			c.Abandon.RoundTrips += a.RoundTrips
-			c.Abandon.OutOfOrder += a.OutOfOrder
-		}
-		if r := x.Renew; r != nil {
-			if c.Renew == nil {
-				c.Renew = &result.Renew{}
-			}
-			c.Renew.Count += r.Count
-			c.Renew.Lost += r.Lost
-			c.Renew.Errors += r.Errors
-			if r.PerHolderPerS > 0 {
-				held += float64(r.Count) / r.PerHolderPerS
-			}
-		}
-		if x.Finding != "" && c.Finding == "" {
-			c.Finding, c.Livelock, c.Verdict = x.Finding, x.Livelock, x.Verdict
-			if x.Shard != nil {
-				c.Verdict = fmt.Sprintf("shard %d: %s", x.Shard.Index, x.Verdict)
-			}
-		}
-	}
-	if a := c.Abandon; a != nil {
-		if h := totals[result.TagAbandon]; h != nil {
-			a.WaitUs = result.LatencyOf(h)
-		}
-		if a.Count > 0 {
-			a.RoundTripsPer = float64(a.RoundTrips) / float64(a.Count)
-		}
-	}
-	if r := c.Renew; r != nil {
-		if h := totals[result.TagRenew]; h != nil {
-			r.LatencyUs = result.LatencyOf(h)
-		}
-		if held > 0 {
-			r.PerHolderPerS = float64(r.Count) / held
-		}
-	}
 }

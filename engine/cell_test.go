@@ -189,25 +189,6 @@ func TestCheckerSeesOverlapsOfAnUnsafeLock(t *testing.T) {
 	}
 }
 
-func TestCheckerTokenRegression(t *testing.T) {
-	t.Parallel()
-	now := time.Now()
-	k := newChecker(now, newLockNames(1))
-	for client, tok := range []uint64{0, 5} { // a first token of 0 is fine
-		v := k.enter(0, client, tok, true, now)
-		k.exit(v, client, now)
-	}
-	v := k.enter(0, 2, 4, true, now) // lower token granted later
-	k.exit(v, 2, now)
-	v = k.enter(0, 3, 5, true, now) // the same token twice
-	k.exit(v, 3, now)
-	n, list := k.violations()
-	if n != 2 || list[0].Kind != "token_regression" || list[0].Token != 4 || list[0].PrevToken != 5 || list[1].Token != 5 ||
-		list[0].Intruder != 2 || list[0].Holder != 1 {
-		t.Fatalf("got %d %+v", n, list)
-	}
-}
-
 func TestSpecErrorsAreUsage(t *testing.T) {
 	t.Parallel()
 	cases := map[string]CellSpec{
@@ -257,16 +238,16 @@ func TestRecordingPathAllocatesNothing(t *testing.T) {
 	l, _ := inproc.New(context.Background(), impl.Config{Namespace: t.Name()})
 	w := newWorker(0, l, 1)
 	newIntervals(time.Now(), []*worker{w}, nil)
-	k := newChecker(time.Now(), newLockNames(1))
+	k := result.NewChecker(time.Now(), 1, result.LockName)
 	allocs := testing.AllocsPerRun(1000, func() {
 		t0 := time.Now()
 		w.recordAcquire(t0, time.Since(t0)+3*time.Millisecond)
-		v := k.enter(0, 0, 1, false, t0)
-		k.exit(v, 0, time.Now())
+		v := k.Enter(0, 0, 1, false, t0)
+		k.Exit(v, 0, time.Now())
 		w.rec(tagRelease, t0, 2*time.Hour) // beyond range: clamped, no error value
 		w.rec(tagLag, t0, time.Microsecond)
-		k.released(0, t0)
-		k.handoff(0, t0, time.Now())
+		k.Released(0, t0)
+		k.Handoff(0, t0, time.Now())
 	})
 	if allocs != 0 {
 		t.Fatalf("recording path allocates %.1f times per cycle", allocs)
@@ -286,29 +267,6 @@ func TestLiveBucketsBracketValues(t *testing.T) {
 	}
 }
 
-// Each hand-off is measured from the release that freed the lock for it,
-// whatever order the clients hear their replies in.
-func TestHandoffPairsEachGrantWithItsRelease(t *testing.T) {
-	t.Parallel()
-	t0 := time.Now()
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	k := newChecker(t0, newLockNames(1))
-	if _, ok := k.handoff(0, at(0), at(1)); ok { // A takes a free lock
-		t.Fatal("a free lock counted as a hand-off")
-	}
-	k.released(0, at(10))                                                         // A calls release
-	if gap, ok := k.handoff(0, at(2), at(12)); !ok || gap != 2*time.Millisecond { // B, waiting since 2
-		t.Fatalf("B: %v %v", gap, ok)
-	}
-	k.released(0, at(17))                                                       // B holds 5 ms and calls release
-	if gap, ok := k.handoff(0, at(3), at(18)); !ok || gap != time.Millisecond { // C, waiting since 3
-		t.Fatalf("C: %v %v, want 1ms, not B's hold", gap, ok)
-	}
-	if _, ok := k.handoff(0, at(20), at(21)); ok { // D came after the last release
-		t.Fatal("an acquire of a free lock counted as a hand-off")
-	}
-}
-
 func TestRunningOutOfFilesIsSaidAsSuch(t *testing.T) {
 	err := connectError("x", 7, fmt.Errorf("dial: %w", syscall.EMFILE))
 	if !errors.Is(err, syscall.EMFILE) || !strings.Contains(err.Error(), "out of file descriptors") {
@@ -316,24 +274,6 @@ func TestRunningOutOfFilesIsSaidAsSuch(t *testing.T) {
 	}
 	if err := connectError("x", 7, errors.New("refused")); strings.Contains(err.Error(), "file descriptors") {
 		t.Errorf("a refused connection reads %q", err)
-	}
-}
-
-// Beyond denseLocks the checker keeps only the locks used, and still sees
-// an overlap on one of them, by its name.
-func TestCheckerOfAMillionLocks(t *testing.T) {
-	t0 := time.Now()
-	k := newChecker(t0, newLockNames(1_000_000))
-	if k.locks != nil {
-		t.Fatal("a million locks got a dense array")
-	}
-	a := k.enter(900_001, 0, 0, false, t0)
-	b := k.enter(900_001, 1, 0, false, t0.Add(time.Millisecond))
-	k.exit(b, 1, t0.Add(2*time.Millisecond))
-	k.exit(a, 0, t0.Add(3*time.Millisecond))
-	n, vs := k.violations()
-	if n != 1 || vs[0].Lock != "lock-900001" {
-		t.Errorf("%d violations %+v, want one on lock-900001", n, vs)
 	}
 }
 

@@ -26,6 +26,14 @@ const (
 	tagBits = 3
 )
 
+// tagNames are the tags the cell's accumulator derives figures from, by
+// their names in result; the open loop's own (service, lag) it reads
+// itself.
+var tagNames = [nTags]string{
+	tagAcquire: result.TagAcquire, tagRelease: result.TagRelease, tagHandoff: result.TagHandoff,
+	tagAbandon: result.TagAbandon, tagRenew: result.TagRenew,
+}
+
 // batchLen is how many latencies a worker gathers before it hands them on:
 // 4 KiB a batch, so that an idle client costs kilobytes, not the 188 KB of
 // an HdrHistogram per tag.

@@ -36,7 +36,7 @@ type cellRun struct {
 	shape   shape
 	workers []*worker
 	names   lockNames
-	check   *checker
+	check   *result.Checker
 
 	start, measureFrom, deadline time.Time
 	limited                      bool
@@ -155,7 +155,7 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		w.t0 = r.start
 	}
 	r.measureFrom = r.start.Add(r.spec.Warmup)
-	r.check = newChecker(r.start, r.names)
+	r.check = result.NewChecker(r.start, r.names.len(), r.names.at)
 	iv := newIntervals(r.measureFrom, r.workers, r.sink())
 	var cctx context.Context
 	var cancel context.CancelFunc
@@ -340,52 +340,32 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	return res, nil
 }
 
+// collect feeds the cell's accumulator with what every client measured
+// and lets it derive the cell's figures; the scenario adds its own.
 func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts, totals [nTags]*hdrhistogram.Histogram) result.Cell {
 	spec := r.spec
-	acq, rel := totals[tagAcquire], totals[tagRelease]
-	var c impl.Counts
-	errs := map[string]int64{}
-	var acquires, nerr int64
-	perClient := make([]int64, len(r.workers))
+	acc := result.NewAccumulator(result.Cell{
+		Impl: spec.Impl, Scenario: spec.Scenario.Name(), Kind: spec.Scenario.Kind(),
+		Clients: spec.Clients, Locks: spec.Locks, Theory: r.driver.Theory,
+	})
 	for i, w := range r.workers {
-		perClient[i] = w.acquires.Load()
-		acquires += perClient[i]
-		nerr += w.errors.Load()
-		for k, v := range w.errClass {
-			errs[k] += v
+		acc.AddClient(i, w.acquires.Load(), w.errClass, counters[i].Snapshot().Sub(base[i]))
+	}
+	for tag, name := range tagNames {
+		if name != "" {
+			acc.AddHistogram(name, totals[tag])
 		}
-		c = c.Add(counters[i].Snapshot().Sub(base[i]))
 	}
 	measured := end.Sub(r.measureFrom)
 	if !r.deadline.IsZero() && end.After(r.deadline) {
 		measured = r.deadline.Sub(r.measureFrom)
 	}
-	measured = max(measured, 0)
-	cell := result.Cell{
-		Impl: spec.Impl, Scenario: spec.Scenario.Name(), Kind: spec.Scenario.Kind(),
-		Clients: spec.Clients, Locks: spec.Locks,
-		DurationS: measured.Seconds(), Acquires: acquires, Errors: nerr, ErrorsByClass: errs,
-		AcquireLatencyUs: result.LatencyOf(acq), ReleaseLatencyUs: result.LatencyOf(rel),
-		Counts:   c,
-		Fairness: fairness(perClient, acq),
-		Theory:   r.driver.Theory,
-	}
-	if h := totals[tagHandoff]; h.TotalCount() > 0 {
-		l := result.LatencyOf(h)
-		cell.HandoffGapUs = &l
-	}
-	if measured > 0 {
-		cell.AcquiresPerS = float64(acquires) / measured.Seconds()
-	}
-	if acquires > 0 {
-		cell.RetriesPerAcquire = float64(c.Retries) / float64(acquires)
-		cell.NotificationsPerAcquire = float64(c.Notifications) / float64(acquires)
-		cell.RoundTripsPerAcquire = float64(c.RoundTrips) / float64(acquires)
-	}
-	cell.Abandon = r.abandonFigures(totals[tagAbandon])
-	cell.Renew = r.renewFigures(totals[tagRenew])
+	acc.Measured(max(measured, 0))
+	acc.AddAbandon(r.abandonFigures())
+	acc.AddRenew(r.renewFigures())
+	acc.AddChecked(r.check)
+	cell := acc.Cell()
 	r.shape.finish(r, &cell, totals)
 	r.livelockFinding(&cell)
-	cell.SafetyViolations, cell.Violations = r.check.violations()
 	return cell
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
@@ -70,11 +68,11 @@ func (r *cellRun) hold(ctx context.Context, w *worker, lease impl.Lease, d time.
 }
 
 // renewFigures is what the cell's renewals cost, nil without --renew.
-func (r *cellRun) renewFigures(h *hdrhistogram.Histogram) *result.Renew {
+func (r *cellRun) renewFigures() *result.Renew {
 	if !r.spec.Renew {
 		return nil
 	}
-	out := &result.Renew{LatencyUs: result.LatencyOf(h)}
+	out := &result.Renew{}
 	var held time.Duration
 	for _, w := range r.workers {
 		out.Count += w.renewals
@@ -82,15 +80,13 @@ func (r *cellRun) renewFigures(h *hdrhistogram.Histogram) *result.Renew {
 		out.Errors += w.renewErrors
 		held += w.renewHeld
 	}
-	if held > 0 {
-		out.PerHolderPerS = float64(out.Count) / held.Seconds()
-	}
+	out.HeldS = held.Seconds()
 	return out
 }
 
-// abandonFigures is what the acquisitions given up cost, nil when no
-// client could give up.
-func (r *cellRun) abandonFigures(h *hdrhistogram.Histogram) *result.Abandon {
+// abandonFigures counts the acquisitions given up, nil when no client
+// could give up; the accumulator derives their wait and cost.
+func (r *cellRun) abandonFigures() *result.Abandon {
 	var n, rt int64
 	for _, w := range r.workers {
 		n += w.abandons.Load()
@@ -99,10 +95,5 @@ func (r *cellRun) abandonFigures(h *hdrhistogram.Histogram) *result.Abandon {
 	if n == 0 && r.spec.AcquireTimeout <= 0 {
 		return nil
 	}
-	a := &result.Abandon{TimeoutMs: float64(r.spec.AcquireTimeout) / float64(time.Millisecond),
-		Count: n, WaitUs: result.LatencyOf(h), RoundTrips: rt}
-	if n > 0 {
-		a.RoundTripsPer = float64(rt) / float64(n)
-	}
-	return a
+	return &result.Abandon{TimeoutMs: float64(r.spec.AcquireTimeout) / float64(time.Millisecond), Count: n, RoundTrips: rt}
 }

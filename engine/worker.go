@@ -223,16 +223,16 @@ func (r *cellRun) over(ctx context.Context, now time.Time) bool {
 // (Counters.Lost), not as an error.
 func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease impl.Lease, got time.Time, measured bool) {
 	tok, fenced := lease.Fence()
-	v := r.check.enter(lock, w.id, tok, fenced, got)
+	v := r.check.Enter(lock, w.id, tok, fenced, got)
 	r.live.granted()
 	r.hold(ctx, w, lease, r.spec.HoldDist.Sample(w.rng), measured)
 	if r.beforeRelease != nil {
 		r.beforeRelease(ctx)
 	}
 	t := w.now() // even with no hold: the hand-off gap and overlaps are measured from it
-	r.check.exit(v, w.id, t)
+	r.check.Exit(v, w.id, t)
 	w.addGrant(result.Grant{Enter: got.UnixNano(), Exit: t.UnixNano(), Token: tok, Fenced: fenced, Lock: int32(lock), Client: int32(w.id)})
-	r.check.released(lock, t)
+	r.check.Released(lock, t)
 	err := lease.Release(r.relCtx)
 	now := w.now()
 	w.fresh = now
@@ -249,7 +249,7 @@ func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease
 // this client was waiting as the previous holder released.
 func (r *cellRun) granted(w *worker, lock int, start, got time.Time, latency time.Duration) {
 	w.recordAcquire(got, latency)
-	if gap, ok := r.check.handoff(lock, start, got); ok {
+	if gap, ok := r.check.Handoff(lock, start, got); ok {
 		w.rec(tagHandoff, got, gap)
 	}
 }

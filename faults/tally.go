@@ -5,70 +5,60 @@ import (
 	"sync"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
-// tally gathers what a fault cell counts over its repeats. Clients of one
-// repeat record into it from their own goroutines, hence the mutex; none
-// of it is on a hot path.
+// tally gathers what a fault cell counts over its repeats, in the cell's
+// accumulator, beside what only faults measure (recovery, stale writes,
+// details). Clients of one repeat record into it from their own
+// goroutines, hence the mutex; none of it is on a hot path.
 type tally struct {
 	spec  engine.CellSpec
 	start time.Time
 
-	mu         sync.Mutex
-	acq        *hdrhistogram.Histogram
-	acquires   int64
-	errors     int64
-	errClass   map[string]int64
-	counts     impl.Counts
-	nviol      int64
-	violations []result.Violation
-	recovery   []float64 // ms, one per repeat that recovered
-	accepted   int64
-	rejected   int64
-	details    map[string]float64
+	mu       sync.Mutex
+	acc      *result.Accumulator
+	recovery []float64 // ms, one per repeat that recovered
+	accepted int64
+	rejected int64
+	details  map[string]float64
 }
 
 func newTally(spec engine.CellSpec) *tally {
-	return &tally{spec: spec, start: time.Now(), acq: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3),
-		errClass: map[string]int64{}, details: map[string]float64{}}
+	id := result.Cell{Impl: spec.Impl, Clients: spec.Clients, Locks: 1}
+	if spec.Scenario != nil {
+		id.Scenario = spec.Scenario.Name()
+	}
+	acc := result.NewAccumulator(id)
+	return &tally{spec: spec, start: time.Now(), acc: acc, details: map[string]float64{}}
 }
 
 // acquired records one acquisition and how long its Acquire call took.
 func (t *tally) acquired(d time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.acquires++
-	t.acq.RecordValue(max(d.Microseconds(), 1))
+	t.acc.Acquired(d)
 }
 
 // failed records an error by class.
 func (t *tally) failed(err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.errors++
-	t.errClass[impl.Class(err)]++
+	t.acc.Failed(impl.Class(err))
 }
 
 func (t *tally) count(c impl.Counts) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.counts = t.counts.Add(c)
+	t.acc.AddCounts(c)
 }
 
 func (t *tally) violate(vs ...result.Violation) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, v := range vs {
-		t.nviol++
-		if len(t.violations) < result.MaxViolationsKept {
-			t.violations = append(t.violations, v)
-		}
-	}
+	t.acc.AddViolations(int64(len(vs)), vs...)
 }
 
 func (t *tally) recovered(d time.Duration) {
@@ -109,25 +99,13 @@ func (t *tally) at(when time.Time) float64 { return when.Sub(t.start).Seconds() 
 func (t *tally) cell(configured time.Duration, verdict string) result.Cell {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	dur := time.Since(t.start)
-	c := result.Cell{
-		Impl: t.spec.Impl, Scenario: t.spec.Scenario.Name(), Clients: t.spec.Clients, Locks: 1,
-		DurationS: dur.Seconds(), Acquires: t.acquires, Errors: t.errors, ErrorsByClass: t.errClass,
-		Counts: t.counts, SafetyViolations: t.nviol, Violations: t.violations, Verdict: verdict,
-		Faults: &result.Faults{
-			Repeats: t.spec.Repeat, ConfiguredMs: ms(configured),
-			StaleWritesAccepted: t.accepted, StaleWritesRejected: t.rejected,
-			Details: t.details,
-		},
-	}
-	if dur > 0 {
-		c.AcquiresPerS = float64(t.acquires) / dur.Seconds()
-	}
-	if t.acquires > 0 {
-		c.AcquireLatencyUs = result.LatencyOf(t.acq)
-		c.RetriesPerAcquire = float64(t.counts.Retries) / float64(t.acquires)
-		c.NotificationsPerAcquire = float64(t.counts.Notifications) / float64(t.acquires)
-		c.RoundTripsPerAcquire = float64(t.counts.RoundTrips) / float64(t.acquires)
+	t.acc.Measured(time.Since(t.start))
+	c := t.acc.Cell()
+	c.Verdict = verdict
+	c.Faults = &result.Faults{
+		Repeats: t.spec.Repeat, ConfiguredMs: ms(configured),
+		StaleWritesAccepted: t.accepted, StaleWritesRejected: t.rejected,
+		Details: t.details,
 	}
 	if len(t.recovery) > 0 {
 		c.Faults.RecoveryMs = spread(t.recovery)
@@ -178,37 +156,21 @@ func (h *holds) exit(i int, at time.Time) {
 	}
 }
 
-// overlaps returns one "overlap" violation per pair of spans of different
-// clients that intersect; spans still open count as ending at end.
+// overlaps returns the overlaps of different clients' spans, found by
+// the cell's one checker; spans still open count as ending at end.
 func (h *holds) overlaps(t *tally, end time.Time) []result.Violation {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []result.Violation
-	for i, a := range h.spans {
-		for _, b := range h.spans[i+1:] {
-			if a.client == b.client {
-				continue
-			}
-			if a.to.IsZero() {
-				a.to = end
-			}
-			if b.to.IsZero() {
-				b.to = end
-			}
-			first, second := a, b
-			if second.from.Before(first.from) {
-				first, second = second, first
-			}
-			if !second.from.Before(first.to) {
-				continue
-			}
-			stop := first.to
-			if second.to.Before(stop) {
-				stop = second.to
-			}
-			out = append(out, result.Violation{Lock: h.lock, Kind: "overlap", Holder: first.client,
-				Intruder: second.client, AtS: t.at(second.from), OverlapUs: float64(stop.Sub(second.from).Microseconds())})
+	gs := make([]result.SourcedGrant, len(h.spans))
+	for i, s := range h.spans {
+		to := s.to
+		if to.IsZero() {
+			to = end
 		}
+		gs[i] = result.SourcedGrant{Grant: result.Grant{Enter: s.from.UnixNano(), Exit: to.UnixNano(), Client: int32(s.client)}}
 	}
-	return out
+	k := result.NewChecker(t.start, 1, func(int) string { return h.lock })
+	k.Check(gs, nil)
+	_, vs := k.Violations()
+	return vs
 }

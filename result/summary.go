@@ -196,6 +196,8 @@ type Renew struct {
 	// learnt it had lost the lock and stopped working.
 	Lost   int64 `json:"lost"`
 	Errors int64 `json:"errors"`
+	// HeldS is the time holders held over which renewals were sent.
+	HeldS float64 `json:"held_s,omitempty"`
 }
 
 // FindingLivelock is the finding of a cell in which clients kept trying

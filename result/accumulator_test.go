@@ -1,0 +1,98 @@
+package result
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// A cell split over shards and merged is the cell measured whole: every
+// bucket of every histogram, and so every percentile, every count, the
+// fairness over all clients and the derived rates equal the single
+// accumulator's, whatever the split.
+func TestMergedShardsEqualOneAccumulator(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 11))
+	const clients, values = 12, 50_000
+	id := Cell{Impl: "x", Scenario: "hot", Clients: clients, Locks: 1}
+	for _, shards := range []int{1, 2, 3, 5} {
+		t.Run(string(rune('0'+shards))+" shards", func(t *testing.T) {
+			one := NewAccumulator(id)
+			one.Measured(5 * time.Second)
+			per := make([]*hdrhistogram.Histogram, shards)
+			cells := make([]Cell, shards)
+			for s := range shards {
+				per[s] = NewHistogram()
+				lo, hi := s*clients/shards, (s+1)*clients/shards
+				cells[s] = Cell{Impl: "x", Scenario: "hot", Clients: clients, Locks: 1, DurationS: 5,
+					Shard: &CellShard{Index: s, Count: shards, First: lo, Clients: hi - lo}, ErrorsByClass: map[string]int64{}}
+				cells[s].Fairness = &Fairness{PerClient: make([]int64, hi-lo)}
+			}
+			for range values {
+				client := rng.IntN(clients)
+				s := 0
+				for cells[s].Shard.First+cells[s].Shard.Clients <= client {
+					s++
+				}
+				us := int64(rng.ExpFloat64()*800) + 1
+				d := time.Duration(us) * time.Microsecond
+				RecordMicros(per[s], d)
+				one.AddClient(client, 1, nil, Counts{RoundTrips: 2, Retries: int64(us % 3)})
+				RecordMicros(one.hist(TagAcquire), d)
+				c := &cells[s]
+				c.Acquires++
+				c.RoundTrips += 2
+				c.Retries += us % 3
+				c.Fairness.PerClient[client-c.Shard.First]++
+			}
+			merged := ShardAccumulator(cells[0], map[string]*hdrhistogram.Histogram{TagAcquire: per[0]})
+			for s := 1; s < shards; s++ {
+				merged.Merge(ShardAccumulator(cells[s], map[string]*hdrhistogram.Histogram{TagAcquire: per[s]}))
+			}
+			got, want := merged.Cell(), one.Cell()
+			a, b := merged.Histogram(TagAcquire), one.Histogram(TagAcquire)
+			if a.TotalCount() != values || !a.Equals(b) {
+				t.Fatalf("merged histogram differs: %d values, want %d equal buckets", a.TotalCount(), b.TotalCount())
+			}
+			if got.AcquireLatencyUs != want.AcquireLatencyUs || got.Acquires != want.Acquires || got.Counts != want.Counts ||
+				got.AcquiresPerS != want.AcquiresPerS || got.RetriesPerAcquire != want.RetriesPerAcquire ||
+				got.RoundTripsPerAcquire != want.RoundTripsPerAcquire {
+				t.Errorf("merged %+v\nwhole %+v", got, want)
+			}
+			if got.Fairness.Jain != want.Fairness.Jain || len(got.Fairness.PerClient) != clients {
+				t.Errorf("fairness %+v, want %+v", got.Fairness, want.Fairness)
+			}
+			if got.Merge == nil || got.Merge.Shards != shards {
+				t.Errorf("merge note %+v, want %d shards", got.Merge, shards)
+			}
+		})
+	}
+}
+
+// Derived figures come from one function: a renewal's rate per second
+// held, an abandonment's round trips each, per-acquire ratios.
+func TestCellDerivesEveryFigure(t *testing.T) {
+	t.Parallel()
+	a := NewAccumulator(Cell{Impl: "x", Clients: 2})
+	a.Measured(2 * time.Second)
+	a.AddClient(0, 30, map[string]int64{"timeout": 2}, Counts{Notifications: 45, RoundTrips: 90})
+	a.AddClient(1, 10, nil, Counts{Notifications: 15, RoundTrips: 30})
+	a.AddAbandon(&Abandon{TimeoutMs: 5, Count: 4, RoundTrips: 10})
+	a.AddRenew(&Renew{Count: 12, HeldS: 3})
+	b := NewAccumulator(Cell{Impl: "x", Clients: 2})
+	b.AddRenew(&Renew{Count: 6, PerHolderPerS: 2}) // written before held_s: 3 s held
+	a.Merge(b)
+	c := a.Cell()
+	if c.Acquires != 40 || c.Errors != 2 || c.ErrorsByClass["timeout"] != 2 || c.AcquiresPerS != 20 ||
+		c.NotificationsPerAcquire != 1.5 || c.RoundTripsPerAcquire != 3 {
+		t.Errorf("counts %+v", c)
+	}
+	if c.Abandon.RoundTripsPer != 2.5 || c.Renew.Count != 18 || c.Renew.PerHolderPerS != 3 {
+		t.Errorf("abandon %+v renew %+v", c.Abandon, c.Renew)
+	}
+	if c.Fairness == nil || c.Fairness.MaxShare != 0.75 {
+		t.Errorf("fairness %+v", c.Fairness)
+	}
+}
