@@ -1,12 +1,5 @@
-// Package lockbench runs distributed-lock implementations side by side and
-// measures them: latency in HdrHistogram histograms, and counts of
-// notifications, round trips, retries and safety violations.
-//
-// It is the library behind cmd/lockbench and the root benchmarks. RunCell
-// runs one implementation × scenario × clients cell; Run runs a matrix of
-// cells over given servers or a sandbox it starts itself.
+// Package lockbench is the small facade the root benchmarks and library
+// users run cells through: RunCell runs one implementation × scenario ×
+// clients cell and returns its result. Running a whole plan — a matrix, a
+// sandbox, shards and their merge — is package plan's.
 package lockbench
-
-// Version is lockbench's version, set at build time with
-// -ldflags "-X github.com/lockbench/lockbench.Version=…".
-var Version = "0.1.0-dev"

@@ -16,11 +16,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/plan"
 )
 
 // Exit codes.
@@ -35,7 +35,7 @@ const (
 )
 
 // errUsage marks errors that are the caller's input.
-var errUsage = lockbench.ErrUsage
+var errUsage = plan.ErrUsage
 
 // errUnsafe is returned by run when a cell saw a safety violation.
 var errUnsafe = errors.New("mutual exclusion was violated")
@@ -187,7 +187,7 @@ func versionCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "lockbench", lockbench.Version)
+	fmt.Fprintln(stdout, "lockbench", plan.Version)
 	return nil
 }
 
@@ -244,7 +244,7 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	for _, n := range impl.Roles() {
-		if addrs := lockbench.RoleAddrs(&f.all, n); len(addrs) > 0 {
+		if addrs := plan.RoleAddrs(&f.all, n); len(addrs) > 0 {
 			fmt.Fprintf(stdout, "%s=%s\n", impl.EnvName(n.Role), strings.Join(addrs, ","))
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
@@ -59,7 +59,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := mergeDirs(*out, fs.Args()); err != nil {
 		return err
 	}
-	if err := lockbench.CheckShards(fs.Args()); err != nil {
+	if err := plan.CheckShards(fs.Args()); err != nil {
 		return err
 	}
 	had := existed(*out)
@@ -69,7 +69,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// A shard that failed leaves its finished cells merged: they are
 	// shown and rendered, and the failure is the exit status.
-	sum, failed := lockbench.Merge(ctx, dir, fs.Args())
+	sum, failed := plan.Merge(ctx, dir, fs.Args())
 	if sum == nil {
 		if ctx.Err() != nil { // a partial merge is no result: leave none
 			failed = errors.Join(failed, clearOut(dir, had))

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/plan"
 )
 
 // Off a terminal (a CI log) every cell shows progress — its first line as
@@ -14,11 +15,11 @@ import (
 func TestProgressInALogShowsEveryCell(t *testing.T) {
 	var log bytes.Buffer
 	p := newProgressLine(&log, false)
-	hot, _ := lockbench.LookupScenario("hot")
-	spec := lockbench.CellSpec{Impl: "inproc", Scenario: hot, Clients: 4}
+	hot, _ := engine.LookupScenario("hot")
+	spec := plan.CellSpec{Impl: "inproc", Scenario: hot, Clients: 4}
 	for i := range 3 {
 		for s := 1; s <= 3; s++ {
-			p.update(i, 3, spec, lockbench.Progress{Elapsed: time.Duration(s) * time.Second, Total: 3 * time.Second, Acquires: int64(100 * s)})
+			p.update(i, 3, spec, plan.Progress{Elapsed: time.Duration(s) * time.Second, Total: 3 * time.Second, Acquires: int64(100 * s)})
 		}
 		p.clear()
 	}

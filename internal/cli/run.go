@@ -20,10 +20,10 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
@@ -135,8 +135,8 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 		}
 	}
 	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
-	fs.IntVar(&o.connectPar, "connect-parallel", lockbench.DefaultConnectParallel, "clients connecting at once before a cell")
-	fs.DurationVar(&o.max, "max-cell-time", lockbench.DefaultMaxCellTime, "hard bound on one cell's time")
+	fs.IntVar(&o.connectPar, "connect-parallel", plan.DefaultConnectParallel, "clients connecting at once before a cell")
+	fs.DurationVar(&o.max, "max-cell-time", plan.DefaultMaxCellTime, "hard bound on one cell's time")
 	fs.StringVar(&o.slo, "slo", "", "`THRESHOLDS` every cell must meet, e.g. 'p99<=5ms,errors<=0.1%,acq/s>=1000' (p50 p90 p95 p99 p99.9 p99.99 max mean; errors as % or a count); a miss exits 5. Also plans capacity: the largest client count per implementation that met it")
 	fs.StringVar(&o.format, "format", formatTable, "`FORMAT` of stdout: table (a row per cell as it ends), json (summary.json) or csv (summary.csv, every column)")
 	fs.StringVar(&o.out, "out", "", "results `DIR`, new or empty (default: a new results/<timestamp>)")
@@ -162,15 +162,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}
-	plan, err := o.plan(fs)
+	p, err := o.plan(fs)
 	if err != nil {
 		return err
 	}
-	if err := plan.Validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return err
 	}
-	had := plan.Out != "" && existed(plan.Out)
-	if plan.Out, err = outDir(plan.Out, o.force); err != nil {
+	had := p.Out != "" && existed(p.Out)
+	if p.Out, err = outDir(p.Out, o.force); err != nil {
 		return err
 	}
 	stopProfiles, err := startProfiles(o.cpuProfile, o.memProfile, o.trace)
@@ -181,16 +181,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if o.format != formatTable {
 		live = io.Discard // the rows come as one document at the end
 	}
-	sum, err := runPlan(ctx, plan, o.quiet, live, stderr)
+	sum, err := runPlan(ctx, p, o.quiet, live, stderr)
 	if perr := stopProfiles(); perr != nil && err == nil {
 		err = perr
 	}
 	if sum == nil || len(sum.Cells) == 0 {
-		dropUnused(plan.Out, had)
+		dropUnused(p.Out, had)
 	}
 	var rerr error
 	if sum != nil && len(sum.Cells) > 0 {
-		rerr = printOutcome(stdout, stderr, o.format, plan, sum)
+		rerr = printOutcome(stdout, stderr, o.format, p, sum)
 	}
 	if err != nil {
 		return err
@@ -201,9 +201,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if rerr != nil {
 		return rerr
 	}
-	if plan.Shard != nil && plan.SLO != "" {
+	if p.Shard != nil && p.SLO != "" {
 		fmt.Fprintf(stderr, "note: shard %d/%d records --slo %s but does not judge it: a shard's cells are slices; lockbench merge judges the merged cells\n",
-			plan.Shard.Index, plan.Shard.Count, plan.SLO)
+			p.Shard.Index, p.Shard.Count, p.SLO)
 	}
 	return sloError(stderr, sum)
 }
@@ -319,17 +319,17 @@ func foreign(ents []os.DirEntry) string {
 
 // runPlan runs the plan, printing the sandbox, a row per cell and the
 // progress line.
-func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stderr io.Writer) (*result.Summary, error) {
-	table := report.NewTableFor(stdout, report.TableOptions{Impls: plan.Impls, Scenarios: plan.Scenarios, Herd: herdColumns(plan.Impls)})
+func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Writer) (*result.Summary, error) {
+	table := report.NewTableFor(stdout, report.TableOptions{Impls: p.Impls, Scenarios: p.Scenarios, Herd: herdColumns(p.Impls)})
 	prog := newProgressLine(stderr, quiet)
-	plan.OnServers = func(s impl.Servers, sandboxed []string) {
+	p.OnServers = func(s impl.Servers, sandboxed []string) {
 		if len(sandboxed) > 0 {
-			fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", lockbench.Version, describeServers(s, sandboxed))
+			fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", plan.Version, describeServers(s, sandboxed))
 		}
 	}
-	plan.OnProgress = prog.update
+	p.OnProgress = prog.update
 	noted := map[string]bool{} // one note per implementation × scenario, not per client count
-	plan.OnSkip = func(spec lockbench.CellSpec, err error) {
+	p.OnSkip = func(spec plan.CellSpec, err error) {
 		k := spec.Impl + "/" + spec.Scenario.Name()
 		if noted[k] {
 			return
@@ -337,13 +337,13 @@ func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stder
 		noted[k] = true
 		prog.clear()
 		fmt.Fprintf(stderr, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
-			oneLine(strings.TrimPrefix(err.Error(), lockbench.ErrNotApplicable.Error()+": ")))
+			oneLine(strings.TrimPrefix(err.Error(), plan.ErrNotApplicable.Error()+": ")))
 	}
-	plan.OnResult = func(c result.Cell) {
+	p.OnResult = func(c result.Cell) {
 		prog.clear()
 		table.Row(c)
 	}
-	sum, err := lockbench.Run(ctx, plan)
+	sum, err := plan.Run(ctx, p)
 	prog.clear()
 	return sum, err
 }
@@ -353,7 +353,7 @@ func runPlan(ctx context.Context, plan lockbench.Plan, quiet bool, stdout, stder
 // and names the files on stderr: what was measured is shown even when a
 // later cell failed or the run was interrupted; the data files are
 // already written.
-func printOutcome(stdout, stderr io.Writer, f string, plan lockbench.Plan, sum *result.Summary) error {
+func printOutcome(stdout, stderr io.Writer, f string, p plan.Plan, sum *result.Summary) error {
 	switch f {
 	case formatTable:
 		writeCapacity(stdout, sum)
@@ -362,13 +362,13 @@ func printOutcome(stdout, stderr io.Writer, f string, plan lockbench.Plan, sum *
 			return err
 		}
 	}
-	rerr := report.Render(plan.Out, report.RenderOptions{SLO: plan.SLO})
+	rerr := report.Render(p.Out, report.RenderOptions{SLO: p.SLO})
 	if rerr != nil {
 		rerr = fmt.Errorf("report: %w", rerr)
 	} else {
-		fmt.Fprintf(stderr, "report: %s\n", filepath.Join(plan.Out, "report.html"))
+		fmt.Fprintf(stderr, "report: %s\n", filepath.Join(p.Out, "report.html"))
 	}
-	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(plan.Out, "summary.json"))
+	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(p.Out, "summary.json"))
 	for _, c := range sum.Cells {
 		if c.Server == nil && c.ServerNote != "" {
 			fmt.Fprintf(stderr, "note: %s: no server counters: %s\n", c.Key(), oneLine(c.ServerNote))
@@ -393,8 +393,8 @@ func unsafeCells(sum *result.Summary) error {
 
 // plan turns the parsed flags into a Plan. It only parses — lists,
 // distributions, the ramp — and leaves every judgement to Plan.Validate.
-func (o runOpts) plan(fs *pflag.FlagSet) (lockbench.Plan, error) {
-	var p lockbench.Plan
+func (o runOpts) plan(fs *pflag.FlagSet) (plan.Plan, error) {
+	var p plan.Plan
 	var err error
 	if p.Impls, err = strictList("impl", o.impls); err != nil {
 		return p, err
@@ -428,7 +428,7 @@ func (o runOpts) plan(fs *pflag.FlagSet) (lockbench.Plan, error) {
 		if fs.Changed("duration") || o.acquires != 0 {
 			return p, fmt.Errorf("%w: --ramp sets each stair's length; drop --duration and --acquires", errUsage)
 		}
-		r, err := lockbench.ParseRamp(o.ramp)
+		r, err := plan.ParseRamp(o.ramp)
 		if err != nil {
 			return p, fmt.Errorf("%w: --ramp: %v", errUsage, err)
 		}
@@ -448,7 +448,7 @@ func (o runOpts) plan(fs *pflag.FlagSet) (lockbench.Plan, error) {
 }
 
 // sharding reads --shard, --start-at, --shard-wait and --run-id.
-func (o runOpts) sharding() (*lockbench.Sharding, error) {
+func (o runOpts) sharding() (*plan.Sharding, error) {
 	if o.shard == "" {
 		if o.startAt != "" {
 			return nil, fmt.Errorf("%w: --start-at needs --shard", errUsage)
@@ -473,7 +473,7 @@ func (o runOpts) sharding() (*lockbench.Sharding, error) {
 
 // parseShard reads --shard i/N, 0 ≤ i < N; auto/N takes i from
 // JOB_COMPLETION_INDEX, as a Kubernetes indexed Job sets it.
-func parseShard(v string, getenv func(string) string) (*lockbench.Sharding, error) {
+func parseShard(v string, getenv func(string) string) (*plan.Sharding, error) {
 	is, ns, ok := strings.Cut(v, "/")
 	n, err := strconv.Atoi(ns)
 	if !ok || err != nil || n < 1 {
@@ -489,24 +489,24 @@ func parseShard(v string, getenv func(string) string) (*lockbench.Sharding, erro
 	if err != nil || i < 0 || i >= n {
 		return nil, fmt.Errorf("%w: --shard %q: shard index %q must be a whole number from 0 to %d", errUsage, v, is, n-1)
 	}
-	return &lockbench.Sharding{Index: i, Count: n}, nil
+	return &plan.Sharding{Index: i, Count: n}, nil
 }
 
 // cell is the template cell the flags describe.
-func (o runOpts) cell() (lockbench.CellSpec, error) {
+func (o runOpts) cell() (plan.CellSpec, error) {
 	hold, err := scenarios.ParseDist(o.hold)
 	if err != nil {
-		return lockbench.CellSpec{}, fmt.Errorf("%w: --hold: %v", errUsage, err)
+		return plan.CellSpec{}, fmt.Errorf("%w: --hold: %v", errUsage, err)
 	}
 	think, err := scenarios.ParseDist(o.think)
 	if err != nil {
-		return lockbench.CellSpec{}, fmt.Errorf("%w: --think: %v", errUsage, err)
+		return plan.CellSpec{}, fmt.Errorf("%w: --think: %v", errUsage, err)
 	}
 	keys, err := scenarios.ParseKeys(o.dist)
 	if err != nil {
-		return lockbench.CellSpec{}, fmt.Errorf("%w: --dist: %v", errUsage, err)
+		return plan.CellSpec{}, fmt.Errorf("%w: --dist: %v", errUsage, err)
 	}
-	c := lockbench.CellSpec{
+	c := plan.CellSpec{
 		Locks: o.locks, Warmup: o.warmup, MaxTime: o.max, Repeat: o.repeat,
 		Hold: hold.Mean(), Think: think.Mean(), HoldDist: hold, ThinkDist: think, Keys: keys,
 		Rate: o.rate, Arrival: o.arrival, MaxInflight: o.maxInflight,
@@ -622,7 +622,7 @@ func newProgressLine(w io.Writer, quiet bool) *progressLine {
 	return &progressLine{w: w, tty: tty, quiet: quiet, cell: -1}
 }
 
-func (p *progressLine) update(i, total int, spec lockbench.CellSpec, pr lockbench.Progress) {
+func (p *progressLine) update(i, total int, spec plan.CellSpec, pr plan.Progress) {
 	if p.quiet {
 		return
 	}

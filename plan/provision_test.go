@@ -1,13 +1,13 @@
-package lockbench_test
+package plan_test
 
 import (
 	"errors"
 	"fmt"
 	"testing"
 
-	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/plan"
 )
 
 // A role is served only by a fleet that has enough servers for it: one
@@ -22,13 +22,13 @@ func TestRoleAddrsNeedEnoughServers(t *testing.T) {
 	single := impl.Need{Role: "single", Kind: sandbox.KindRedis, Count: 1}
 	masters := impl.Need{Role: "masters", Kind: sandbox.KindRedis, Count: 5}
 	ensemble := impl.Need{Role: "ens", Kind: sandbox.KindZooKeeper, Count: 1}
-	if got := lockbench.RoleAddrs(one, single); len(got) != 1 {
+	if got := plan.RoleAddrs(one, single); len(got) != 1 {
 		t.Errorf("one Redis for a single server: %v", got)
 	}
-	if got := lockbench.RoleAddrs(one, masters); got != nil {
+	if got := plan.RoleAddrs(one, masters); got != nil {
 		t.Errorf("one Redis served five masters: %v", got)
 	}
-	if got := lockbench.RoleAddrs(one, ensemble); len(got) != 3 {
+	if got := plan.RoleAddrs(one, ensemble); len(got) != 3 {
 		t.Errorf("an ensemble of three served %v", got)
 	}
 	// Fewer servers than the role's count serve it when its own check
@@ -45,7 +45,7 @@ func TestRoleAddrsNeedEnoughServers(t *testing.T) {
 		for i := range have {
 			f.Servers[sandbox.KindRedis] = append(f.Servers[sandbox.KindRedis], &sandbox.Server{Addr: fmt.Sprintf("127.0.0.1:%d", 10+i)})
 		}
-		if got := lockbench.RoleAddrs(f, masters); len(got) != want {
+		if got := plan.RoleAddrs(f, masters); len(got) != want {
 			t.Errorf("%d Redis served %d of five odd-numbered masters, want %d", have, len(got), want)
 		}
 	}

@@ -1,4 +1,4 @@
-package lockbench_test
+package plan_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -85,7 +86,7 @@ func TestAcquireTimeoutGivesUp(t *testing.T) {
 	srv := sandboxtest.Start(t, zk.Ensemble, redis.Need)
 	dir := t.TempDir()
 	hot, _ := lockbench.LookupScenario("hot")
-	sum, err := lockbench.Run(context.Background(), lockbench.Plan{
+	sum, err := plan.Run(context.Background(), plan.Plan{
 		Impls: []string{"redis", "zk-pred"}, Scenarios: []string{"hot"}, Clients: []int{6}, Out: dir,
 		Cell: lockbench.CellSpec{Scenario: hot, Locks: 1, Duration: 700 * time.Millisecond, Hold: 20 * time.Millisecond,
 			AcquireTimeout: 10 * time.Millisecond, MaxTime: time.Minute, ConnectParallel: 8, Repeat: 1,

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package lockbench
+package plan
 
 // fdLimit is the number of files this process may open, 0 if unknown.
 func fdLimit() int { return 0 }

@@ -1,4 +1,4 @@
-package lockbench_test
+package plan_test
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func newShardBench(t *testing.T) *shardBench {
 	srv := sandboxtest.Start(t, needs...)
 	dir := t.TempDir()
 	b := &shardBench{t: t, bin: filepath.Join(dir, "lockbench"), dir: dir}
-	if out, err := exec.Command("go", "build", "-o", b.bin, "./cmd/lockbench").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", b.bin, "../cmd/lockbench").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	for role, addrs := range srv {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package lockbench
+package plan
 
 import "syscall"
 

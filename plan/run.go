@@ -1,4 +1,4 @@
-package lockbench
+package plan
 
 import (
 	"context"

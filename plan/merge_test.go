@@ -1,4 +1,4 @@
-package lockbench_test
+package plan_test
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -134,7 +134,7 @@ func TestMergeKeepsTimeoutsRenewalsAndFindings(t *testing.T) {
 		fakeShard{cells: []result.Cell{a}, acquireUs: 500, abandonUs: 10_000, renewUs: 300},
 		fakeShard{cells: []result.Cell{b}, acquireUs: 500, abandonUs: 20_000, renewUs: 700})
 	out := filepath.Join(t.TempDir(), "merged")
-	sum, err := lockbench.Merge(context.Background(), out, dirs)
+	sum, err := plan.Merge(context.Background(), out, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,33 @@
+package plan
+
+import "github.com/lockbench/lockbench/engine"
+
+// The cell runner's types a plan is made of, so that the CLI speaks to
+// this package alone for running and merging.
+type (
+	// CellSpec describes one cell; see engine.CellSpec.
+	CellSpec = engine.CellSpec
+	// Result is a cell's summary with its timeline.
+	Result = engine.Result
+	// Progress is a cell's state while it runs.
+	Progress = engine.Progress
+	// Ramp is a staircase of client counts.
+	Ramp = engine.Ramp
+)
+
+// The cell defaults.
+const (
+	DefaultMaxCellTime     = engine.DefaultMaxCellTime
+	DefaultConnectParallel = engine.DefaultConnectParallel
+)
+
+// Errors a caller branches on: ErrUsage wraps every error about input
+// that cannot run as given; ErrNotApplicable a fault scenario staged on a
+// driver it does not apply to.
+var (
+	ErrUsage         = engine.ErrUsage
+	ErrNotApplicable = engine.ErrNotApplicable
+)
+
+// ParseRamp reads "start:step:every", e.g. "4:4:5s".
+func ParseRamp(s string) (Ramp, error) { return engine.ParseRamp(s) }
