@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,32 +214,48 @@ func (s *CellSpec) Validate() error {
 }
 
 // checkNumbers refuses numbers no cell can run with.
-func (s *CellSpec) checkNumbers() error {
+func (s *CellSpec) checkNumbers() error { return s.Check(false) }
+
+// Check refuses numbers no cell can run with, naming the CLI's flag. A
+// stated spec — a plan's template, whose every setting the CLI's flags
+// carry — is refused a zero where a zero means nothing; a bare CellSpec
+// takes that zero for the default. It is the one place a cell's numbers
+// are judged.
+func (s *CellSpec) Check(stated bool) error {
 	c := s.Config
-	switch {
-	case s.Clients < 1:
-		return fmt.Errorf("%w: clients must be ≥ 1, got %d", ErrUsage, s.Clients)
-	case s.Locks < 0:
-		return fmt.Errorf("%w: locks must be ≥ 1, got %d", ErrUsage, s.Locks)
-	case s.Duration < 0 || s.Acquires < 0 || s.Warmup < 0:
-		return fmt.Errorf("%w: duration, acquires and warm-up must not be negative", ErrUsage)
-	case s.AcquireTimeout < 0:
-		return fmt.Errorf("%w: --acquire-timeout must not be negative, got %v", ErrUsage, s.AcquireTimeout)
-	case s.Rate < 0 || s.MaxInflight < 0 || s.Repeat < 0:
-		return fmt.Errorf("%w: rate, max-inflight and repeat must not be negative", ErrUsage)
-	case c.TTL < 0 || c.Retry < 0 || c.SessionTimeout < 0 || c.DialTimeout < 0 || s.MaxTime < 0:
-		return fmt.Errorf("%w: ttl, retry, session timeout, connect timeout and cell time must not be negative", ErrUsage)
-	case math.IsNaN(c.Jitter) || c.Jitter > 1:
-		return fmt.Errorf("%w: jitter must be within 0 and 1, got %g", ErrUsage, c.Jitter)
-	case s.MaxInflight > MaxInflight:
-		return fmt.Errorf("%w: max-inflight must be at most %d, got %d", ErrUsage, MaxInflight, s.MaxInflight)
-	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0) || s.Rate > MaxRate:
-		return fmt.Errorf("%w: rate must be a number of arrivals per second from 0 to %g, got %g", ErrUsage, float64(MaxRate), s.Rate)
+	type rule struct {
+		bad  bool
+		flag string
+		want string
+		got  any
+	}
+	for _, r := range []rule{
+		{s.Clients < 1 && !stated, "clients", "a whole number ≥ 1", s.Clients},
+		{s.Locks < 0 || stated && s.Locks < 1, "locks", "a whole number ≥ 1", s.Locks},
+		{s.Duration < 0, "duration", "a positive duration", s.Duration},
+		{s.Acquires < 0, "acquires", "a whole number ≥ 1", s.Acquires},
+		{s.Warmup < 0, "warmup", "a duration ≥ 0", s.Warmup},
+		{s.AcquireTimeout < 0, "acquire-timeout", "a duration ≥ 0 (0 waits until the cell ends)", s.AcquireTimeout},
+		{s.MaxTime < 0 || stated && s.MaxTime == 0, "max-cell-time", "a positive duration", s.MaxTime},
+		{stated && s.ConnectParallel < 1, "connect-parallel", "a whole number ≥ 1", s.ConnectParallel},
+		{s.Repeat < 0 || stated && s.Repeat < 1, "repeat", "a whole number ≥ 1", s.Repeat},
+		{!(s.Rate >= 0 && s.Rate <= MaxRate), "rate", "arrivals per second from 0 to 1e6", s.Rate},
+		{s.MaxInflight < 0 || s.MaxInflight > MaxInflight, "max-inflight", "a whole number from 0 (--clients) to 1000000", s.MaxInflight},
+		{c.TTL < 0 || stated && c.TTL == 0, "ttl", "a positive duration", c.TTL},
+		{c.Retry < 0 || stated && c.Retry == 0, "retry", "a positive duration", c.Retry},
+		{c.SessionTimeout < 0 || stated && c.SessionTimeout == 0, "zk-session-timeout", "a positive duration", c.SessionTimeout},
+		{c.DialTimeout < 0 || stated && c.DialTimeout == 0, "connect-timeout", "a positive duration", c.DialTimeout},
+		// −1 is how a stated spec says "no jitter" (zero means the default).
+		{!(c.Jitter >= 0 && c.Jitter <= 1 || stated && c.Jitter == -1 || !stated && c.Jitter < 0), "jitter", "a fraction from 0 to 1", c.Jitter},
+	} {
+		if r.bad {
+			return fmt.Errorf("%w: --%s must be %s, got %v", ErrUsage, r.flag, r.want, r.got)
+		}
 	}
 	switch s.Arrival {
 	case "", ArrivalConstant, ArrivalPoisson:
 	default:
-		return fmt.Errorf("%w: arrival must be %s or %s, got %q", ErrUsage, ArrivalConstant, ArrivalPoisson, s.Arrival)
+		return fmt.Errorf("%w: --arrival must be %s or %s, got %q", ErrUsage, ArrivalConstant, ArrivalPoisson, s.Arrival)
 	}
 	return nil
 }

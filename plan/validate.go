@@ -142,40 +142,15 @@ func (p *Plan) checkLists() error {
 }
 
 // checkTemplate refuses settings of the plan's template cell that no run
-// can use. A plan states every setting — the CLI's flags carry the
-// defaults — so a zero is refused where it means nothing, rather than
-// taken for "the default" as a bare CellSpec takes it.
+// can use: the engine's one judgement of a cell's numbers, for a stated
+// spec, and a duration where the plan measures neither acquisitions nor a
+// ramp.
 func (p *Plan) checkTemplate() error {
-	c, cfg := p.Cell, p.Cell.Config
-	type rule struct {
-		bad  bool
-		flag string
-		want string
-		got  any
+	c := p.Cell
+	if c.Duration == 0 && c.Acquires == 0 && p.Ramp == nil {
+		return fmt.Errorf("%w: --duration must be a positive duration, got %v", ErrUsage, c.Duration)
 	}
-	for _, r := range []rule{
-		{c.Locks < 1, "locks", "a whole number ≥ 1", c.Locks},
-		{c.Duration < 0 || c.Duration == 0 && c.Acquires == 0 && p.Ramp == nil, "duration", "a positive duration", c.Duration},
-		{c.Acquires < 0, "acquires", "a whole number ≥ 1", c.Acquires},
-		{c.Warmup < 0, "warmup", "a duration ≥ 0", c.Warmup},
-		{c.AcquireTimeout < 0, "acquire-timeout", "a duration ≥ 0 (0 waits until the cell ends)", c.AcquireTimeout},
-		{c.MaxTime <= 0, "max-cell-time", "a positive duration", c.MaxTime},
-		{c.ConnectParallel < 1, "connect-parallel", "a whole number ≥ 1", c.ConnectParallel},
-		{c.Repeat < 1, "repeat", "a whole number ≥ 1", c.Repeat},
-		{!(c.Rate >= 0 && c.Rate <= engine.MaxRate), "rate", "arrivals per second from 0 to 1e6", c.Rate},
-		{c.MaxInflight < 0 || c.MaxInflight > engine.MaxInflight, "max-inflight", "a whole number from 0 (--clients) to 1000000", c.MaxInflight},
-		{cfg.TTL <= 0, "ttl", "a positive duration", cfg.TTL},
-		{cfg.Retry <= 0, "retry", "a positive duration", cfg.Retry},
-		{cfg.SessionTimeout <= 0, "zk-session-timeout", "a positive duration", cfg.SessionTimeout},
-		{cfg.DialTimeout <= 0, "connect-timeout", "a positive duration", cfg.DialTimeout},
-		// −1 is how a plan says "no jitter" (zero means the default).
-		{!(cfg.Jitter == -1 || cfg.Jitter >= 0 && cfg.Jitter <= 1), "jitter", "a fraction from 0 to 1", cfg.Jitter},
-	} {
-		if r.bad {
-			return fmt.Errorf("%w: --%s must be %s, got %v", ErrUsage, r.flag, r.want, r.got)
-		}
-	}
-	return nil
+	return c.Check(true)
 }
 
 // checkServers checks the addresses given for every role: host:port
