@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "abandon", kind: result.KindBurst, shape: abandonShape{}, minClients: 3,
+	RegisterScenario(loadScenario{name: "abandon", kind: result.KindBurst, newShape: func() shape { return new(abandonRun) }, minClients: 3,
 		noTimeout:   "its waiters give up on its own schedule (every other one, one at a time)",
 		description: "a full queue in which every other waiter gives up: clients queue in id order behind client 0, the odd ones (but the last) leave one by one, the rest get the lock in queue order"})
 }
@@ -26,10 +26,10 @@ func init() {
 // a settled queue makes the wake-ups exact, and every abandoner having a
 // successor makes each leave a wake-up in a predecessor-watch queue.
 // Afterwards the servers must hold nothing under the cell's namespace.
-type abandonShape struct{}
-
-// abandonRun is the abandon scenario's state in a cell.
+// abandonRun is that shape in a cell, with the cell's state.
 type abandonRun struct {
+	settleBarrier
+
 	gates  []chan struct{}      // client i may join the queue
 	leave  []context.CancelFunc // cancels an abandoner's wait; nil for others
 	ready  chan struct{}        // the abandoners have gone: the holder may release
@@ -42,28 +42,27 @@ type abandonRun struct {
 // last, so that each has a successor in the queue.
 func abandons(i, n int) bool { return i%2 == 1 && i < n-1 }
 
-func (abandonShape) prepare(r *cellRun) {
+func (a *abandonRun) prepare(r *cellRun) {
 	r.spec.Warmup, r.spec.Duration = 0, 0
 	n := len(r.workers)
-	a := &abandonRun{gates: make([]chan struct{}, n), leave: make([]context.CancelFunc, n),
-		ready: make(chan struct{}), order: make([]int32, n), left: -1}
+	a.gates, a.leave = make([]chan struct{}, n), make([]context.CancelFunc, n)
+	a.ready, a.order, a.left = make(chan struct{}), make([]int32, n), -1
 	for i, w := range r.workers {
 		a.gates[i] = make(chan struct{})
 		if abandons(i, n) {
 			w.leave, a.leave[i] = context.WithCancel(context.Background())
 		}
 	}
-	r.ab = a
 	if r.driver.Theory != nil {
-		r.beforeRelease = r.settle
+		r.beforeRelease = func(ctx context.Context) { a.settle(ctx, r) }
 	}
-	r.afterClients = r.countLeftovers
+	r.afterClients = func(ctx context.Context) { a.countLeftovers(ctx, r) }
 }
 
-func (abandonShape) client(ctx context.Context, r *cellRun, w *worker) {
+func (a *abandonRun) client(ctx context.Context, r *cellRun, w *worker) {
 	defer w.flush()
 	select {
-	case <-r.ab.gates[w.id]:
+	case <-a.gates[w.id]:
 	case <-ctx.Done():
 		w.done.Store(true)
 		return
@@ -84,11 +83,11 @@ func (abandonShape) client(ctx context.Context, r *cellRun, w *worker) {
 	}
 	got := time.Now()
 	r.granted(w, 0, start, got, got.Sub(start))
-	r.ab.order[r.ab.grants.Add(1)-1] = int32(w.id)
+	a.order[a.grants.Add(1)-1] = int32(w.id)
 	w.done.Store(true)
 	if w.id == 0 {
 		select { // the first holder keeps the lock until the leavers left
-		case <-r.ab.ready:
+		case <-a.ready:
 		case <-ctx.Done():
 		}
 	}
@@ -97,13 +96,13 @@ func (abandonShape) client(ctx context.Context, r *cellRun, w *worker) {
 
 // drive lets the clients join the queue in id order, then has the
 // abandoners leave one at a time, each step waiting for a settled queue.
-func (abandonShape) drive(ctx context.Context, r *cellRun) {
-	defer close(r.ab.ready)
+func (a *abandonRun) drive(ctx context.Context, r *cellRun) {
+	defer close(a.ready)
 	for i := range r.workers {
-		close(r.ab.gates[i])
-		r.settleUpTo(ctx, i)
+		close(a.gates[i])
+		a.settleUpTo(ctx, r, i)
 	}
-	for i, leave := range r.ab.leave {
+	for i, leave := range a.leave {
 		if leave == nil {
 			continue
 		}
@@ -111,20 +110,20 @@ func (abandonShape) drive(ctx context.Context, r *cellRun) {
 		for !r.workers[i].done.Load() && ctx.Err() == nil {
 			time.Sleep(50 * time.Microsecond)
 		}
-		r.settleUpTo(ctx, len(r.workers)-1)
+		a.settleUpTo(ctx, r, len(r.workers)-1)
 	}
 }
 
 // settleUpTo waits until clients 0…i are each done (holding, or gone) or
 // settled in the queue — a poller once seen asleep between polls. A
 // driver that cannot say is given a few retry delays.
-func (r *cellRun) settleUpTo(ctx context.Context, i int) {
+func (a *abandonRun) settleUpTo(ctx context.Context, r *cellRun, i int) {
 	deadline := time.Now().Add(DefaultSettleTimeout)
 	for ctx.Err() == nil {
 		all := true
 		for _, w := range r.workers[:i+1] {
 			if w.settler == nil {
-				r.settleState.Store(2)
+				a.state.Store(2)
 				time.Sleep(5 * r.spec.Config.Retry)
 				return
 			}
@@ -137,7 +136,7 @@ func (r *cellRun) settleUpTo(ctx context.Context, i int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			r.settleState.CompareAndSwap(0, 1)
+			a.state.CompareAndSwap(0, 1)
 			return
 		}
 		time.Sleep(50 * time.Microsecond)
@@ -147,22 +146,21 @@ func (r *cellRun) settleUpTo(ctx context.Context, i int) {
 // countLeftovers asks the driver what the servers still hold under the
 // cell's namespace, with every client done but still connected: a queue
 // node or key left now was left by a client, not taken by a session's end.
-func (r *cellRun) countLeftovers(ctx context.Context) {
+func (a *abandonRun) countLeftovers(ctx context.Context, r *cellRun) {
 	if r.driver.Residue == nil || ctx.Err() != nil {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if n, err := r.driver.Residue(cctx, r.spec.Config.Servers, r.spec.Config.Namespace); err == nil {
-		r.ab.left = int64(n)
+		a.left = int64(n)
 	}
 }
 
 // finish adds who got the lock in which order, what was left behind, and
 // what theory predicts: each leave wakes Theory.Abandon(n) waiters with n
 // clients queued, then the burst of those left.
-func (abandonShape) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Histogram) {
-	a := r.ab
+func (a *abandonRun) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Histogram) {
 	if c.Abandon == nil {
 		c.Abandon = &result.Abandon{}
 	}
@@ -174,7 +172,7 @@ func (abandonShape) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Hi
 		}
 		c.Abandon.Granted = append(g, int(id))
 	}
-	c.Settle = [...]string{"exact", "timeout", "none"}[r.settleState.Load()]
+	c.Settle = a.outcome()
 	t := r.driver.Theory
 	if t == nil {
 		return

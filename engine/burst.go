@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -12,32 +13,47 @@ import (
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "burst", kind: result.KindBurst, shape: burstShape{},
+	RegisterScenario(loadScenario{name: "burst", kind: result.KindBurst, newShape: func() shape { return new(burstRun) },
 		noTimeout:   "the lock passes down the whole queue once and its theory counts assume no waiter gives up",
 		description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"})
 }
 
-// burstShape is the burst scenario's shape: every client acquires once;
-// the lock passes down a full queue, each hand-off meeting every remaining
-// waiter settled, so the herd's counts come out exact.
-type burstShape struct{}
+// burstRun is the burst scenario's shape in a cell: every client acquires
+// once; the lock passes down a full queue, each hand-off meeting every
+// remaining waiter settled, so the herd's counts come out exact.
+type burstRun struct {
+	settleBarrier
+	grants atomic.Int64
+}
+
+// settleBarrier holds each hand-off of a queue (the burst's, the abandon
+// scenario's) until the remaining waiters have settled, and says how that
+// went.
+type settleBarrier struct {
+	state atomic.Int32 // 0 exact, 1 a wait timed out, 2 the driver cannot say
+}
+
+// outcome is Cell.Settle's word for how the barrier went.
+func (b *settleBarrier) outcome() string {
+	return [...]string{"exact", "timeout", "none"}[b.state.Load()]
+}
 
 // prepare drops the warm-up (one acquisition each leaves nothing to warm)
 // and, for drivers whose waiters are woken, holds each release until the
 // remaining waiters have settled again.
-func (burstShape) prepare(r *cellRun) {
+func (b *burstRun) prepare(r *cellRun) {
 	r.spec.Warmup, r.spec.Duration = 0, 0
 	if r.driver.Theory != nil {
-		r.beforeRelease = r.settle
+		r.beforeRelease = func(ctx context.Context) { b.settle(ctx, r) }
 	}
 }
 
-func (burstShape) drive(context.Context, *cellRun)                   {}
-func (burstShape) client(ctx context.Context, r *cellRun, w *worker) { r.burst(ctx, w) }
+func (b *burstRun) drive(context.Context, *cellRun)                   {}
+func (b *burstRun) client(ctx context.Context, r *cellRun, w *worker) { b.acquireOnce(ctx, r, w) }
 
 // finish adds what theory predicts for one lock, and how the hand-off
 // barrier went.
-func (burstShape) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Histogram) {
+func (b *burstRun) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Histogram) {
 	if r.spec.Locks != 1 {
 		return
 	}
@@ -45,14 +61,14 @@ func (burstShape) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Hist
 		n := t.BurstWakeups(r.spec.Clients)
 		c.TheoryWakeups = &n
 	}
-	c.Settle = [...]string{"exact", "timeout", "none"}[r.settleState.Load()]
+	c.Settle = b.outcome()
 }
 
-// burst acquires once. The first holder keeps the lock until every other
+// acquireOnce acquires once. The first holder keeps the lock until every other
 // client is queued and settled; each holder hands on only when all
 // remaining waiters have settled again, so every release meets a full,
 // armed queue — the herd in its exact form.
-func (r *cellRun) burst(ctx context.Context, w *worker) {
+func (b *burstRun) acquireOnce(ctx context.Context, r *cellRun, w *worker) {
 	defer w.flush()
 	lock := w.id % r.names.len()
 	start := time.Now()
@@ -77,8 +93,8 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 	got := time.Now()
 	r.granted(w, lock, start, got, got.Sub(start))
 	w.done.Store(true)
-	if r.grants.Add(1) == 1 {
-		r.settle(ctx)
+	if b.grants.Add(1) == 1 {
+		b.settle(ctx, r)
 	}
 	r.holdAndRelease(ctx, w, lock, lease, got, true)
 }
@@ -89,22 +105,23 @@ func (r *cellRun) burst(ctx context.Context, w *worker) {
 // notification in flight. Pollers have no notifications to lose and are
 // never all asleep at once for long; for them a client counts once it has
 // been seen waiting, and only the first holder waits for that.
-func (r *cellRun) settle(ctx context.Context) {
+func (b *settleBarrier) settle(ctx context.Context, r *cellRun) {
 	if sh := r.spec.Shard; sh != nil && r.names.len() == 1 {
-		if err := sh.Coord.Settle(ctx, r.meeting(), r.localSettle); err != nil && ctx.Err() == nil {
-			r.settleState.CompareAndSwap(0, 1)
+		local := func(ctx context.Context) { b.localSettle(ctx, r) }
+		if err := sh.Coord.Settle(ctx, r.meeting(), local); err != nil && ctx.Err() == nil {
+			b.state.CompareAndSwap(0, 1)
 		}
 		return
 	}
-	r.localSettle(ctx)
+	b.localSettle(ctx, r)
 }
 
 // localSettle is settle over this process's clients.
-func (r *cellRun) localSettle(ctx context.Context) {
+func (b *settleBarrier) localSettle(ctx context.Context, r *cellRun) {
 	polling := r.driver.Theory == nil
 	for _, w := range r.workers {
 		if w.settler == nil {
-			r.settleState.Store(2)
+			b.state.Store(2)
 			return
 		}
 	}
@@ -127,7 +144,7 @@ func (r *cellRun) localSettle(ctx context.Context) {
 			return
 		}
 		if time.Now().After(deadline) {
-			r.settleState.CompareAndSwap(0, 1)
+			b.state.CompareAndSwap(0, 1)
 			return
 		}
 		time.Sleep(50 * time.Microsecond)

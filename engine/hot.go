@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "hot", kind: result.KindClosed, shape: closedLoop{},
+	RegisterScenario(loadScenario{name: "hot", kind: result.KindClosed, newShape: func() shape { return closedLoop{} },
 		description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"})
 }
 

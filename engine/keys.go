@@ -3,7 +3,7 @@ package engine
 import "github.com/lockbench/lockbench/result"
 
 func init() {
-	RegisterScenario(loadScenario{name: "keys", kind: result.KindClosed, shape: keysLoop{},
+	RegisterScenario(loadScenario{name: "keys", kind: result.KindClosed, newShape: func() shape { return keysLoop{} },
 		description: "closed loop over --locks names, each acquisition's name drawn by --dist uniform|zipf:S|hot:F/P"})
 }
 

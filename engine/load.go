@@ -66,24 +66,11 @@ type cellRun struct {
 	// afterClients, if set, runs once every client has stopped and before
 	// their sessions close (the abandon scenario counts leftovers there).
 	afterClients func(ctx context.Context)
-	ab           *abandonRun
 
 	// sharded: the grants' stream and the end of answering other shards'
 	// settle calls.
 	grantLog  *grantLog
 	stopServe context.CancelFunc
-
-	// burst
-	grants      atomic.Int64
-	settleState atomic.Int32 // 0 exact, 1 timeout, 2 none
-
-	// open loop
-	sched      *schedule
-	inflight   atomic.Int64 // let in and not yet served, queued ones included
-	waiting    atomic.Int64 // taken ahead by a client, not yet let in or dropped
-	offered    atomic.Int64
-	dropped    atomic.Int64
-	unfinished atomic.Int64
 }
 
 func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh shape) *cellRun {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -13,7 +14,7 @@ import (
 )
 
 func init() {
-	RegisterScenario(rateScenario{loadScenario{name: "rate", kind: result.KindOpen, shape: openLoop{},
+	RegisterScenario(rateScenario{loadScenario{name: "rate", kind: result.KindOpen, newShape: func() shape { return new(openLoop) },
 		description: "open loop: --rate arrivals/s (--arrival constant|poisson), latency from the intended time; beyond --max-inflight dropped"}})
 }
 
@@ -35,16 +36,24 @@ func (s rateScenario) Check(spec *CellSpec) error {
 // schedule the clients share; a free client takes the next arrival and
 // sends it at its intended time itself, queued arrivals are served in
 // turn, and every arrival let in before the end is served, however late.
-type openLoop struct{}
+// It holds the cell's schedule and its accounting of arrivals.
+type openLoop struct {
+	sched      *schedule
+	inflight   atomic.Int64 // let in and not yet served, queued ones included
+	waiting    atomic.Int64 // taken ahead by a client, not yet let in or dropped
+	offered    atomic.Int64
+	dropped    atomic.Int64
+	unfinished atomic.Int64
+}
 
-func (openLoop) prepare(r *cellRun) {
-	r.sched = newSchedule(r.spec)
+func (o *openLoop) prepare(r *cellRun) {
+	o.sched = newSchedule(r.spec)
 	for _, w := range r.workers {
 		w.picker = r.spec.Keys.NewPicker(r.spec.Locks, w.rng)
 	}
 }
 
-func (openLoop) client(ctx context.Context, r *cellRun, w *worker) { r.openLoop(ctx, w) }
+func (o *openLoop) client(ctx context.Context, r *cellRun, w *worker) { o.serve(ctx, r, w) }
 
 // MaxDrain bounds how long the open loop serves arrivals let in before its
 // end; what is still unserved then is counted unfinished.
@@ -54,7 +63,7 @@ const MaxDrain = 10 * time.Second
 // before the end is served, however late, or its tail would go missing
 // exactly where a stalled lock shows (coordinated omission again) — within
 // MaxDrain (or the cell time limit, if shorter) after the last arrival.
-func (openLoop) serveContext(parent context.Context, r *cellRun) (context.Context, context.CancelFunc) {
+func (o *openLoop) serveContext(parent context.Context, r *cellRun) (context.Context, context.CancelFunc) {
 	end := r.deadline
 	if end.IsZero() {
 		end = r.start.Add(r.spec.Warmup + r.spec.MaxTime)
@@ -66,38 +75,38 @@ func (openLoop) serveContext(parent context.Context, r *cellRun) (context.Contex
 // settles what came due while every client was still busy, then waits for
 // those in flight to be served; what the time limit leaves unserved is
 // counted, and the cell truncated.
-func (openLoop) drive(ctx context.Context, r *cellRun) {
+func (o *openLoop) drive(ctx context.Context, r *cellRun) {
 	select {
-	case <-r.sched.ended:
+	case <-o.sched.ended:
 	case <-ctx.Done():
 	}
-	r.endSchedule(errors.Is(ctx.Err(), context.DeadlineExceeded))
-	for r.inflight.Load()+r.waiting.Load() > 0 && r.wctx.Err() == nil {
+	o.endSchedule(r, errors.Is(ctx.Err(), context.DeadlineExceeded))
+	for o.inflight.Load()+o.waiting.Load() > 0 && r.wctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
-	r.unfinished.Store(r.inflight.Load())
-	if r.wctx.Err() != nil && context.Cause(ctx) != context.Canceled && r.unfinished.Load() > 0 {
-		r.truncated = fmt.Sprintf("%d arrivals were still unserved %v after the last one", r.unfinished.Load(), min(MaxDrain, r.spec.MaxTime))
+	o.unfinished.Store(o.inflight.Load())
+	if r.wctx.Err() != nil && context.Cause(ctx) != context.Canceled && o.unfinished.Load() > 0 {
+		r.truncated = fmt.Sprintf("%d arrivals were still unserved %v after the last one", o.unfinished.Load(), min(MaxDrain, r.spec.MaxTime))
 	}
 	r.wcancel()
 }
 
-func (openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.Histogram) {
+func (o *openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.Histogram) {
 	s := r.spec
 	c.Open = &result.OpenLoop{
 		Rate: s.Rate, Arrival: s.Arrival, MaxInflight: s.MaxInflight,
-		Offered: r.offered.Load(), Dropped: r.dropped.Load(), Unfinished: r.unfinished.Load(),
+		Offered: o.offered.Load(), Dropped: o.dropped.Load(), Unfinished: o.unfinished.Load(),
 		ServiceLatencyUs: result.LatencyOf(totals[tagService]), ScheduleLagUs: result.LatencyOf(totals[tagLag]),
 	}
 }
 
-// openLoop serves arrivals from the shared schedule. Latency counts from
+// serve serves arrivals from the shared schedule. Latency counts from
 // the arrival's intended time, so a stalled lock shows in the tail instead
 // of slowing the arrivals down (no coordinated omission); the service time
 // from the actual start is recorded beside it, and the schedule lag —
 // actual send minus intended send, for an arrival a client was free for —
 // tells the generator's own lateness from the lock's.
-func (r *cellRun) openLoop(ctx context.Context, w *worker) {
+func (o *openLoop) serve(ctx context.Context, r *cellRun, w *worker) {
 	defer w.flush()
 	if w.alarm = newAlarm(ctx, spinAllowance(r.spec.Rate)); w.alarm != nil {
 		defer func() { w.alarm.close(); w.alarm = nil }()
@@ -107,9 +116,9 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 	serving := false // counted in flight for the arrival just served
 	for {
 		taken := w.now()
-		due, admitted, ok := r.take(taken) // still in flight, if serving
+		due, admitted, ok := o.take(r, taken) // still in flight, if serving
 		if serving {
-			r.inflight.Add(-1)
+			o.inflight.Add(-1)
 			serving = false
 		}
 		if !ok || ctx.Err() != nil {
@@ -118,10 +127,10 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		if !admitted {
 			w.flushBefore(due) // an idle client holds no interval open
 			if !w.waitUntil(ctx, due) {
-				r.waiting.Add(-1)
+				o.waiting.Add(-1)
 				return
 			}
-			if !r.admit(due) {
+			if !o.admit(r, due) {
 				continue
 			}
 		}
@@ -142,7 +151,7 @@ func (r *cellRun) openLoop(ctx context.Context, w *worker) {
 		lease, got, err := w.acquire(actx, r.names.at(lock), start)
 		if err != nil {
 			if ctx.Err() != nil {
-				r.inflight.Add(-1)
+				o.inflight.Add(-1)
 				return
 			}
 			if measured && !errors.Is(err, errAbandoned) {

@@ -95,7 +95,9 @@ func ScenarioOptions() []impl.Option {
 
 // shape is what a load scenario adds to the shared cell runner (load.go):
 // what each client does, what the runner does meanwhile, and what the
-// scenario adds to the cell's result.
+// scenario adds to the cell's result. A shape is made for one cell and
+// holds that cell's scenario state (a burst's grants, the open loop's
+// schedule); the runner holds only what every scenario shares.
 type shape interface {
 	// prepare adjusts a run before any client starts.
 	prepare(r *cellRun)
@@ -121,7 +123,9 @@ type servingShape interface {
 type loadScenario struct {
 	name, description string
 	kind              result.Kind
-	shape             shape
+	// newShape makes the scenario's shape for one cell: its state is the
+	// cell's own, never shared with another cell.
+	newShape func() shape
 	// minClients is the fewest clients the scenario means anything with.
 	minClients int
 	// noTimeout, if set, says why --acquire-timeout cannot apply: the
@@ -149,8 +153,8 @@ func (s loadScenario) Check(spec *CellSpec) error {
 	return nil
 }
 
-func (s loadScenario) loadShape() shape { return s.shape }
+func (s loadScenario) loadShape() shape { return s.newShape() }
 
 func (s loadScenario) Run(ctx context.Context, spec CellSpec) (Result, error) {
-	return runLoad(ctx, spec, s.shape)
+	return runLoad(ctx, spec, s.newShape())
 }

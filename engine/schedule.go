@@ -39,8 +39,8 @@ func newSchedule(spec CellSpec) *schedule {
 // advance returns the next arrival's intended time, after the cell's
 // start, unless the schedule has ended: at the cell's deadline, or once a
 // counted cell's arrivals are all given out. Called with mu held.
-func (r *cellRun) advance() (time.Duration, bool) {
-	s := r.sched
+func (o *openLoop) advance(r *cellRun) (time.Duration, bool) {
+	s := o.sched
 	if s.done {
 		return 0, false
 	}
@@ -66,11 +66,11 @@ func (r *cellRun) advance() (time.Duration, bool) {
 // sent at its intended time and let in then (see admit). ok is false when
 // nothing is left. A caller that just served an arrival is still counted
 // in flight for it: it was not free when the arrivals settled here came due.
-func (r *cellRun) take(now time.Time) (due time.Time, admitted, ok bool) {
-	s := r.sched
+func (o *openLoop) take(r *cellRun, now time.Time) (due time.Time, admitted, ok bool) {
+	s := o.sched
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r.settleLate(now)
+	o.settleLate(r, now)
 	if s.head < len(s.queue) {
 		d := s.queue[s.head]
 		s.head++
@@ -79,9 +79,9 @@ func (r *cellRun) take(now time.Time) (due time.Time, admitted, ok bool) {
 		}
 		return r.start.Add(d), true, true
 	}
-	d, ok := r.advance()
+	d, ok := o.advance(r)
 	if ok {
-		r.waiting.Add(1) // until admit, so that the cell waits for it
+		o.waiting.Add(1) // until admit, so that the cell waits for it
 	}
 	return r.start.Add(d), false, ok
 }
@@ -89,24 +89,24 @@ func (r *cellRun) take(now time.Time) (due time.Time, admitted, ok bool) {
 // settleLate decides every arrival whose intended time is past and that no
 // client took: no client was free then, so it is let in (queued) if fewer
 // than --max-inflight were in flight, or dropped. Called with mu held.
-func (r *cellRun) settleLate(now time.Time) {
-	s := r.sched
+func (o *openLoop) settleLate(r *cellRun, now time.Time) {
+	s := o.sched
 	for !s.done && r.start.Add(s.next).Before(now) {
-		d, ok := r.advance()
+		d, ok := o.advance(r)
 		if !ok {
 			return
 		}
 		measured := !r.start.Add(d).Before(r.measureFrom)
 		if measured {
-			r.offered.Add(1)
+			o.offered.Add(1)
 		}
-		if r.inflight.Load() >= int64(r.spec.MaxInflight) {
+		if o.inflight.Load() >= int64(r.spec.MaxInflight) {
 			if measured {
-				r.dropped.Add(1)
+				o.dropped.Add(1)
 			}
 			continue
 		}
-		r.inflight.Add(1)
+		o.inflight.Add(1)
 		s.queue = append(s.queue, d)
 	}
 }
@@ -114,16 +114,16 @@ func (r *cellRun) settleLate(now time.Time) {
 // admit lets in an arrival a client took ahead and waited for, at its
 // intended time, unless --max-inflight are already in flight: then it is
 // dropped and counted, never re-timed.
-func (r *cellRun) admit(due time.Time) bool {
-	defer r.waiting.Add(-1)
+func (o *openLoop) admit(r *cellRun, due time.Time) bool {
+	defer o.waiting.Add(-1)
 	measured := !due.Before(r.measureFrom)
 	if measured {
-		r.offered.Add(1)
+		o.offered.Add(1)
 	}
-	if r.inflight.Add(1) > int64(r.spec.MaxInflight) {
-		r.inflight.Add(-1)
+	if o.inflight.Add(1) > int64(r.spec.MaxInflight) {
+		o.inflight.Add(-1)
 		if measured {
-			r.dropped.Add(1)
+			o.dropped.Add(1)
 		}
 		return false
 	}
@@ -134,8 +134,8 @@ func (r *cellRun) admit(due time.Time) bool {
 // (settle true) what came due before it while every client was busy is
 // settled first, so that none of it goes unaccounted; an interrupted cell
 // offers nothing more.
-func (r *cellRun) endSchedule(settle bool) {
-	s := r.sched
+func (o *openLoop) endSchedule(r *cellRun, settle bool) {
+	s := o.sched
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if settle {
@@ -143,7 +143,7 @@ func (r *cellRun) endSchedule(settle bool) {
 		if !r.deadline.IsZero() && r.deadline.Before(end) {
 			end = r.deadline
 		}
-		r.settleLate(end)
+		o.settleLate(r, end)
 	}
 	if !s.done {
 		s.done = true

@@ -94,8 +94,8 @@ func Shardable(s Scenario) bool {
 	if !ok {
 		return false
 	}
-	switch ls.shape.(type) {
-	case closedLoop, keysLoop, burstShape:
+	switch ls.newShape().(type) {
+	case closedLoop, keysLoop, *burstRun:
 		return true
 	}
 	return false
@@ -197,10 +197,10 @@ func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
 		r.release()
 		return at, err
 	}
-	if _, burst := r.shape.(burstShape); burst {
+	if b, burst := r.shape.(*burstRun); burst {
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		r.stopServe = cancel
-		go sh.Coord.Serve(sctx, m, r.localSettle)
+		go sh.Coord.Serve(sctx, m, func(ctx context.Context) { b.localSettle(ctx, r) })
 	}
 	return at, nil
 }
