@@ -20,6 +20,9 @@ import (
 // number of clients. Zero values mean the defaults stated beside each field.
 type CellSpec struct {
 	Impl string
+	// Driver is the implementation Impl names, resolved once by Validate
+	// and carried from then on; a spec given a Driver needs no Impl.
+	Driver impl.Driver
 	// Scenario is the load shape. Default hot.
 	Scenario Scenario
 	Clients  int
@@ -164,7 +167,7 @@ var ErrPanic = errors.New("lockbench: panic")
 // server for spec.Locks names, all before any clock starts. spec must be
 // validated.
 func setUp(ctx context.Context, spec CellSpec) (impl.Driver, []impl.Locker, error) {
-	d, _ := impl.Lookup(spec.Impl)
+	d := spec.Driver
 	lockers, err := connect(ctx, d, spec)
 	if err != nil {
 		return d, nil, err
@@ -185,10 +188,15 @@ func setUp(ctx context.Context, spec CellSpec) (impl.Driver, []impl.Locker, erro
 // stated beside each field. An error wraps ErrUsage and names what to
 // change. It touches no server.
 func (s *CellSpec) Validate() error {
-	d, ok := impl.Lookup(s.Impl)
-	if !ok {
-		return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, s.Impl, strings.Join(impl.Names(), ", "))
+	if s.Driver.New == nil || s.Driver.Name != s.Impl && s.Impl != "" {
+		d, ok := impl.Lookup(s.Impl)
+		if !ok {
+			return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, s.Impl, strings.Join(impl.Names(), ", "))
+		}
+		s.Driver = d
 	}
+	s.Impl = s.Driver.Name
+	d := s.Driver
 	if s.Scenario == nil {
 		s.Scenario, _ = LookupScenario("hot")
 	}

@@ -49,7 +49,7 @@ func (s faultScenario) Options() []impl.Option { return s.f.Options }
 
 // Check refuses a driver the fault cannot be staged on.
 func (s faultScenario) Check(spec *CellSpec) error {
-	d, _ := impl.Lookup(spec.Impl)
+	d := spec.Driver
 	if s.f.Applies != nil {
 		if err := s.f.Applies(d); err != nil {
 			return fmt.Errorf("%w: scenario %s: %v", ErrNotApplicable, s.f.Name, err)
@@ -59,7 +59,7 @@ func (s faultScenario) Check(spec *CellSpec) error {
 }
 
 func (s faultScenario) Run(ctx context.Context, spec CellSpec) (Result, error) {
-	d, _ := impl.Lookup(spec.Impl)
+	d := spec.Driver
 	if spec.Config.Namespace == "" {
 		spec.Config.Namespace = fmt.Sprintf("faults-%d", time.Now().UnixNano())
 	}

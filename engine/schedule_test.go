@@ -22,7 +22,7 @@ func TestScheduleSettlesWhatCameDueWhileClientsWereBusy(t *testing.T) {
 	r, o := scheduleRun(t0, CellSpec{Clients: 2, MaxInflight: 3, Rate: 1000})
 	o.inflight.Store(2) // both clients busy, the caller among them
 
-	due, admitted, ok := o.take(r, t0.Add(10*time.Millisecond + 500*time.Microsecond))
+	due, admitted, ok := o.take(r, t0.Add(10*time.Millisecond+500*time.Microsecond))
 	if !ok || !admitted || !due.Equal(t0) {
 		t.Fatalf("first take: due %v admitted %v ok %v, want the arrival at 0 let in", due.Sub(t0), admitted, ok)
 	}
@@ -30,7 +30,7 @@ func TestScheduleSettlesWhatCameDueWhileClientsWereBusy(t *testing.T) {
 		t.Fatalf("offered %d dropped %d in flight %d, want 11 offered (0…10ms), 10 dropped, 3 in flight", o, d, in)
 	}
 	o.inflight.Add(-1) // the caller's previous arrival is done
-	due, admitted, ok = o.take(r, t0.Add(10*time.Millisecond + 600*time.Microsecond))
+	due, admitted, ok = o.take(r, t0.Add(10*time.Millisecond+600*time.Microsecond))
 	if !ok || admitted || !due.Equal(t0.Add(11*time.Millisecond)) || o.waiting.Load() != 1 {
 		t.Fatalf("second take: due %v admitted %v ok %v waiting %d, want the arrival at 11ms taken ahead",
 			due.Sub(t0), admitted, ok, o.waiting.Load())
@@ -39,7 +39,7 @@ func TestScheduleSettlesWhatCameDueWhileClientsWereBusy(t *testing.T) {
 		t.Fatalf("admit: offered %d in flight %d waiting %d", o.offered.Load(), o.inflight.Load(), o.waiting.Load())
 	}
 	// Full: the next arrival a client waited for is dropped, not re-timed.
-	due, _, _ = o.take(r, t0.Add(11 * time.Millisecond))
+	due, _, _ = o.take(r, t0.Add(11*time.Millisecond))
 	if o.admit(r, due) || o.dropped.Load() != 11 || o.inflight.Load() != 3 {
 		t.Fatalf("admit when full: dropped %d in flight %d", o.dropped.Load(), o.inflight.Load())
 	}

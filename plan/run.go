@@ -50,6 +50,11 @@ type Plan struct {
 	// OnSkip hears of cells skipped because their scenario does not apply
 	// to their implementation.
 	OnSkip func(spec CellSpec, err error)
+
+	// drivers and scenarios are Impls and Scenarios resolved by Validate,
+	// carried from then on.
+	drivers   []impl.Driver
+	scenarios []engine.Scenario
 }
 
 // Run runs the plan. Servers not given in Plan.Cell.Config.Servers are
@@ -58,8 +63,10 @@ type Plan struct {
 // or an interrupt; the summary returned holds them too.
 func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 	sum := &result.Summary{Schema: result.SchemaVersion, Version: Version, Started: time.Now().UTC()}
-	if err := plan.Validate(); err != nil {
-		return sum, err
+	if !plan.validated() {
+		if err := plan.Validate(); err != nil {
+			return sum, err
+		}
 	}
 	if plan.SLO != "" {
 		sum.SLO = plan.SLO // Validate parsed it
@@ -123,6 +130,12 @@ type matrix struct {
 	shard *sharder
 }
 
+// validated reports whether Validate has resolved the plan's names: a
+// plan the caller validated is not judged twice.
+func (p Plan) validated() bool {
+	return len(p.drivers) > 0 && len(p.drivers) == len(p.Impls) && len(p.scenarios) == len(p.Scenarios)
+}
+
 // cells lists the plan's cells in run order. A fault script has its own
 // cast — a holder and waiters — and repeats; sweeping client counts would
 // only multiply its minutes, so it runs once, with the first count (≥ 2).
@@ -132,16 +145,15 @@ func (p Plan) cells() []CellSpec {
 		clients = []int{slices.Max(p.Clients)}
 	}
 	var out []CellSpec
-	for _, name := range p.Impls {
-		for _, sc := range p.Scenarios {
-			s, _ := engine.LookupScenario(sc)
+	for _, d := range p.drivers {
+		for _, s := range p.scenarios {
 			cs := clients
 			if s.Kind() == result.KindFault {
 				cs = []int{max(p.Clients[0], 2)}
 			}
 			for _, n := range cs {
 				spec := p.Cell
-				spec.Impl, spec.Scenario, spec.Clients = name, s, n
+				spec.Impl, spec.Driver, spec.Scenario, spec.Clients = d.Name, d, s, n
 				out = append(out, spec)
 			}
 		}

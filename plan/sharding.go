@@ -69,9 +69,9 @@ func (p *Plan) checkSharding() error {
 		return fmt.Errorf("%w: --start-at %s is %v in the past: give a time every shard can still meet",
 			ErrUsage, s.StartAt.Format(time.RFC3339), -time.Until(s.StartAt).Round(time.Second))
 	}
-	for _, sc := range p.Scenarios {
-		if s, _ := engine.LookupScenario(sc); !engine.Shardable(s) {
-			return fmt.Errorf("%w: scenario %s cannot run sharded (hot, keys and burst can)", ErrUsage, sc)
+	for _, s := range p.scenarios {
+		if !engine.Shardable(s) {
+			return fmt.Errorf("%w: scenario %s cannot run sharded (hot, keys and burst can)", ErrUsage, s.Name())
 		}
 	}
 	for _, n := range p.Clients {

@@ -91,13 +91,13 @@ func (p *Plan) checkFiles(limit int) error {
 	}
 	top := slices.Max(p.Clients)
 	alarm := 0 // an open-loop client waits for its arrivals on a file of its own
-	for _, name := range p.Scenarios {
-		if s, ok := engine.LookupScenario(name); ok && s.Kind() == result.KindOpen {
+	for _, s := range p.scenarios {
+		if s.Kind() == result.KindOpen {
 			alarm = 1
 		}
 	}
-	for _, name := range p.Impls {
-		d, _ := impl.Lookup(name)
+	for _, d := range p.drivers {
+		name := d.Name
 		conns := max(d.ConnsPerClient(func(kind string) bool { k, _ := sandbox.LookupKind(kind); return k.Ensemble }), 1) + alarm
 		if top > (limit-fdReserve)/conns {
 			need := min(top, 1<<40) * conns // bounded: never overflows
@@ -114,18 +114,23 @@ func (p *Plan) checkLists() error {
 	if len(p.Impls) == 0 || len(p.Scenarios) == 0 || len(p.Clients) == 0 {
 		return fmt.Errorf("%w: need at least one implementation, scenario and client count", ErrUsage)
 	}
+	p.drivers, p.scenarios = nil, nil
 	for i, n := range p.Impls {
-		if _, ok := impl.Lookup(n); !ok {
+		d, ok := impl.Lookup(n)
+		if !ok {
 			return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, n, strings.Join(impl.Names(), ", "))
 		}
+		p.drivers = append(p.drivers, d)
 		if slices.Contains(p.Impls[:i], n) {
 			return fmt.Errorf("%w: --impl names %s twice", ErrUsage, n)
 		}
 	}
 	for i, s := range p.Scenarios {
-		if _, ok := engine.LookupScenario(s); !ok {
+		sc, ok := engine.LookupScenario(s)
+		if !ok {
 			return fmt.Errorf("%w: unknown scenario %q (known: %s)", ErrUsage, s, strings.Join(engine.ScenarioNames(), ", "))
 		}
+		p.scenarios = append(p.scenarios, sc)
 		if slices.Contains(p.Scenarios[:i], s) {
 			return fmt.Errorf("%w: --scenario names %s twice", ErrUsage, s)
 		}
@@ -191,9 +196,9 @@ func (p *Plan) checkRamp() error {
 	if p.Ramp == nil {
 		return nil
 	}
-	for _, sc := range p.Scenarios {
-		if s, _ := engine.LookupScenario(sc); s.Kind() != result.KindClosed && s.Kind() != result.KindOpen {
-			return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", ErrUsage, sc)
+	for _, s := range p.scenarios {
+		if s.Kind() != result.KindClosed && s.Kind() != result.KindOpen {
+			return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", ErrUsage, s.Name())
 		}
 	}
 	if top := slices.Max(p.Clients); p.Ramp.Start > top {
@@ -206,8 +211,7 @@ func (p *Plan) checkRamp() error {
 // largest count asked.
 func (p *Plan) needs() []impl.Need {
 	var out []impl.Need
-	for _, name := range p.Impls {
-		d, _ := impl.Lookup(name)
+	for _, d := range p.drivers {
 		for _, n := range d.Needs {
 			i := slices.IndexFunc(out, func(o impl.Need) bool { return o.Role == n.Role })
 			switch {

@@ -12,7 +12,7 @@ import (
 // A plan that needs more connections than the process may open is refused
 // before anything connects, with the limit to ask for.
 func TestPlanRefusesMoreClientsThanFiles(t *testing.T) {
-	p := Plan{Impls: []string{"redis"}, Clients: []int{1, 2000}}
+	p := resolved(t, Plan{Impls: []string{"redis"}, Scenarios: []string{"hot"}, Clients: []int{1, 2000}})
 	if err := p.checkFiles(1024); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 2256") {
 		t.Errorf("2000 clients under 1024 files: %v; want a usage error asking for ulimit -n 2256", err)
 	}
@@ -26,13 +26,22 @@ func TestPlanRefusesMoreClientsThanFiles(t *testing.T) {
 			d = x
 		}
 	}
-	p = Plan{Impls: []string{d.Name}, Clients: []int{500}}
+	p = resolved(t, Plan{Impls: []string{d.Name}, Scenarios: []string{"hot"}, Clients: []int{500}})
 	if err := p.checkFiles(2000); err == nil {
 		t.Errorf("500 clients of %s on %d masters fit under 2000 files", d.Name, d.Needs[0].Count)
 	}
 	// An open-loop client also holds its alarm.
-	p = Plan{Impls: []string{"redis"}, Scenarios: []string{"hot", "rate"}, Clients: []int{2000}}
+	p = resolved(t, Plan{Impls: []string{"redis"}, Scenarios: []string{"hot", "rate"}, Clients: []int{2000}})
 	if err := p.checkFiles(4096); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 4256") {
 		t.Errorf("2000 open-loop clients under 4096 files: %v; want a usage error asking for ulimit -n 4256", err)
 	}
+}
+
+// resolved is p with its names resolved, as Validate's first step leaves it.
+func resolved(t *testing.T, p Plan) Plan {
+	t.Helper()
+	if err := p.checkLists(); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
