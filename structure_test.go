@@ -116,9 +116,9 @@ func TestDriverNamesStayInTheirPackages(t *testing.T) {
 	}
 }
 
-// Arrows run one way: the fault scenarios and the root facade meet in the
-// engine below both, and the reports render from result data alone, never
-// from a driver, the engine or the facade.
+// Arrows run one way: the fault scenarios, the plan and the root facade
+// meet in the engine below them all, and the reports render from result
+// data alone, never from a driver, the engine or the facade.
 func TestArrowsRunOneWay(t *testing.T) {
 	const mod = "github.com/lockbench/lockbench"
 	for _, tc := range []struct {
@@ -126,7 +126,9 @@ func TestArrowsRunOneWay(t *testing.T) {
 		forbidden []string
 	}{
 		{"./faults", []string{mod}},
-		{".", []string{mod + "/faults", mod + "/impl/all"}},
+		{".", []string{mod + "/faults", mod + "/impl/all", mod + "/plan"}},
+		{"./plan", []string{mod}},
+		{"./engine", []string{mod + "/plan", mod + "/faults"}},
 		{"./report", []string{mod, mod + "/impl", mod + "/engine", mod + "/faults", mod + "/internal/sandbox"}},
 		{"./result", []string{mod, mod + "/impl", mod + "/engine", mod + "/report"}},
 	} {

@@ -14,20 +14,20 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/shard"
+	"github.com/lockbench/lockbench/rendezvous"
 )
 
 // Sharding is a plan's part in a run split over processes or machines:
 // shard Index of Count runs a slice of every cell's clients with their
 // global ids, against servers given by address (never a sandbox), lined
-// up with the other shards through those servers (package shard). Each
+// up with the other shards through those servers (package rendezvous). Each
 // shard writes a results directory; Merge joins them.
 type Sharding struct {
 	Index, Count int
 	// StartAt, if set, is the first cell's start on every shard's clock;
 	// otherwise shard 0 publishes each cell's start.
 	StartAt time.Time
-	// Wait bounds each meeting of the shards. Default shard.DefaultWait.
+	// Wait bounds each meeting of the shards. Default rendezvous.DefaultWait.
 	Wait time.Duration
 	// RunID names the run on the servers; shards of one run share it.
 	// Default: from the plan's hash.
@@ -95,8 +95,8 @@ func (p Plan) PlanHash() string {
 
 // sharder is a sharded run's connection to the other shards.
 type sharder struct {
-	boards []shard.Board
-	coord  *shard.Coordinator
+	boards []rendezvous.Board
+	coord  *rendezvous.Coordinator
 	runID  string
 
 	mu     sync.Mutex
@@ -112,13 +112,13 @@ func startSharding(ctx context.Context, p Plan) (*sharder, error) {
 	if runID == "" {
 		runID = "plan-" + p.PlanHash()
 	}
-	bs, err := shard.OpenBoards(ctx, impl.Roles(), p.Cell.Config.Servers, runID)
+	bs, err := rendezvous.OpenBoards(ctx, impl.Roles(), p.Cell.Config.Servers, runID)
 	if err != nil {
 		return nil, err
 	}
 	sh := &sharder{boards: bs, runID: runID, out: p.Out,
 		grants: map[string]*result.GrantWriter{}, errs: map[string]error{}}
-	sh.coord, err = shard.New(ctx, bs, shard.Options{Index: s.Index, Count: s.Count, PlanHash: p.PlanHash(), Wait: s.Wait, StartAt: s.StartAt})
+	sh.coord, err = rendezvous.New(ctx, bs, rendezvous.Options{Index: s.Index, Count: s.Count, PlanHash: p.PlanHash(), Wait: s.Wait, StartAt: s.StartAt})
 	if err != nil {
 		sh.close()
 		return nil, err

@@ -27,7 +27,7 @@ import (
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
-	"github.com/lockbench/lockbench/shard"
+	"github.com/lockbench/lockbench/rendezvous"
 )
 
 const runSynopsis = `run [flags]
@@ -145,7 +145,7 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
 	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of a run split over N processes (0-based; auto/N reads JOB_COMPLETION_INDEX); needs server addresses; join the results with lockbench merge")
 	fs.StringVar(&o.startAt, "start-at", "", "sharded: the first cell's common start, RFC 3339 (default: shard 0 publishes each start through the servers)")
-	fs.DurationVar(&o.shardWait, "shard-wait", shard.DefaultWait, "sharded: how long a shard waits for the others at each meeting")
+	fs.DurationVar(&o.shardWait, "shard-wait", rendezvous.DefaultWait, "sharded: how long a shard waits for the others at each meeting")
 	fs.StringVar(&o.runID, "run-id", os.Getenv("LOCKBENCH_RUN_ID"), "sharded: `ID` the shards of one run share on the servers (default: from the plan; env LOCKBENCH_RUN_ID)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof FILE)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile at the end of the run to `FILE`")
