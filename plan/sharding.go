@@ -13,8 +13,8 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/rendezvous"
+	"github.com/lockbench/lockbench/result"
 )
 
 // Sharding is a plan's part in a run split over processes or machines:

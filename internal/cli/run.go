@@ -24,10 +24,10 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/plan"
+	"github.com/lockbench/lockbench/rendezvous"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios"
-	"github.com/lockbench/lockbench/rendezvous"
 )
 
 const runSynopsis = `run [flags]
