@@ -118,7 +118,8 @@ func TestDriverNamesStayInTheirPackages(t *testing.T) {
 
 // Arrows run one way: the fault scenarios and the root facade meet in the
 // engine below both, and the reports render from result data alone, never
-// from a driver, the engine or the facade.
+// from a driver, the engine or the facade. The engine reads the servers
+// through the kinds it is given, not the sandbox's.
 func TestArrowsRunOneWay(t *testing.T) {
 	const mod = "github.com/lockbench/lockbench"
 	for _, tc := range []struct {
@@ -129,6 +130,7 @@ func TestArrowsRunOneWay(t *testing.T) {
 		{".", []string{mod + "/faults", mod + "/impl/all"}},
 		{"./report", []string{mod, mod + "/impl", mod + "/engine", mod + "/faults", mod + "/internal/sandbox"}},
 		{"./result", []string{mod, mod + "/impl", mod + "/engine", mod + "/report"}},
+		{"./engine", []string{mod + "/internal/sandbox"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", tc.pkg).Output()
 		if err != nil {
