@@ -131,6 +131,7 @@ func TestArrowsRunOneWay(t *testing.T) {
 		{"./report", []string{mod, mod + "/impl", mod + "/engine", mod + "/faults", mod + "/internal/sandbox"}},
 		{"./result", []string{mod, mod + "/impl", mod + "/engine", mod + "/report"}},
 		{"./engine", []string{mod + "/internal/sandbox"}},
+		{"./impl/all", []string{mod + "/faults", mod + "/engine"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", tc.pkg).Output()
 		if err != nil {

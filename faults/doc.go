@@ -3,9 +3,10 @@
 // partition cost each lock implementation, and whether mutual exclusion
 // survives them.
 //
-// Importing it registers one lockbench.FaultRunner per scenario (crash,
-// pause, failover, restart, latency, partition); impl/all imports it, so
-// the lockbench command has them all. Each runner repeats its script
+// Importing it registers one engine.Fault per scenario (crash, pause,
+// failover, restart, latency, partition); the lockbench command
+// imports it where it assembles the program (internal/cli), beside the
+// drivers of impl/all, which know no fault. Each runner repeats its script
 // CellSpec.Repeat times and returns one result.Cell whose Verdict says in a
 // sentence what happened, with the figures in Faults.
 //
