@@ -68,6 +68,11 @@ type Need struct {
 	// Conns is how many connections each client opens to each server of
 	// the role (a command and a subscription connection: 2). Default 1.
 	Conns int
+	// Fence, if set, keeps a fencing counter on the role's servers, for
+	// fault scenarios that must give tokens to a lock without its own
+	// (Caps without Fencing). Nil: these servers keep none, and such a
+	// lock is not staged where tokens are needed.
+	Fence FenceFunc
 }
 
 // Caps are what a driver's leases guarantee; fault scenarios apply by
