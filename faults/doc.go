@@ -4,7 +4,7 @@
 // survives them.
 //
 // Importing it registers one engine.Fault per scenario (crash, pause,
-// failover, restart, latency, partition); the lockbench command
+// failover, restart, latency, partition, freeze); the lockbench command
 // imports it where it assembles the program (internal/cli), beside the
 // drivers of impl/all, which know no fault. Each runner repeats its script
 // CellSpec.Repeat times and returns one result.Cell whose Verdict says in a
