@@ -44,7 +44,9 @@ type Driver struct {
 	// Residue, if set, counts what the servers hold under a namespace
 	// (queue nodes, lock keys): the harness calls it once a cell's clients
 	// are done and before their sessions close, where nothing should be
-	// left.
+	// left, and the conformance suite (impl/impltest) checks with it that
+	// cancelled and abandoned Acquires leave nothing behind. It is the one
+	// declaration of a lock's leftovers.
 	Residue func(ctx context.Context, s Servers, namespace string) (int, error)
 }
 
