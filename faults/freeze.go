@@ -224,8 +224,8 @@ func freezeVerdict(c result.Cell, servers int, freeze time.Duration) string {
 	d := c.Faults.Details
 	v := fmt.Sprintf("%s: one of its %s stopped for %s (SIGSTOP, then SIGCONT) while %s looped on one lock: ",
 		c.Impl, plural(int64(servers), "server"), freeze, plural(int64(c.Clients), "client"))
-	v += fmt.Sprintf("no grant for %s at the longest, %d acquisitions while it was stopped (%d before, %d after)",
-		fmtMs(d["stall_ms_max"]), int64(d["acquires_frozen"]), int64(d["acquires_before"]), int64(d["acquires_after"]))
+	v += fmt.Sprintf("no grant for %s at the longest, %s while it was stopped (%d before, %d after)",
+		fmtMs(d["stall_ms_max"]), plural(int64(d["acquires_frozen"]), "acquisition"), int64(d["acquires_before"]), int64(d["acquires_after"]))
 	if rec := c.Faults.RecoveryMs; rec != nil {
 		v += fmt.Sprintf("; the first grant after it resumed came %s p50 later", fmtMs(rec.P50))
 	}
