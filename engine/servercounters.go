@@ -3,16 +3,55 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandbox"
 )
+
+// ServerKinds is what a cell reads from the servers it runs on, by the
+// kind a driver's need names (impl.Need.Kind): their own counters and,
+// for servers this process started, their CPU time. The sandbox's kinds
+// provide it; the program's assembly hands it to the engine with
+// UseServerKinds, so that the engine knows no server kind by name.
+// Its methods are called from any goroutine.
+type ServerKinds interface {
+	// Counters returns how to read the own cumulative counters of the
+	// servers of kind, summed over their addresses; nil for a kind that
+	// keeps none or is unknown.
+	Counters(kind string) func(ctx context.Context, addrs []string) (map[string]int64, error)
+	// CPUTime is the CPU time the server on addr has used so far, and
+	// false when it cannot be read (a server this process did not start).
+	CPUTime(addr string) (time.Duration, bool)
+}
+
+// serverKinds holds the ServerKinds given by UseServerKinds.
+var serverKinds atomic.Pointer[ServerKinds]
+
+// UseServerKinds gives the engine the server kinds it reads counters
+// through. Until it is called, cells report no server figures.
+func UseServerKinds(k ServerKinds) { serverKinds.Store(&k) }
+
+// noKinds knows no server: cells report the clients' figures alone.
+type noKinds struct{}
+
+func (noKinds) Counters(string) func(context.Context, []string) (map[string]int64, error) {
+	return nil
+}
+func (noKinds) CPUTime(string) (time.Duration, bool) { return 0, false }
+
+func kinds() ServerKinds {
+	if k := serverKinds.Load(); k != nil && *k != nil {
+		return *k
+	}
+	return noKinds{}
+}
 
 // serverCounters reads the servers' own counters before and after a cell,
 // through the server kinds of the driver's needs, so that a cell reports
 // what the servers saw beside what the clients counted.
 type serverCounters struct {
+	kinds ServerKinds
 	// cpu is each sandboxed server's CPU time at the cell's start, read
 	// at cpuFrom.
 	cpu     map[string]time.Duration
@@ -26,21 +65,21 @@ type serverCounters struct {
 // startServerCounters takes the first reading; a driver whose servers'
 // kinds keep no counters gives a reader that reports nothing.
 func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Servers) *serverCounters {
-	s := &serverCounters{cpu: map[string]time.Duration{}, cpuFrom: time.Now()}
+	s := &serverCounters{kinds: kinds(), cpu: map[string]time.Duration{}, cpuFrom: time.Now()}
 	for _, n := range d.Needs {
 		for _, a := range servers[n.Role] {
-			if t, ok := sandbox.CPUTime(a); ok {
+			if t, ok := s.kinds.CPUTime(a); ok {
 				s.cpu[a] = t
 			}
 		}
 	}
 	for _, n := range d.Needs {
-		k, ok := sandbox.LookupKind(n.Kind)
-		if !ok || k.Stats == nil || len(servers[n.Role]) == 0 {
+		stats := s.kinds.Counters(n.Kind)
+		if stats == nil || len(servers[n.Role]) == 0 {
 			continue
 		}
 		addrs := servers[n.Role]
-		s.reads = append(s.reads, func(ctx context.Context) (map[string]int64, error) { return k.Stats(ctx, addrs) })
+		s.reads = append(s.reads, func(ctx context.Context) (map[string]int64, error) { return stats(ctx, addrs) })
 	}
 	if len(s.reads) > 0 {
 		s.before, s.err = s.read(ctx)
@@ -69,7 +108,7 @@ func (s *serverCounters) cpuUsed() (map[string]float64, float64) {
 	}
 	out := map[string]float64{}
 	for a, t0 := range s.cpu {
-		if t, ok := sandbox.CPUTime(a); ok {
+		if t, ok := s.kinds.CPUTime(a); ok {
 			out[a] = (t - t0).Seconds()
 		}
 	}

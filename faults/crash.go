@@ -20,42 +20,41 @@ import (
 // session timeout (ZooKeeper: the session must expire, on the server's
 // tick). Each waiter then takes the lock once, holding it spec.Hold, and
 // any two holders overlapping is a violation.
-func runCrash(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
-	fam := familyOf(d)
+func runCrash(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	t := newTally(spec)
-	bound := fam.bound(spec.Config)
-	if err := needServers(spec, fam); err != nil {
+	bound := s.bound(spec.Config)
+	if err := needServers(spec, s); err != nil {
 		return result.Cell{}, err
 	}
 	waiters := max(spec.Clients-1, 1)
 	t.set("waiters", float64(waiters))
 	for r := range spec.Repeat {
-		if err := crashOnce(ctx, spec, d, fam, r, waiters, t); err != nil {
+		if err := crashOnce(ctx, spec, s, r, waiters, t); err != nil {
 			return t.cell(bound, ""), err
 		}
 	}
 	c := t.cell(bound, "")
-	c.Verdict = recoveryVerdict(c, "after the holder's connection was cut", fam.boundName(), bound)
+	c.Verdict = recoveryVerdict(c, "after the holder's connection was cut", s.boundName(), bound)
 	return c, nil
 }
 
-func crashOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam family, r, waiters int, t *tally) error {
+func crashOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters int, t *tally) error {
 	cfg := spec.Config
 	name := lockName("crash", r)
-	bound := fam.bound(cfg)
-	ps, err := newProxies(fam.targets(cfg.Servers), 0, 0, cfg.Seed)
+	bound := s.bound(cfg)
+	ps, err := newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed)
 	if err != nil {
 		return err
 	}
 	defer ps.Close()
-	holder, err := dial(ctx, d, cfg, fam.with(cfg.Servers, ps.Addrs()), 0)
+	holder, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, ps.Addrs()), 0)
 	if err != nil {
 		return err
 	}
 	ls := []impl.Locker{holder}
 	defer func() { closeAll(t, ls...) }()
 	for i := range waiters {
-		w, err := dial(ctx, d, cfg, cfg.Servers, 1+i)
+		w, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1+i)
 		if err != nil {
 			return err
 		}

@@ -3,11 +3,21 @@
 // partition cost each lock implementation, and whether mutual exclusion
 // survives them.
 //
-// Importing it registers one lockbench.FaultRunner per scenario (crash,
-// pause, failover, restart, latency, partition); impl/all imports it, so
-// the lockbench command has them all. Each runner repeats its script
+// Importing it registers one engine.Fault per scenario (crash, pause,
+// failover, restart, latency, partition, freeze); the lockbench command
+// imports it where it assembles the program (internal/cli), beside the
+// drivers of impl/all, which know no fault. Each runner repeats its script
 // CellSpec.Repeat times and returns one result.Cell whose Verdict says in a
 // sentence what happened, with the figures in Faults.
+//
+// A scenario applies by what the driver and the kind of its servers
+// declare, never by a name: the lease (impl.Caps), fencing tokens from the
+// lock or a counter its servers keep (impl.Need.Fence), a quorum of
+// masters, a kind that can replicate and promote or tell an ensemble's
+// members apart (sandbox.Kind), a client that can say how many masters
+// granted it (an optional interface on the Locker). A lock that offers
+// none of what a scenario needs is skipped with a note. The package
+// imports no driver and speaks no server's protocol.
 //
 // Runners put loopback proxies (Proxy) in front of servers to cut or delay
 // a client's traffic, and start servers of their own with internal/sandbox

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
@@ -20,61 +18,62 @@ import (
 // ZooKeeper, long enough for an expiry to show) and then releases; B
 // overlapping A's window is a violation.
 //
-//   - redis: a master with an asynchronous replica. The replica follows
-//     through a proxy that is cut before A's grant — replication lag made
-//     deterministic — then the master is killed (SIGKILL) and the replica
-//     promoted (REPLICAOF NO ONE). B asks the promoted replica, which never
-//     heard of A's key: B gets the lock at once, every repeat.
-//   - redlock: five masters; one of them is killed right after A's grant.
-//     The other four still hold A's key, so B cannot reach a majority
-//     until A releases.
-//   - zk-*: a three-member ensemble; A is connected to a follower, which is
+//   - replicated (one Redis, a TTL lease): a master with an asynchronous
+//     replica, as the server kind starts it (sandbox.Kind.Replicate). The
+//     replica follows through a proxy that is cut before A's grant —
+//     replication lag made deterministic — then the master is killed
+//     (SIGKILL) and the replica promoted (Kind.Promote). B asks the
+//     promoted replica, which never heard of A's key: B gets the lock at
+//     once, every repeat.
+//   - masters (a quorum lock: Redlock): five masters; one of them is
+//     killed right after A's grant. The other four still hold A's key, so
+//     B cannot reach a majority until A releases.
+//   - ensemble (a session lease on members the kind tells apart:
+//     ZooKeeper): three members; A is connected to a follower, which is
 //     killed. A's session moves to another member within the session
 //     timeout and keeps A's node, so B waits until A releases.
 //
 // The runner starts these servers itself (it must kill them) and restarts
 // what it killed between repeats.
-func runFailover(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
-	fam := familyOf(d)
+func runFailover(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	t := newTally(spec)
 	var err error
-	switch fam.class {
-	case famRedis:
-		err = failoverRedis(ctx, spec, d, t)
-	case famRedlock:
-		err = failoverRedlock(ctx, spec, d, t)
-	case famZK:
-		err = failoverZK(ctx, spec, d, t)
+	switch s.layout() {
+	case replicated:
+		err = failoverReplica(ctx, spec, s, t)
+	case masters:
+		err = failoverMaster(ctx, spec, s, t)
+	case ensemble:
+		err = failoverMember(ctx, spec, s, t)
 	}
 	if n := t.details["session_moved"]; n > 0 {
 		t.details["session_move_ms_mean"] = t.details["session_move_ms_sum"] / n
 	}
 	delete(t.details, "session_move_ms_sum")
-	bound := fam.bound(spec.Config)
-	c := t.cell(bound, "")
+	c := t.cell(s.bound(spec.Config), "")
 	if err != nil {
 		return c, err
 	}
 	f := c.Faults
-	s := fmt.Sprintf("%s: %s; a second client got the lock while the first held it in %d of %d repeats",
-		c.Impl, failoverWhat[fam.class], int64(f.Details["overlapping_repeats"]), f.Repeats)
+	v := fmt.Sprintf("%s: %s; a second client got the lock while the first held it in %d of %d repeats",
+		c.Impl, failoverWhat[s.layout()], int64(f.Details["overlapping_repeats"]), f.Repeats)
 	if f.RecoveryMs != nil {
-		s += fmt.Sprintf(", %s p50 after the failure (the first held it %s)", fmtMs(f.RecoveryMs.P50), fmtMs(f.Details["hold_window_ms"]))
+		v += fmt.Sprintf(", %s p50 after the failure (the first held it %s)", fmtMs(f.RecoveryMs.P50), fmtMs(f.Details["hold_window_ms"]))
 	}
-	c.Verdict = s + "; " + violationsClause(c) + " " + OwnServers
+	c.Verdict = v + "; " + violationsClause(c) + " " + OwnServers
 	c.Faults.Details["own_servers"] = 1
 	return c, nil
 }
 
-var failoverWhat = map[famClass]string{
-	famRedis:   "master killed after the grant, asynchronous replica promoted without the key",
-	famRedlock: "one of five masters killed after the grant",
-	famZK:      "the follower holding the client's session killed",
+var failoverWhat = map[layout]string{
+	replicated: "master killed after the grant, asynchronous replica promoted without the key",
+	masters:    "one of five masters killed after the grant",
+	ensemble:   "the follower holding the client's session killed",
 }
 
 // window is how long A holds after the failure.
-func window(class famClass, cfg impl.Config) time.Duration {
-	if class == famZK {
+func window(l layout, cfg impl.Config) time.Duration {
+	if l == ensemble {
 		return cfg.SessionTimeout * 3 / 2
 	}
 	return cfg.TTL / 2
@@ -103,34 +102,33 @@ func contend(ctx context.Context, spec engine.CellSpec, t *tally, name string, a
 	return len(vs) > 0
 }
 
-func failoverRedis(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) error {
-	fam := familyOf(d)
+func failoverReplica(ctx context.Context, spec engine.CellSpec, s subject, t *tally) error {
 	cfg := spec.Config
-	win := window(famRedis, cfg)
+	win := window(replicated, cfg)
 	for r := range spec.Repeat {
 		err := func() error {
 			name := lockName("failover", r)
 			sctx, cancel := context.WithTimeout(ctx, setupTimeout)
 			defer cancel()
-			f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: 1})
+			f, err := sandbox.Start(sctx, sandbox.Spec{s.need.Kind: 1})
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			master := f.Servers[fam.need.Kind][0]
+			master := f.Servers[s.need.Kind][0]
 			link, err := NewProxy(master.Addr, 0, 0, cfg.Seed)
 			if err != nil {
 				return err
 			}
 			defer link.Close()
-			replica, err := sandbox.StartReplica(sctx, master, link.Addr())
+			replica, err := s.kind.Replicate(sctx, master, link.Addr())
 			if err != nil {
 				return err
 			}
 			defer replica.Stop()
 			link.Cut()
 
-			a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: {master.Addr}}, 0)
+			a, err := dial(ctx, s.Driver, cfg, s.on([]string{master.Addr}), 0)
 			if err != nil {
 				return err
 			}
@@ -144,11 +142,11 @@ func failoverRedis(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *
 			if err := master.Kill(); err != nil {
 				return err
 			}
-			if err := promote(ctx, replica.Addr); err != nil {
+			if err := s.kind.Promote(ctx, replica.Addr); err != nil {
 				return err
 			}
 			t.add("promoted", 1)
-			b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: {replica.Addr}}, 1)
+			b, err := dial(ctx, s.Driver, cfg, s.on([]string{replica.Addr}), 1)
 			if err != nil {
 				return err
 			}
@@ -163,39 +161,26 @@ func failoverRedis(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *
 	return nil
 }
 
-// promote turns a replica into a master, as Sentinel would.
-func promote(ctx context.Context, addr string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cl := goredis.NewClient(&goredis.Options{Addr: addr, Protocol: 2, MaxRetries: -1, DisableIdentity: true})
-	defer cl.Close()
-	if err := cl.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
-		return fmt.Errorf("faults: promote %s: %w", addr, err)
-	}
-	return nil
-}
-
-func failoverRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) error {
-	fam := familyOf(d)
+func failoverMaster(ctx context.Context, spec engine.CellSpec, s subject, t *tally) error {
 	cfg := spec.Config
-	win := window(famRedlock, cfg)
+	win := window(masters, cfg)
 	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: fam.need.Count})
+	f, err := sandbox.Start(sctx, sandbox.Spec{s.need.Kind: s.need.Count})
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	servers := impl.Servers{fam.need.Role: f.Addrs(fam.need.Kind)}
+	servers := s.on(f.Addrs(s.need.Kind))
 	for r := range spec.Repeat {
 		err := func() error {
 			name := lockName("failover", r)
-			a, err := dial(ctx, d, cfg, servers, 0)
+			a, err := dial(ctx, s.Driver, cfg, servers, 0)
 			if err != nil {
 				return err
 			}
 			defer closeAll(t, a)
-			b, err := dial(ctx, d, cfg, servers, 1)
+			b, err := dial(ctx, s.Driver, cfg, servers, 1)
 			if err != nil {
 				return err
 			}
@@ -204,7 +189,7 @@ func failoverRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, t
 			if err != nil {
 				return err
 			}
-			lost := f.Servers[fam.need.Kind][r%len(f.Servers[fam.need.Kind])]
+			lost := f.Servers[s.need.Kind][r%len(f.Servers[s.need.Kind])]
 			failed := time.Now()
 			if err := lost.Kill(); err != nil {
 				return err
@@ -222,26 +207,25 @@ func failoverRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, t
 	return nil
 }
 
-// zkEnsemble returns the run's ZooKeeper servers when they are an ensemble
-// of at least three, else starts one (fleet non-nil: the caller closes it).
-func zkEnsemble(ctx context.Context, spec engine.CellSpec, fam family, own bool) ([]string, *sandbox.Fleet, error) {
-	if addrs := fam.targets(spec.Config.Servers); !own && len(addrs) >= 3 {
+// members returns the run's ensemble when it has at least three members,
+// else starts one of three (fleet non-nil: the caller closes it).
+func members(ctx context.Context, spec engine.CellSpec, s subject, own bool) ([]string, *sandbox.Fleet, error) {
+	if addrs := s.targets(spec.Config.Servers); !own && len(addrs) >= 3 {
 		return addrs, nil, nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*setupTimeout)
 	defer cancel()
-	f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: 3})
+	f, err := sandbox.Start(sctx, sandbox.Spec{s.need.Kind: 3})
 	if err != nil {
 		return nil, nil, err
 	}
-	return f.Addrs(fam.need.Kind), f, nil
+	return f.Addrs(s.need.Kind), f, nil
 }
 
-func failoverZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) error {
-	fam := familyOf(d)
+func failoverMember(ctx context.Context, spec engine.CellSpec, s subject, t *tally) error {
 	cfg := spec.Config
-	win := window(famZK, cfg)
-	addrs, f, err := zkEnsemble(ctx, spec, familyOf(d), true)
+	win := window(ensemble, cfg)
+	addrs, f, err := members(ctx, spec, s, true)
 	if err != nil {
 		return err
 	}
@@ -249,7 +233,7 @@ func failoverZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tal
 	for r := range spec.Repeat {
 		err := func() error {
 			name := lockName("failover", r)
-			follower, err := zkFollower(ctx, addrs)
+			follower, err := followerOf(ctx, s.kind, addrs)
 			if err != nil {
 				return err
 			}
@@ -265,7 +249,7 @@ func failoverZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tal
 					p.Cut()
 				}
 			}
-			a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, 0)
+			a, err := dial(ctx, s.Driver, cfg, s.on(ps.Addrs()), 0)
 			if err != nil {
 				return err
 			}
@@ -273,7 +257,7 @@ func failoverZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tal
 			for _, p := range ps {
 				p.Heal()
 			}
-			b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: addrs}, 1)
+			b, err := dial(ctx, s.Driver, cfg, s.on(addrs), 1)
 			if err != nil {
 				return err
 			}
@@ -288,7 +272,7 @@ func failoverZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tal
 			lostBefore := a.Counters().SessionLost.Load()
 
 			failed := time.Now()
-			if err := f.Servers[fam.need.Kind][follower].Kill(); err != nil {
+			if err := f.Servers[s.need.Kind][follower].Kill(); err != nil {
 				return err
 			}
 			moved := watchMove(ctx, ps, follower, win)
@@ -300,7 +284,7 @@ func failoverZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tal
 			t.add("session_lost", float64(a.Counters().SessionLost.Load()-lostBefore))
 			rctx, cancel := context.WithTimeout(ctx, 2*setupTimeout)
 			defer cancel()
-			return f.Servers[fam.need.Kind][follower].Restart(rctx)
+			return f.Servers[s.need.Kind][follower].Restart(rctx)
 		}()
 		if err != nil {
 			return err
@@ -329,11 +313,12 @@ func watchMove(ctx context.Context, ps proxies, from int, max time.Duration) <-c
 	return ch
 }
 
-// zkFollower returns the index of a member that reports Mode: follower.
-func zkFollower(ctx context.Context, addrs []string) (int, error) {
+// followerOf returns the index of a member that its kind says is a
+// follower.
+func followerOf(ctx context.Context, k sandbox.Kind, addrs []string) (int, error) {
 	var errs []error
 	for i, a := range addrs {
-		mode, err := zkMode(ctx, a)
+		mode, err := k.Mode(ctx, a)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -342,7 +327,7 @@ func zkFollower(ctx context.Context, addrs []string) (int, error) {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("faults: no ZooKeeper follower among %v: %w", addrs, errors.Join(errs...))
+	return 0, fmt.Errorf("faults: no %s follower among %v: %w", k.Name, addrs, errors.Join(errs...))
 }
 
 // challenge has client b ask for the lock from the fault on (until bctx

@@ -4,31 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	register(engine.Fault{Name: "crash", Applies: expiring, Run: runCrash,
-		Description: "the holder dies without releasing (connection cut, no close); time until the next waiter acquires vs TTL / session timeout"})
-	register(engine.Fault{Name: "pause", Applies: expiring, Run: runPause,
-		Description: "the holder stalls past its TTL, another acquires, the stale holder writes: violations, and a fenced resource refusing the stale write"})
-	register(engine.Fault{Name: "failover", Applies: failsOver, Run: runFailover,
-		Description: "the holder's server is lost after the grant (Redis: replica promoted without the key): does a second client get the lock too?"})
-	register(engine.Fault{Name: "restart", Applies: quorum, Run: runRestart,
-		Options:     []impl.Option{RestartDelayOption},
-		Description: "a Redlock master restarts empty right after a grant; with --redlock-restart-delay ≥ TTL it stays out until the TTL passed"})
-	register(engine.Fault{Name: "latency", Run: runLatency, // every implementation
-		Options:     []impl.Option{NetDelayOption, NetJitterOption},
-		Description: "every server behind a loopback proxy adding --net-delay ± --net-jitter: lock latency and errors under RTT"})
-	register(engine.Fault{Name: "partition", Applies: partitionable, Run: runPartition,
-		Options:     []impl.Option{NetDelayOption, NetJitterOption},
-		Description: "servers cut off behind proxies: Redlock with one and three masters cut, ZooKeeper with the client's server cut"})
+	register(fault{name: "crash", applies: expiring, run: runCrash,
+		description: "the holder dies without releasing (connection cut, no close); time until the next waiter acquires vs TTL / session timeout"})
+	register(fault{name: "pause", applies: fenceable, run: runPause,
+		description: "the holder stalls past its TTL, another acquires, the stale holder writes: violations, and a fenced resource refusing the stale write"})
+	register(fault{name: "failover", applies: failsOver, run: runFailover,
+		description: "the holder's server is lost after the grant (Redis: replica promoted without the key): does a second client get the lock too?"})
+	register(fault{name: "restart", applies: quorum, run: runRestart,
+		options:     []impl.Option{RestartDelayOption},
+		description: "a Redlock master restarts empty right after a grant; with --redlock-restart-delay ≥ TTL it stays out until the TTL passed"})
+	register(fault{name: "latency", run: runLatency, // every implementation
+		options:     []impl.Option{NetDelayOption, NetJitterOption},
+		description: "every server behind a loopback proxy adding --net-delay ± --net-jitter: lock latency and errors under RTT"})
+	register(fault{name: "partition", applies: partitionable, run: runPartition,
+		options:     []impl.Option{NetDelayOption, NetJitterOption},
+		description: "servers cut off behind proxies: Redlock with one and three masters cut, ZooKeeper with the client's server cut"})
 }
 
 // Options keys read from impl.Config.Options (the CLI sets them).
@@ -60,116 +58,73 @@ const OwnServers = "(Staged on servers of its own, started in a sandbox, not on 
 // setupTimeout bounds starting servers and connecting clients.
 const setupTimeout = 30 * time.Second
 
-func register(f engine.Fault) {
-	run := f.Run
-	f.Run = func(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
-		spec.Scenario, _ = engine.LookupScenario(f.Name)
-		spec.Repeat = max(spec.Repeat, 1)
-		spec.Clients = max(spec.Clients, 1)
-		spec.Config = spec.Config.WithDefaults()
-		return run(ctx, spec, d)
+// fault is a scenario as this package writes it: it applies to, and
+// runs on, a subject resolved once from the driver.
+type fault struct {
+	name, description string
+	options           []impl.Option
+	// applies, if set, says why the fault cannot be staged on a subject.
+	applies func(s subject) error
+	run     func(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error)
+}
+
+func register(f fault) {
+	ef := engine.Fault{Name: f.name, Description: f.description, Options: f.options,
+		Run: func(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
+			spec.Scenario, _ = engine.LookupScenario(f.name)
+			spec.Repeat = max(spec.Repeat, 1)
+			spec.Clients = max(spec.Clients, 1)
+			spec.Config = spec.Config.WithDefaults()
+			return f.run(ctx, spec, subjectOf(d))
+		}}
+	if f.applies != nil {
+		ef.Applies = func(d impl.Driver) error { return f.applies(subjectOf(d)) }
 	}
-	engine.RegisterFault(f)
+	engine.RegisterFault(ef)
 }
 
 // expiring: the fault needs a lease that ends without its holder, by a
 // TTL or with the session, on servers of the lock's own.
-func expiring(d impl.Driver) error {
-	if len(d.Needs) == 0 || !d.Caps.Any(impl.LeaseTTL|impl.LeaseSession) {
-		return fmt.Errorf("%s has no lease that ends without its holder (TTL or session)", d.Name)
+func expiring(s subject) error {
+	if len(s.Needs) == 0 || !s.Caps.Any(impl.LeaseTTL|impl.LeaseSession) {
+		return fmt.Errorf("%s has no lease that ends without its holder (TTL or session)", s.Name)
+	}
+	return nil
+}
+
+// fenceable: an expiring lease, and fencing tokens from the lock itself
+// or from a counter its servers keep.
+func fenceable(s subject) error {
+	if err := expiring(s); err != nil {
+		return err
+	}
+	if !s.Caps.Has(impl.Fencing) && s.need.Fence == nil {
+		return fmt.Errorf("%s hands out no fencing token, and its %s servers keep no fencing counter", s.Name, s.need.Kind)
 	}
 	return nil
 }
 
 // failsOver: a single server that can have a replica promoted, a quorum
 // of masters, or an ensemble that moves sessions.
-func failsOver(d impl.Driver) error {
-	if f := familyOf(d); f.class == famNone {
-		return fmt.Errorf("lockbench stages no failover of %s servers with a lease like %s's", f.need.Kind, d.Name)
+func failsOver(s subject) error {
+	if s.layout() == unstaged {
+		return fmt.Errorf("lockbench stages no failover of %s servers with a lease like %s's", s.need.Kind, s.Name)
 	}
 	return nil
 }
 
 // quorum: the fault needs a lock granted by a majority of masters.
-func quorum(d impl.Driver) error {
-	if !d.Caps.Has(impl.Quorum) {
-		return fmt.Errorf("it applies to locks granted by a quorum of masters, and %s is not", d.Name)
+func quorum(s subject) error {
+	if !s.Caps.Has(impl.Quorum) {
+		return fmt.Errorf("it applies to locks granted by a quorum of masters, and %s is not", s.Name)
 	}
 	return nil
 }
 
 // partitionable: several servers, some of which can be cut off.
-func partitionable(d impl.Driver) error {
-	if c := familyOf(d).class; c != famRedlock && c != famZK {
-		return fmt.Errorf("it cuts off some of a quorum's masters or of a ZooKeeper ensemble, and %s has neither", d.Name)
-	}
-	return nil
-}
-
-// famClass is how a lock's servers can fail, from its capabilities.
-type famClass int
-
-const (
-	famNone    famClass = iota
-	famRedis            // one server, a TTL lease: a replica can be promoted
-	famRedlock          // a quorum of independent masters
-	famZK               // an ensemble that keeps sessions
-)
-
-// family is a driver's servers: how they can fail, the role they serve,
-// and the lease that outlives a silent holder.
-type family struct {
-	class famClass
-	need  impl.Need
-	caps  impl.Caps
-}
-
-// familyOf classes a driver's servers by what can be done to them: a
-// replica promoted (one Redis), a master lost (a quorum), a member lost
-// with the session moving (a ZooKeeper ensemble). Other kinds — an etcd
-// cluster, say — have no class yet, and the scenarios that need one skip
-// them; crash, pause and latency need none.
-func familyOf(d impl.Driver) family {
-	if len(d.Needs) == 0 {
-		return family{}
-	}
-	f := family{need: d.Needs[0], caps: d.Caps}
-	switch {
-	case d.Caps.Has(impl.Quorum):
-		f.class = famRedlock
-	case d.Caps.Has(impl.LeaseSession) && f.need.Kind == sandbox.KindZooKeeper:
-		f.class = famZK
-	case d.Caps.Has(impl.LeaseTTL) && f.need.Kind == sandbox.KindRedis:
-		f.class = famRedis
-	}
-	return f
-}
-
-// targets lists the servers of s that the family's driver uses.
-func (f family) targets(s impl.Servers) []string {
-	return slices.Clone(s[f.need.Role])
-}
-
-// with returns s with the family's servers replaced by addrs.
-func (f family) with(s impl.Servers, addrs []string) impl.Servers {
-	return s.With(f.need.Role, addrs)
-}
-
-// bound is what recovery from a dead holder is compared with: the TTL
-// or the session timeout, as the driver's lease says.
-func (f family) bound(c impl.Config) time.Duration {
-	d, _ := f.caps.Lease(c)
-	return d
-}
-
-func (f family) boundName() string {
-	_, name := f.caps.Lease(impl.Config{})
-	return name
-}
-
-func needServers(spec engine.CellSpec, f family) error {
-	if len(f.targets(spec.Config.Servers)) == 0 {
-		return fmt.Errorf("%w: %s %s: no server address for %s", engine.ErrUsage, spec.Scenario.Name(), spec.Impl, spec.Impl)
+func partitionable(s subject) error {
+	if l := s.layout(); l != masters && l != ensemble {
+		return fmt.Errorf("it cuts off some of a quorum's masters or of a ZooKeeper ensemble, and %s has neither", s.Name)
 	}
 	return nil
 }

@@ -14,19 +14,25 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/impl/redlock"
-	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
 )
 
 // servers are a test's servers: one Redis (also the first of five
-// Redlock masters) and a standalone ZooKeeper. Runners that must kill or
-// replicate start their own.
+// Redlock masters) and a standalone ZooKeeper, as the drivers the tests
+// stage faults on declare them. Runners that must kill or replicate start
+// their own.
 func servers(t *testing.T) impl.Servers {
 	t.Helper()
-	return sandboxtest.Start(t, redis.Need, redlock.Masters, zk.Ensemble)
+	var needs []impl.Need
+	for _, name := range []string{"redis", "redlock", "zk-pred"} {
+		d, ok := impl.Lookup(name)
+		if !ok {
+			t.Fatalf("no driver %s", name)
+		}
+		needs = append(needs, d.Needs...)
+	}
+	return sandboxtest.Start(t, needs...)
 }
 
 // TestMain fails the package when a runner left a server running.

@@ -8,7 +8,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/engine"
-	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -23,7 +22,7 @@ const DefaultLatencyDuration = 2 * time.Second
 // the proxy twice, so an acquisition costs at least 2 × delay per round
 // trip it needs. Repeats are merged: counts add up and the latency
 // distributions are merged from the cells' per-second histograms.
-func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
+func runLatency(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	cfg := spec.Config
 	delay, err := optDuration(cfg, OptNetDelay, DefaultNetDelay)
 	if err != nil {
@@ -33,10 +32,9 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 	if err != nil {
 		return result.Cell{}, err
 	}
-	fam := familyOf(d)
-	targets := fam.targets(cfg.Servers)
-	if fam.class != famNone && len(targets) == 0 {
-		return result.Cell{}, needServers(spec, fam)
+	targets := s.targets(cfg.Servers)
+	if len(s.Needs) > 0 && len(targets) == 0 {
+		return result.Cell{}, needServers(spec, s)
 	}
 	loop := spec
 	loop.Scenario, _ = engine.LookupScenario("hot")
@@ -52,7 +50,7 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 			return out, err
 		}
 		if len(ps) > 0 {
-			loop.Config.Servers = fam.with(cfg.Servers, ps.Addrs())
+			loop.Config.Servers = s.with(cfg.Servers, ps.Addrs())
 		}
 		loop.Config.Namespace = fmt.Sprintf("%s-latency-%d", cfg.Namespace, r)
 		res, err := engine.RunCellDetail(ctx, loop)
@@ -84,21 +82,21 @@ func runLatency(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 	out.Faults = &result.Faults{Repeats: spec.Repeat, Details: map[string]float64{
 		"net_delay_ms": ms(delay), "net_jitter_ms": ms(jitter), "proxies": float64(len(targets)),
 	}}
-	var s string
+	var v string
 	if len(targets) == 0 {
-		s = fmt.Sprintf("%s has no servers, so no delay applied: ", out.Impl)
+		v = fmt.Sprintf("%s has no servers, so no delay applied: ", out.Impl)
 	} else {
-		s = fmt.Sprintf("%s behind proxies adding %s ± %s each way (at least %s per round trip): ",
+		v = fmt.Sprintf("%s behind proxies adding %s ± %s each way (at least %s per round trip): ",
 			out.Impl, delay, jitter, 2*delay)
 	}
-	s += fmt.Sprintf("acquire p50 %s, p99 %s, %s by %s at %.0f/s, %s",
+	v += fmt.Sprintf("acquire p50 %s, p99 %s, %s by %s at %.0f/s, %s",
 		result.Dur(out.AcquireLatencyUs.P50), result.Dur(out.AcquireLatencyUs.P99),
 		plural(out.Acquires, "acquisition"), plural(int64(out.Clients), "client"), out.AcquiresPerS,
 		plural(out.Errors, "error"))
 	if out.Acquires > 0 && out.RoundTripsPerAcquire > 0 {
-		s += fmt.Sprintf(", %.1f round trips per acquisition", out.RoundTripsPerAcquire)
+		v += fmt.Sprintf(", %.1f round trips per acquisition", out.RoundTripsPerAcquire)
 	}
-	out.Verdict = s + "; " + violationsClause(out)
+	out.Verdict = v + "; " + violationsClause(out)
 	return out, nil
 }
 

@@ -19,36 +19,35 @@ const PartitionPhase = time.Second
 // runPartition: servers cut off from the clients by proxies that drop
 // traffic without closing anything.
 //
-//   - redlock, redsync: spec.Clients clients loop on one lock with one of
+//   - a quorum lock (redlock, redsync): spec.Clients clients loop on one lock with one of
 //     five masters cut (a minority: they should keep getting the lock),
 //     then each asks once more with three cut (a majority: every attempt
 //     should fail promptly with no_quorum, never hang).
-//   - zk-*: on a three-member ensemble (the run's, or one of the runner's
+//   - a session lease on an ensemble (ZooKeeper's locks): on a three-member ensemble (the run's, or one of the runner's
 //     own when the run's is smaller), A holds the lock and its member is
 //     cut off. A's session should move to another member before the
 //     session timeout, keeping A's node; B must not get the lock until A
 //     releases, one and a half session timeouts after the cut. Then A
 //     takes the lock again through its new member.
-func runPartition(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
-	fam := familyOf(d)
+func runPartition(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	t := newTally(spec)
-	if fam.class == famZK {
-		return partitionZK(ctx, spec, d, t)
+	if s.layout() == ensemble {
+		return partitionMember(ctx, spec, s, t)
 	}
-	if err := needServers(spec, fam); err != nil {
+	if err := needServers(spec, s); err != nil {
 		return result.Cell{}, err
 	}
-	if n := len(fam.targets(spec.Config.Servers)); n < 5 {
+	if n := len(s.targets(spec.Config.Servers)); n < 5 {
 		return result.Cell{}, fmt.Errorf("%w: partition cuts 1 and then 3 masters: needs 5 or more, got %d", engine.ErrUsage, n)
 	}
 	for r := range spec.Repeat {
-		if err := partitionRedlock(ctx, spec, d, r, t); err != nil {
+		if err := partitionMasters(ctx, spec, s, r, t); err != nil {
 			return t.cell(0, ""), err
 		}
 	}
 	c := t.cell(0, "")
 	det := c.Faults.Details
-	m := len(fam.targets(spec.Config.Servers))
+	m := len(s.targets(spec.Config.Servers))
 	c.Verdict = fmt.Sprintf("%s: with 1 of %d masters cut off the clients kept the lock going (%d acquisitions, %d errors in %s × %d); "+
 		"with 3 of %d cut %d of %d attempts failed with no_quorum, the slowest after %s, %d hung, %d acquired; %s",
 		c.Impl, m, int64(det["acquires_minority_cut"]), int64(det["errors_minority_cut"]), PartitionPhase, c.Faults.Repeats,
@@ -57,11 +56,10 @@ func runPartition(ctx context.Context, spec engine.CellSpec, d impl.Driver) (res
 	return c, nil
 }
 
-func partitionRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, r int, t *tally) error {
-	fam := familyOf(d)
+func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r int, t *tally) error {
 	cfg := spec.Config
 	name := lockName("partition", r)
-	ps, err := newProxies(fam.targets(cfg.Servers), 0, 0, cfg.Seed)
+	ps, err := newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed)
 	if err != nil {
 		return err
 	}
@@ -69,7 +67,7 @@ func partitionRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, 
 	ls := make([]impl.Locker, spec.Clients)
 	defer func() { closeAll(t, ls...) }()
 	for i := range ls {
-		if ls[i], err = dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, i); err != nil {
+		if ls[i], err = dial(ctx, s.Driver, cfg, s.on(ps.Addrs()), i); err != nil {
 			return err
 		}
 	}
@@ -147,9 +145,9 @@ func partitionRedlock(ctx context.Context, spec engine.CellSpec, d impl.Driver, 
 	return ctx.Err()
 }
 
-func partitionZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *tally) (result.Cell, error) {
+func partitionMember(ctx context.Context, spec engine.CellSpec, s subject, t *tally) (result.Cell, error) {
 	cfg := spec.Config
-	addrs, f, err := zkEnsemble(ctx, spec, familyOf(d), false)
+	addrs, f, err := members(ctx, spec, s, false)
 	if err != nil {
 		return result.Cell{}, err
 	}
@@ -158,38 +156,37 @@ func partitionZK(ctx context.Context, spec engine.CellSpec, d impl.Driver, t *ta
 		t.set("own_ensemble", 1)
 	}
 	for r := range spec.Repeat {
-		if err := partitionZKOnce(ctx, spec, d, addrs, r, t); err != nil {
+		if err := partitionMemberOnce(ctx, spec, s, addrs, r, t); err != nil {
 			return t.cell(cfg.SessionTimeout, ""), err
 		}
 	}
 	c := t.cell(cfg.SessionTimeout, "")
 	det := c.Faults.Details
-	s := fmt.Sprintf("%s: with the client's server cut off its session moved to another member in %d of %d repeats",
+	v := fmt.Sprintf("%s: with the client's server cut off its session moved to another member in %d of %d repeats",
 		c.Impl, int64(det["session_moved"]), c.Faults.Repeats)
 	if rec := c.Faults.RecoveryMs; rec != nil {
-		s += fmt.Sprintf(" (%s p50, %s max after the cut; session timeout %s)", fmtMs(rec.P50), fmtMs(rec.Max), cfg.SessionTimeout)
+		v += fmt.Sprintf(" (%s p50, %s max after the cut; session timeout %s)", fmtMs(rec.P50), fmtMs(rec.Max), cfg.SessionTimeout)
 	}
-	s += fmt.Sprintf(", %s lost, %d acquisitions during the cut, %s; %s",
+	v += fmt.Sprintf(", %s lost, %d acquisitions during the cut, %s; %s",
 		plural(int64(det["session_lost"]), "session"), int64(det["acquires_during_cut"]), plural(c.Errors, "error"), violationsClause(c))
-	c.Verdict = s
+	c.Verdict = v
 	return c, nil
 }
 
-func partitionZKOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, addrs []string, r int, t *tally) error {
-	fam := familyOf(d)
+func partitionMemberOnce(ctx context.Context, spec engine.CellSpec, s subject, addrs []string, r int, t *tally) error {
 	cfg := spec.Config
 	name := lockName("partition", r)
-	win := window(famZK, cfg)
+	win := window(ensemble, cfg)
 	ps, err := newProxies(addrs, 0, 0, cfg.Seed)
 	if err != nil {
 		return err
 	}
 	defer ps.Close()
-	a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, 0)
+	a, err := dial(ctx, s.Driver, cfg, s.on(ps.Addrs()), 0)
 	if err != nil {
 		return err
 	}
-	b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: addrs}, 1)
+	b, err := dial(ctx, s.Driver, cfg, s.on(addrs), 1)
 	if err != nil {
 		closeAll(t, a)
 		return err

@@ -20,54 +20,55 @@ import (
 // them (its users have no token to send) when the unfenced one did; the
 // violation is of kind "stale_write".
 //
-// Tokens are ZooKeeper's sequence numbers (Lease.Fence); the Redis locks
-// have none, so each holder draws one from a counter (see fencer).
+// Tokens are the lock's own (Lease.Fence) where it declares Fencing; a
+// lock without them draws each holder's from the counter its servers keep
+// (impl.Need.Fence: an INCR beside a Redis key, a node version beside a
+// ZooKeeper lock). A lock with neither is not staged.
 //
 // A Redis lease ends with its TTL whatever the holder does, so A just
 // sleeps. A ZooKeeper lease ends with the session, which the client library
 // keeps alive from its own goroutines; a stalled process sends nothing, so
 // A's traffic goes through a proxy that is cut for the length of the stall.
-func runPause(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
-	fam := familyOf(d)
+func runPause(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	t := newTally(spec)
-	bound := fam.bound(spec.Config)
-	if err := needServers(spec, fam); err != nil {
+	bound := s.bound(spec.Config)
+	if err := needServers(spec, s); err != nil {
 		return result.Cell{}, err
 	}
 	for r := range spec.Repeat {
-		if err := pauseOnce(ctx, spec, d, fam, r, t); err != nil {
+		if err := pauseOnce(ctx, spec, s, r, t); err != nil {
 			return t.cell(bound, ""), err
 		}
 	}
 	c := t.cell(bound, "")
 	f := c.Faults
 	stale := int64(f.Details["stale_writes"])
-	var s string
+	var v string
 	if f.RecoveryMs != nil {
-		s = fmt.Sprintf("%s: a holder stalled past its %s lost the lock to another client after %s p50 (%s %s); ",
-			c.Impl, fam.boundName(), fmtMs(f.RecoveryMs.P50), fam.boundName(), bound)
+		v = fmt.Sprintf("%s: a holder stalled past its %s lost the lock to another client after %s p50 (%s %s); ",
+			c.Impl, s.boundName(), fmtMs(f.RecoveryMs.P50), s.boundName(), bound)
 	} else {
-		s = fmt.Sprintf("%s: no other client got the lock while the holder stalled; ", c.Impl)
+		v = fmt.Sprintf("%s: no other client got the lock while the holder stalled; ", c.Impl)
 	}
-	s += fmt.Sprintf("its late write was stale in %d of %d repeats: accepted %d times without fencing, and with fencing accepted %d, rejected %d.",
+	v += fmt.Sprintf("its late write was stale in %d of %d repeats: accepted %d times without fencing, and with fencing accepted %d, rejected %d.",
 		stale, f.Repeats, int64(f.Details["unfenced_accepted"]), f.StaleWritesAccepted, f.StaleWritesRejected)
 	switch {
-	case c.SafetyViolations > 0 && !d.Caps.Has(impl.Fencing):
-		s += " The lock hands out no fencing token, so its users' stale writes were accepted: unsafe."
+	case c.SafetyViolations > 0 && !s.Caps.Has(impl.Fencing):
+		v += " The lock hands out no fencing token, so its users' stale writes were accepted: unsafe."
 	case c.SafetyViolations > 0:
-		s += " Its fencing token did not stop the stale write: unsafe."
+		v += " Its fencing token did not stop the stale write: unsafe."
 	case stale > 0:
-		s += " Stale grant, fenced: the token turned the late write away."
+		v += " Stale grant, fenced: the token turned the late write away."
 	}
-	c.Verdict = s
+	c.Verdict = v
 	return c, nil
 }
 
-func pauseOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam family, r int, t *tally) error {
+func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, t *tally) error {
 	cfg := spec.Config
 	name := lockName("pause", r)
-	bound := fam.bound(cfg)
-	c, err := newPauseCast(ctx, d, fam, cfg, name, t)
+	bound := s.bound(cfg)
+	c, err := newPauseCast(ctx, s, cfg, name, t)
 	if err != nil {
 		return err
 	}
@@ -132,7 +133,7 @@ func pauseOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, fam fam
 	// breaks mutual exclusion; one the token turned away is a stale
 	// grant, fenced: the remedy working, not a violation.
 	accepted := okPlain
-	if d.Caps.Has(impl.Fencing) {
+	if s.Caps.Has(impl.Fencing) {
 		accepted = okFenced
 	}
 	if accepted {
@@ -153,7 +154,7 @@ type pauseCast struct {
 	closeFence func()
 }
 
-func newPauseCast(ctx context.Context, d impl.Driver, fam family, cfg impl.Config, name string, t *tally) (c *pauseCast, err error) {
+func newPauseCast(ctx context.Context, s subject, cfg impl.Config, name string, t *tally) (c *pauseCast, err error) {
 	c = &pauseCast{closeFence: func() {}}
 	defer func() {
 		if err != nil {
@@ -161,22 +162,22 @@ func newPauseCast(ctx context.Context, d impl.Driver, fam family, cfg impl.Confi
 		}
 	}()
 	aServers := cfg.Servers
-	if d.Caps.Has(impl.LeaseSession) {
-		if c.ps, err = newProxies(fam.targets(cfg.Servers), 0, 0, cfg.Seed); err != nil {
+	if s.Caps.Has(impl.LeaseSession) {
+		if c.ps, err = newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed); err != nil {
 			return c, err
 		}
-		aServers = fam.with(cfg.Servers, c.ps.Addrs())
+		aServers = s.with(cfg.Servers, c.ps.Addrs())
 	}
-	if c.a, err = dial(ctx, d, cfg, aServers, 0); err != nil {
+	if c.a, err = dial(ctx, s.Driver, cfg, aServers, 0); err != nil {
 		return c, err
 	}
-	if c.b, err = dial(ctx, d, cfg, cfg.Servers, 1); err != nil {
+	if c.b, err = dial(ctx, s.Driver, cfg, cfg.Servers, 1); err != nil {
 		return c, err
 	}
 	if err = prepare(ctx, c.a, name); err != nil {
 		return c, err
 	}
-	c.token, c.closeFence, err = tokens(ctx, d.Caps.Has(impl.Fencing), fam, cfg, name)
+	c.token, c.closeFence, err = tokens(ctx, s, cfg, name)
 	return c, err
 }
 
@@ -226,10 +227,10 @@ func (c *pauseCast) challenger(ctx, wctx context.Context, t *tally, name string,
 }
 
 // tokens returns how a holder learns its fencing token: the lease's own
-// where the driver offers fencing, or else one drawn from a counter on
-// the lock's (first) server, or its ZooKeeper ensemble.
-func tokens(ctx context.Context, fenced bool, fam family, cfg impl.Config, name string) (func(context.Context, impl.Lease) (uint64, error), func(), error) {
-	if fenced {
+// where the driver offers fencing, or else one drawn from the counter the
+// lock's servers keep.
+func tokens(ctx context.Context, s subject, cfg impl.Config, name string) (func(context.Context, impl.Lease) (uint64, error), func(), error) {
+	if s.Caps.Has(impl.Fencing) {
 		return func(_ context.Context, l impl.Lease) (uint64, error) {
 			tok, ok := l.Fence()
 			if !ok {
@@ -238,18 +239,12 @@ func tokens(ctx context.Context, fenced bool, fam family, cfg impl.Config, name 
 			return tok, nil
 		}, func() {}, nil
 	}
-	var f interface {
-		Next(context.Context) (uint64, error)
-		Close() error
+	if s.need.Fence == nil { // fenceable refuses such a lock first
+		return nil, nil, fmt.Errorf("faults: %s has no fencing tokens and its servers keep no counter", s.Name)
 	}
-	var err error
-	if fam.class == famZK {
-		f, err = newZKFencer(ctx, fam.targets(cfg.Servers), cfg, name)
-	} else {
-		f, err = newFencer(ctx, fam.targets(cfg.Servers)[0], cfg, name)
-	}
+	f, err := s.need.Fence(ctx, cfg, s.targets(cfg.Servers), name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("faults: %w", err)
 	}
 	return func(ctx context.Context, _ impl.Lease) (uint64, error) { return f.Next(ctx) }, func() { f.Close() }, nil
 }

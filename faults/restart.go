@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
-	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 )
@@ -25,8 +23,7 @@ import (
 //
 // A holds until its validity ends by its own reckoning (TTL − drift from
 // the start of its Acquire), so B's grant before that is a violation.
-func runRestart(ctx context.Context, spec engine.CellSpec, d impl.Driver) (result.Cell, error) {
-	fam := familyOf(d)
+func runRestart(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	cfg := spec.Config
 	delay, err := optDuration(cfg, OptRestartDelay, 0)
 	if err != nil {
@@ -36,23 +33,23 @@ func runRestart(ctx context.Context, spec engine.CellSpec, d impl.Driver) (resul
 	t.set("restart_delay_ms", ms(delay))
 	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	f, err := sandbox.Start(sctx, sandbox.Spec{fam.need.Kind: fam.need.Count})
+	f, err := sandbox.Start(sctx, sandbox.Spec{s.need.Kind: s.need.Count})
 	if err != nil {
 		return result.Cell{}, err
 	}
 	defer f.Close()
 	for r := range spec.Repeat {
-		if err := restartOnce(ctx, spec, d, f, delay, r, t); err != nil {
+		if err := restartOnce(ctx, spec, s, f, delay, r, t); err != nil {
 			return t.cell(cfg.TTL, ""), err
 		}
 	}
 	c := t.cell(cfg.TTL, "")
-	s := fmt.Sprintf("%s: a master that granted the lock restarted empty %s; a second client got the lock while the first still held it in %d of %d repeats",
+	v := fmt.Sprintf("%s: a master that granted the lock restarted empty %s; a second client got the lock while the first still held it in %d of %d repeats",
 		c.Impl, restartWhen(delay, cfg.TTL), int64(c.Faults.Details["overlapping_repeats"]), c.Faults.Repeats)
 	if rec := c.Faults.RecoveryMs; rec != nil {
-		s += fmt.Sprintf(", %s p50 after the crash", fmtMs(rec.P50))
+		v += fmt.Sprintf(", %s p50 after the crash", fmtMs(rec.P50))
 	}
-	c.Verdict = s + "; " + violationsClause(c) + " " + OwnServers
+	c.Verdict = v + "; " + violationsClause(c) + " " + OwnServers
 	c.Faults.Details["own_servers"] = 1
 	return c, nil
 }
@@ -68,23 +65,22 @@ func restartWhen(delay, ttl time.Duration) string {
 	return fmt.Sprintf("after %s (%s TTL %s)", delay, cmp, ttl)
 }
 
-func restartOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, f *sandbox.Fleet, delay time.Duration, r int, t *tally) error {
-	fam := familyOf(d)
+func restartOnce(ctx context.Context, spec engine.CellSpec, s subject, f *sandbox.Fleet, delay time.Duration, r int, t *tally) error {
 	cfg := spec.Config
 	name := lockName("restart", r)
-	ps, err := newProxies(f.Addrs(fam.need.Kind), 0, 0, cfg.Seed)
+	ps, err := newProxies(f.Addrs(s.need.Kind), 0, 0, cfg.Seed)
 	if err != nil {
 		return err
 	}
 	defer ps.Close()
 	ps[3].Cut()
 	ps[4].Cut()
-	a, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: ps.Addrs()}, 0)
+	a, err := dial(ctx, s.Driver, cfg, s.on(ps.Addrs()), 0)
 	if err != nil {
 		return err
 	}
 	defer closeAll(t, a)
-	b, err := dial(ctx, d, cfg, impl.Servers{fam.need.Role: f.Addrs(fam.need.Kind)}, 1)
+	b, err := dial(ctx, s.Driver, cfg, s.on(f.Addrs(s.need.Kind)), 1)
 	if err != nil {
 		return err
 	}
@@ -95,15 +91,15 @@ func restartOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, f *sa
 	if err != nil {
 		return err
 	}
-	// The same allowance package redlock subtracts.
+	// The same allowance the Redlock algorithm subtracts.
 	validEnd := start.Add(cfg.TTL - cfg.TTL/100 - 2*time.Millisecond)
-	if s, ok := a.(redlock.StatsReporter); ok {
-		t.set("first_holder_masters", float64(grantedMasters(s.RedlockStats())))
+	if q, ok := a.(quorumReporter); ok {
+		t.set("first_holder_masters", float64(q.MastersGranted()))
 	}
 
 	h := &holds{lock: name}
 	ka := h.enter(0, aGot)
-	lost := f.Servers[fam.need.Kind][0]
+	lost := f.Servers[s.need.Kind][0]
 	crashed := time.Now()
 	if err := lost.Kill(); err != nil {
 		return err
@@ -135,13 +131,10 @@ func restartOnce(ctx context.Context, spec engine.CellSpec, d impl.Driver, f *sa
 	return nil
 }
 
-// grantedMasters is the largest k with a grant-attempt on exactly k
-// masters: for a single grant, how many masters said yes.
-func grantedMasters(s *redlock.Stats) int {
-	for k := len(s.MastersGranted) - 1; k >= 0; k-- {
-		if s.MastersGranted[k].Load() > 0 {
-			return k
-		}
-	}
-	return 0
+// quorumReporter is a quorum lock's client that can say how many masters
+// granted its lock: the most that said yes to one of its acquire
+// attempts. The restart scenario shows with it that the first holder's
+// grant rests on a bare majority.
+type quorumReporter interface {
+	MastersGranted() int
 }

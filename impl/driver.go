@@ -44,7 +44,9 @@ type Driver struct {
 	// Residue, if set, counts what the servers hold under a namespace
 	// (queue nodes, lock keys): the harness calls it once a cell's clients
 	// are done and before their sessions close, where nothing should be
-	// left.
+	// left, and the conformance suite (impl/impltest) checks with it that
+	// cancelled and abandoned Acquires leave nothing behind. It is the one
+	// declaration of a lock's leftovers.
 	Residue func(ctx context.Context, s Servers, namespace string) (int, error)
 }
 
@@ -68,6 +70,11 @@ type Need struct {
 	// Conns is how many connections each client opens to each server of
 	// the role (a command and a subscription connection: 2). Default 1.
 	Conns int
+	// Fence, if set, keeps a fencing counter on the role's servers, for
+	// fault scenarios that must give tokens to a lock without its own
+	// (Caps without Fencing). Nil: these servers keep none, and such a
+	// lock is not staged where tokens are needed.
+	Fence FenceFunc
 }
 
 // Caps are what a driver's leases guarantee; fault scenarios apply by

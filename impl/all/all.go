@@ -1,10 +1,10 @@
-// Package all registers every implementation and the fault scenarios'
-// runners. Import it for its side effect: cmd/lockbench and the root
-// benchmarks do.
+// Package all registers every implementation. Import it for its side
+// effect: cmd/lockbench and the root benchmarks do. The fault scenarios
+// are not drivers and register from where the program is assembled
+// (internal/cli imports package faults).
 package all
 
 import (
-	_ "github.com/lockbench/lockbench/faults"
 	_ "github.com/lockbench/lockbench/impl/etcdmutex"
 	_ "github.com/lockbench/lockbench/impl/inproc"
 	_ "github.com/lockbench/lockbench/impl/redis"

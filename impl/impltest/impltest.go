@@ -6,8 +6,10 @@
 // registered, servers for its needs (internal/sandboxtest.Start(t,
 // d.Needs...), or impl.Servers{} for a driver without servers) and the
 // driver-specific knowledge the suite cannot derive from the declaration
-// (Options: how to count what a client left on the server, and known bugs
-// to skip, named). A new driver gets the suite by adding that one call.
+// (Options: known bugs to skip, named, and bounds for a loaded machine).
+// What a client left on the servers is counted by the driver's own
+// Driver.Residue, the one declaration the harness uses too. A new driver
+// gets the suite by adding that one call.
 //
 // The checks, one subtest each:
 //
@@ -29,7 +31,7 @@
 //     ctx.Err() once its ctx is cancelled, and neither it nor Acquires
 //     whose deadlines pass at random points of their wait leave anything
 //     queued: with the holder released, the servers hold nothing of the
-//     namespace (Options.Leftovers, counted on the server while the
+//     namespace (Driver.Residue, counted on the server while the
 //     cancelled clients are still connected and again after Close), and
 //     a fresh client gets the lock at once.
 //   - deadline-acquire: an Acquire whose ctx deadline passes while it waits
@@ -70,11 +72,6 @@ import (
 // Options is what the suite needs to know of a driver beyond its
 // impl.Driver declaration.
 type Options struct {
-	// Leftovers counts what clients left queued or held on the servers
-	// under namespace: keys, queue nodes. Nil for a driver without
-	// servers; the cancelled-acquire check then checks the client's
-	// behaviour only.
-	Leftovers func(ctx context.Context, servers impl.Servers, namespace string) (int, error)
 	// ShortTTL is the TTL of the expired-release check. It must pass the
 	// driver's Validate. Default 100ms.
 	ShortTTL time.Duration
@@ -517,12 +514,12 @@ func (s *suite) cancelledAcquire(t *testing.T) {
 
 	leftovers := func(when string) {
 		t.Helper()
-		if s.opts.Leftovers == nil {
+		if s.d.Residue == nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), Guard)
 		defer cancel()
-		n, err := s.opts.Leftovers(ctx, s.servers, ns)
+		n, err := s.d.Residue(ctx, s.servers, ns)
 		if err != nil {
 			t.Fatalf("counting leftovers %s: %v", when, err)
 		}
@@ -530,17 +527,17 @@ func (s *suite) cancelledAcquire(t *testing.T) {
 			t.Errorf("%s, the servers still hold %d entries of namespace %s", when, n, ns)
 		}
 	}
-	// The holder's own entry is there: Leftovers sees the driver's layout
+	// The holder's own entry is there: Residue sees the driver's layout
 	// (a count that is always 0 would prove nothing below).
-	if s.opts.Leftovers != nil {
+	if s.d.Residue != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), Guard)
-		n, err := s.opts.Leftovers(ctx, s.servers, ns)
+		n, err := s.d.Residue(ctx, s.servers, ns)
 		cancel()
 		if err != nil {
 			t.Fatalf("counting leftovers while a lock is held: %v", err)
 		}
 		if n == 0 {
-			t.Fatalf("Options.Leftovers counts nothing while a client holds a lock of namespace %s: it does not see the driver's keys or nodes", ns)
+			t.Fatalf("Driver.Residue counts nothing while a client holds a lock of namespace %s: it does not see the driver's keys or nodes", ns)
 		}
 	}
 	release(t, held)
@@ -557,8 +554,8 @@ func (s *suite) cancelledAcquire(t *testing.T) {
 		}
 	}
 	leftovers("after every client closed")
-	if s.opts.Leftovers == nil {
-		t.Skipf("the cancelled Acquires returned and left the lock free, but there is no Options.Leftovers for %s: nothing was counted on a server", s.d.Name)
+	if s.d.Residue == nil {
+		t.Skipf("the cancelled Acquires returned and left the lock free, but %s declares no Residue: nothing was counted on a server", s.d.Name)
 	}
 }
 
@@ -696,10 +693,10 @@ func (s *suite) abandonedGrant(t *testing.T) {
 		release(t, lease)
 	}
 	t.Logf("%d Acquires granted, %d abandoned at their deadline", granted, abandoned)
-	if s.opts.Leftovers != nil {
+	if s.d.Residue != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), Guard)
 		defer cancel()
-		n, err := s.opts.Leftovers(ctx, s.servers, ns)
+		n, err := s.d.Residue(ctx, s.servers, ns)
 		if err != nil {
 			t.Fatalf("counting leftovers: %v", err)
 		}

@@ -27,7 +27,8 @@ func init() {
 }
 
 // Need is the one Redis server the lock uses (--redis, LOCKBENCH_REDIS).
-var Need = impl.Need{Role: "redis", Kind: "redis", Count: 1, Usage: "Redis address for the single-instance lock"}
+var Need = impl.Need{Role: "redis", Kind: "redis", Count: 1, Usage: "Redis address for the single-instance lock",
+	Fence: Fence}
 
 // SubscribingNeed is Need for locks whose clients also subscribe (the
 // Redisson locks): each holds a command and a subscription connection.

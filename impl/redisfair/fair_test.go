@@ -241,7 +241,7 @@ func TestCancelledWaiterLeavesNothing(t *testing.T) {
 	if err := r.lease.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := leftovers(ctx, s, ns); n != 0 {
+	if n, _ := redisfair.Residue(ctx, s, ns); n != 0 {
 		t.Errorf("%d keys left", n)
 	}
 }

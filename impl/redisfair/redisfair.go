@@ -25,6 +25,7 @@ func init() {
 		Theory:      &HeadWaiter,
 		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
 		Cleanup:     Cleanup,
+		Residue:     Residue,
 	})
 }
 

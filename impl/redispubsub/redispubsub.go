@@ -25,6 +25,7 @@ func init() {
 		Theory:      &Theory,
 		New:         New,
 		Cleanup:     Cleanup,
+		Residue:     Residue,
 	})
 }
 

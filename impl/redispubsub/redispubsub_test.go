@@ -29,9 +29,7 @@ func TestConformance(t *testing.T) {
 	if !ok {
 		t.Fatalf("driver %s not registered", name)
 	}
-	impltest.Run(t, d, sandboxtest.Start(t, d.Needs...), impltest.Options{
-		Leftovers: impltest.RedisKeys(redis.Need.Role, redispubsub.Key),
-	})
+	impltest.Run(t, d, sandboxtest.Start(t, d.Needs...), impltest.Options{})
 }
 
 // publishCalls reads cmdstat_publish's calls from INFO commandstats: PUBLISH

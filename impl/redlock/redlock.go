@@ -30,7 +30,8 @@ func init() {
 // Masters are the independent Redis masters Redlock runs on (--redlock,
 // LOCKBENCH_REDLOCK): five by default, as Redlock is described.
 var Masters = impl.Need{Role: "redlock", Kind: "redis", Count: 5,
-	Usage: "Redlock masters, comma-separated: an odd number ≥ 3", Check: CheckMasters}
+	Usage: "Redlock masters, comma-separated: an odd number ≥ 3", Check: CheckMasters,
+	Fence: redis.Fence} // on the first master alone: Redlock offers no token of its own
 
 // Options of the Redlock client; redsync takes TimeoutOption too.
 var (

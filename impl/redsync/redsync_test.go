@@ -42,7 +42,6 @@ func TestConformance(t *testing.T) {
 		t.Fatal("driver redsync not registered")
 	}
 	impltest.Run(t, d, sandboxtest.Start(t, d.Needs...), impltest.Options{
-		Leftovers: impltest.RedisKeys(redlock.Masters.Role, redis.Key),
 		// redsync bounds each try's requests, and its undo of a failed
 		// try, by --redlock-timeout (50ms by default), and on a starved
 		// test machine (-race, a loaded CI runner) replies take longer: a

@@ -41,37 +41,9 @@ func TestConformance(t *testing.T) {
 			if !ok {
 				t.Fatalf("driver %s not registered", name)
 			}
-			impltest.Run(t, d, servers, impltest.Options{Leftovers: queued})
+			impltest.Run(t, d, servers, impltest.Options{})
 		})
 	}
-}
-
-// queued counts the queue nodes under every lock node of namespace: the
-// children of /lockbench/<namespace>/<lock>. The lock nodes themselves are
-// persistent and stay until the driver's Cleanup; they queue nothing.
-func queued(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
-	conn, _, err := gozk.Connect(servers[zk.Ensemble.Role], 5*time.Second, gozk.WithLogger(nolog{}))
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	ns := "/lockbench/" + namespace
-	locks, _, err := conn.Children(ns)
-	if errors.Is(err, gozk.ErrNoNode) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("children of %s: %w", ns, err)
-	}
-	n := 0
-	for _, l := range locks {
-		kids, _, err := conn.Children(ns + "/" + l)
-		if err != nil && !errors.Is(err, gozk.ErrNoNode) {
-			return 0, fmt.Errorf("children of %s/%s: %w", ns, l, err)
-		}
-		n += len(kids)
-	}
-	return n, ctx.Err()
 }
 
 // The herd in its exact form, and the server agreeing with the clients.

@@ -27,6 +27,7 @@ func init() {
 		Theory:  &Theory,
 		New:     New,
 		Cleanup: Cleanup,
+		Residue: Residue,
 	})
 }
 

@@ -7,17 +7,14 @@ import (
 	"testing"
 	"time"
 
-	gozk "github.com/go-zookeeper/zk"
-
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/impl/zkconn"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
 
 	_ "github.com/lockbench/lockbench/faults"
-	_ "github.com/lockbench/lockbench/impl/zkephemeral"
+	"github.com/lockbench/lockbench/impl/zkephemeral"
 )
 
 const name = "zk-ephemeral"
@@ -33,24 +30,7 @@ func driver(t *testing.T) impl.Driver {
 
 func TestConformance(t *testing.T) {
 	servers := sandboxtest.Start(t, zk.Ensemble)
-	impltest.Run(t, driver(t), servers, impltest.Options{Leftovers: lockNodes})
-}
-
-// lockNodes counts the lock nodes of namespace: the children of
-// /lockbench/<namespace>, each an ephemeral node some session holds.
-func lockNodes(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
-	var c impl.Counters
-	conn, err := zkconn.Dial(ctx, impl.Config{Servers: servers}, &c, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	ns := zkconn.Path(namespace, "")
-	kids, _, err := conn.Children(ns[:len(ns)-1])
-	if errors.Is(err, gozk.ErrNoNode) {
-		return 0, nil
-	}
-	return len(kids), err
+	impltest.Run(t, driver(t), servers, impltest.Options{})
 }
 
 // The herd in its exact form: every release wakes every waiter, n(n−1)/2
@@ -150,7 +130,7 @@ func TestGivenUpAcquireLeavesNoNode(t *testing.T) {
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := lockNodes(ctx, servers, "giveup"); err != nil || n != 0 {
+	if n, err := zkephemeral.Residue(ctx, servers, "giveup"); err != nil || n != 0 {
 		t.Fatalf("%d lock nodes after the release (%v), want 0", n, err)
 	}
 	// Each try creates at most once: a deadline ends the wait, not a

@@ -7,13 +7,10 @@ import (
 	"testing"
 	"time"
 
-	gozk "github.com/go-zookeeper/zk"
-
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/impl/zkconn"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
 
 	_ "github.com/lockbench/lockbench/impl/zklock"
@@ -32,34 +29,7 @@ func driver(t *testing.T) impl.Driver {
 
 func TestConformance(t *testing.T) {
 	servers := sandboxtest.Start(t, zk.Ensemble)
-	impltest.Run(t, driver(t), servers, impltest.Options{Leftovers: queued})
-}
-
-// queued counts zk.Lock's nodes under every lock node of namespace.
-func queued(ctx context.Context, servers impl.Servers, namespace string) (int, error) {
-	var c impl.Counters
-	conn, err := zkconn.Dial(ctx, impl.Config{Servers: servers}, &c, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	ns := zkconn.Root + "/" + namespace
-	locks, _, err := conn.Children(ns)
-	if errors.Is(err, gozk.ErrNoNode) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, l := range locks {
-		kids, _, err := conn.Children(ns + "/" + l)
-		if err != nil && !errors.Is(err, gozk.ErrNoNode) {
-			return 0, err
-		}
-		n += len(kids)
-	}
-	return n, nil
+	impltest.Run(t, driver(t), servers, impltest.Options{})
 }
 
 // The library's wait, read off the wire, makes the burst's barrier exact:
@@ -131,7 +101,7 @@ func TestGivenUpWaiterLeavesNoGap(t *testing.T) {
 	if err := <-qerr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("given-up Acquire returned %v, want context.Canceled", err)
 	}
-	if n, err := queued(ctx, servers, "gap"); err != nil || n != 2 {
+	if n, err := zk.Residue(ctx, servers, "gap"); err != nil || n != 2 {
 		t.Fatalf("queue after giving up holds %d nodes (%v), want the holder's and the waiter's", n, err)
 	}
 	if err := held.Release(ctx); err != nil {

@@ -35,6 +35,24 @@ type Kind struct {
 	Stats func(ctx context.Context, addrs []string) (map[string]int64, error)
 	// Version, if set, asks one server what it is ("redis 7.0.15").
 	Version func(ctx context.Context, addr string) string
+
+	// What fault scenarios may do to servers of the kind beyond stopping,
+	// killing, freezing and restarting them, which every kind allows.
+
+	// Replicate, if set, starts a server that follows of asynchronously,
+	// connecting to it through via (a proxy in front of of, so that a
+	// caller can cut the link; empty: of's own address), and returns once
+	// the copy is in sync. The caller stops it.
+	Replicate func(ctx context.Context, of *Server, via string) (*Server, error)
+	// Promote, if set, makes a server Replicate started a master of its
+	// own, as a failover would.
+	Promote func(ctx context.Context, addr string) error
+	// Mode, if set, asks one member of an ensemble its part in it
+	// ("leader", "follower", "standalone"). A kind sets it whose clients
+	// each talk to one member and move their session to another when that
+	// member is lost (ZooKeeper), so that a fault can take a member away
+	// from under a client.
+	Mode func(ctx context.Context, addr string) (string, error)
 }
 
 // ErrStatsRefused means a server refused to report its counters.

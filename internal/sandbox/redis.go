@@ -30,8 +30,10 @@ func init() {
 			}
 			return out, nil
 		},
-		Stats:   redisStats,
-		Version: redisVersion,
+		Stats:     redisStats,
+		Version:   redisVersion,
+		Replicate: StartReplica,
+		Promote:   promote,
 	})
 }
 

@@ -17,6 +17,7 @@ func init() {
 		Start:   startZK,
 		Stats:   zkStats,
 		Version: zkVersion,
+		Mode:    zkMode,
 	})
 }
 

@@ -2,7 +2,9 @@
 // net/http/httptest: Start(t, needs…) starts what the needs name on free
 // loopback ports, returns their addresses by role, and stops them when the
 // test (or benchmark) ends. A machine without the servers installed skips
-// the test, saying why.
+// the test, saying why. Importing it also hands the engine the sandbox's
+// server kinds (engine.UseServerKinds), as the lockbench command does, so
+// cells on these servers report the servers' own counters.
 package sandboxtest
 
 import (
@@ -12,9 +14,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 )
+
+// A test that starts servers runs its cells as the lockbench command does:
+// the engine reads the servers' counters through the sandbox's kinds.
+func init() { engine.UseServerKinds(sandbox.Meter{}) }
 
 // Start returns servers for every need: the addresses named in the
 // environment (LOCKBENCH_<ROLE>, as `lockbench sandbox` prints them) or,
