@@ -2,6 +2,7 @@ package lockbench_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,14 +28,29 @@ func TestFrozenServerCannotHoldACellOpen(t *testing.T) {
 		err error
 	}
 	done := make(chan outcome, 1)
+	granting := make(chan struct{})
+	var once sync.Once
 	go func() {
 		res, err := lockbench.RunCellDetail(ctx, lockbench.CellSpec{
 			Impl: "zk-pred", Scenario: hot, Clients: 4, Duration: time.Minute,
-			Config: impl.Config{Servers: srv, Namespace: "frozen", SessionTimeout: 30 * time.Second},
+			Config:        impl.Config{Servers: srv, Namespace: "frozen", SessionTimeout: 30 * time.Second},
+			ProgressEvery: 100 * time.Millisecond,
+			Progress: func(p lockbench.Progress) {
+				if p.Acquires > 0 {
+					once.Do(func() { close(granting) })
+				}
+			},
 		})
 		done <- outcome{res, err}
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	// Freeze once the cell is granting, however long connecting took.
+	select {
+	case <-granting:
+	case o := <-done:
+		t.Fatalf("the cell ended before granting: %v", o.err)
+	case <-time.After(time.Minute):
+		t.Fatal("no grant within a minute")
+	}
 	server := f.Servers[sandbox.KindZooKeeper][0]
 	if err := server.Freeze(); err != nil {
 		t.Fatal(err)
