@@ -55,6 +55,8 @@ func (s *summary) handle(e event) {
 		s.failed = true
 	case e.Test == "" && e.Action == "output":
 		io.WriteString(s.w, e.Output) // the package's own lines: ok, FAIL, panics outside a test
+	case e.Test == "" && e.Action == "skip":
+		// A package without tests: go test's own "?" line says so.
 	case e.Test == "" && e.Action == "fail":
 		s.failed = true
 		s.flush(e.Package) // tests cut off by a panic or a timeout

@@ -30,7 +30,11 @@ func TestPasses(t *testing.T) { t.Log("quiet") }
 func TestSkips(t *testing.T)  { t.Skip("no server here") }
 func TestFails(t *testing.T)  { t.Error("seven, want eight") }
 `)
-	cmd := exec.Command("go", "test", "-json", "-count=1", ".")
+	if err := os.Mkdir(filepath.Join(dir, "q"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("q/q.go", "package q\n") // no tests: go test's "?" line, not a SKIP
+	cmd := exec.Command("go", "test", "-json", "-count=1", "./...")
 	cmd.Dir = dir
 	raw, _ := cmd.Output() // exit 1: a test failed
 	var out strings.Builder
@@ -48,6 +52,9 @@ func TestFails(t *testing.T)  { t.Error("seven, want eight") }
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "SKIP example.com/p/q") || !strings.Contains(got, "example.com/p/q\t[no test files]") {
+		t.Errorf("a package without tests should show as go test prints it, not as a skip:\n%s", got)
 	}
 	if strings.Contains(got, "quiet") || strings.Contains(got, "TestPasses") {
 		t.Errorf("summary shows a passing test's output:\n%s", got)
