@@ -32,15 +32,19 @@ func ParseRamp(s string) (Ramp, error) {
 	return Ramp{Start: start, Step: step, Every: every}, nil
 }
 
-// Stairs returns the client counts of the staircase up to top.
+// Stairs returns the client counts of the staircase up to top: rising,
+// none above top, the last one top. A step that would pass top (or
+// overflow an int on the way, as a step of 9223372036854775807 did)
+// ends the staircase at top.
 func (r Ramp) Stairs(top int) []int {
 	var out []int
-	for k := r.Start; ; k += r.Step {
-		if k >= top {
-			return append(out, top)
-		}
+	for k := r.Start; k < top; k += r.Step {
 		out = append(out, k)
+		if r.Step < 1 || r.Step >= top-k {
+			break
+		}
 	}
+	return append(out, top)
 }
 
 // RunRamp connects spec.Clients clients once and runs one cell per stair of

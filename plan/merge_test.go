@@ -61,7 +61,11 @@ func writeShards(t *testing.T, slo string, shards ...fakeShard) []string {
 			if err := result.WriteCellLog(dir, c, started, []result.Interval{iv}, "test"); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(result.CellPath(dir, c, result.GrantsExt), nil, 0o644); err != nil {
+			g, err := result.CreateGrants(dir, c) // no grants, and the end record that says so
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Close(); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -193,7 +193,7 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 	// notification (arrivals wake watchers too).
 	var released, notified []Cell
 	for _, c := range loop {
-		if c.ReleaseWakeups > 0 {
+		if c.ReleaseWakeups > 0 || c.TheoryOf() != nil {
 			released = append(released, c)
 		} else {
 			notified = append(notified, c)

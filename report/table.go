@@ -109,10 +109,7 @@ func tableColumns(opts TableOptions) []tableCol {
 
 // wakeupsText is a cell's (release) wake-ups over what theory predicts.
 func wakeupsText(c Cell) string {
-	n := c.ReleaseWakeups
-	if n == 0 {
-		n = c.Wakeups
-	}
+	n, _ := releaseWakeups(c)
 	if c.TheoryWakeups != nil {
 		return fmt.Sprintf("%d/%d", n, *c.TheoryWakeups)
 	}

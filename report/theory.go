@@ -49,9 +49,12 @@ func notificationTheory(w waking, n int) (float64, bool) {
 }
 
 // releaseWakeups is the wake-up count a burst cell is judged by: release
-// wake-ups when the implementation tells them apart, else all wake-ups.
+// wake-ups when the implementation tells them apart, else all wake-ups. A
+// cell with a theory is judged by release wake-ups alone, even at 0: every
+// driver with a theory counts them, so 0 there is a broken counter, and
+// falling back to another count would hide it behind a ✓.
 func releaseWakeups(c Cell) (n int64, what string) {
-	if c.ReleaseWakeups > 0 {
+	if c.ReleaseWakeups > 0 || c.TheoryOf() != nil {
 		return c.ReleaseWakeups, "release wake-ups"
 	}
 	return c.Wakeups, "wake-ups"

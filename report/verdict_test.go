@@ -28,6 +28,13 @@ func TestVerdict(t *testing.T) {
 	}
 	offTheory := bursts()
 	offTheory[3].ReleaseWakeups = 150 // zk-naive at 16: theory 120
+	// A burst's count is exact: one wake-up off is off, not within 5%.
+	offByOne := bursts()
+	offByOne[3].ReleaseWakeups = 121
+	// A release wake-up counter that reads 0 is broken, even when the
+	// other wake-ups happen to match theory: no fallback hides it.
+	brokenCounter := bursts()
+	brokenCounter[3].ReleaseWakeups, brokenCounter[3].Wakeups = 0, 120
 	// An abandon cell is a burst by kind; its wake-ups follow no burst
 	// curve and must neither be judged nor replace the burst's figure.
 	abandon := append(bursts(), Cell{Impl: "zk-pred", Scenario: "abandon", Kind: result.KindBurst, Clients: 64, Locks: 1,
@@ -61,8 +68,14 @@ func TestVerdict(t *testing.T) {
 			"Capacity (hot)": {"no implementation met it"},
 		}, bad: []string{"Capacity (hot)"}},
 		{name: "off theory", cells: offTheory, want: map[string][]string{
-			"Herd cost": {"theory n(n−1)/2 = 120 ✗ (measured +25%)"},
+			"Herd cost": {"theory n(n−1)/2 = 120 ✗ (measured +30, +25.0%)"},
 		}, absent: []string{"Capacity (burst)"}},
+		{name: "one off theory", cells: offByOne, want: map[string][]string{
+			"Herd cost": {"zk-naive 121 release wake-ups", "theory n(n−1)/2 = 120 ✗ (measured +1, +0.8%)"},
+		}},
+		{name: "release counter broken", cells: brokenCounter, want: map[string][]string{
+			"Herd cost": {"zk-naive 0 release wake-ups for 15 hand-offs", "theory n(n−1)/2 = 120 ✗ (measured -120, -100.0%)"},
+		}},
 		{name: "abandon", cells: abandon, want: map[string][]string{
 			"Herd cost": {"zk-pred 15 release wake-ups for 15 hand-offs at 16 clients (1.00 per hand-off); theory n−1 = 15 ✓"},
 		}, absent: []string{"Capacity (burst)"}},

@@ -63,11 +63,20 @@ type Grant struct {
 // grantLen is a grant's size on disk: little-endian, fixed width.
 const grantLen = 8 + 8 + 8 + 4 + 4 + 1
 
+// A grants file ends with an end record of the same width: grantsEnd in
+// the flag byte, the number of grants before it in the token's place. A
+// file cut short (a shard killed mid-cell, a full disk) lacks it or
+// disagrees with it, and records of a fixed width give no other sign:
+// without it a reader would return fewer grants and no error, and merge
+// would check mutual exclusion over part of the cell.
+const grantsEnd = 0xFF
+
 // GrantWriter streams grants to a cell's grants file.
 type GrantWriter struct {
 	f   *os.File
 	w   *bufio.Writer
 	buf [grantLen]byte
+	n   int64 // grants written
 	err error
 }
 
@@ -96,12 +105,19 @@ func (g *GrantWriter) Write(gs []Grant) error {
 		if _, err := g.w.Write(b); err != nil && g.err == nil {
 			g.err = fmt.Errorf("result: grants: %w", err)
 		}
+		g.n++
 	}
 	return g.err
 }
 
-// Close flushes and closes the file.
+// Close writes the end record, flushes and closes the file.
 func (g *GrantWriter) Close() error {
+	var b [grantLen]byte
+	binary.LittleEndian.PutUint64(b[16:], uint64(g.n))
+	b[32] = grantsEnd
+	if _, err := g.w.Write(b[:]); err != nil && g.err == nil {
+		g.err = fmt.Errorf("result: grants: %w", err)
+	}
 	if err := g.w.Flush(); err != nil && g.err == nil {
 		g.err = fmt.Errorf("result: grants: %w", err)
 	}
@@ -111,23 +127,49 @@ func (g *GrantWriter) Close() error {
 	return g.err
 }
 
+// ErrGrantsCorrupt is wrapped by ReadGrants's error for a grants file cut
+// short or altered.
+var ErrGrantsCorrupt = errors.New("result: grants file cut short or altered")
+
 // ReadGrants calls fn with every grant of cell c in dir, in file order; a
-// missing file is an error wrapping os.ErrNotExist.
+// missing file is an error wrapping os.ErrNotExist, one cut short or
+// altered (no end record, a count that disagrees with it, a flag byte that
+// is neither) an error wrapping ErrGrantsCorrupt. Either names the file.
+// fn may have been called for some grants before such an error.
 func ReadGrants(dir string, c Cell, fn func(Grant)) error {
 	f, err := os.Open(CellPath(dir, c, GrantsExt))
 	if err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
 	defer f.Close()
+	corrupt := func(why string) error { return fmt.Errorf("%w: %s: %s", ErrGrantsCorrupt, f.Name(), why) }
 	r := bufio.NewReaderSize(f, 64<<10)
 	var b [grantLen]byte
+	var n uint64
 	for {
 		if _, err := io.ReadFull(r, b[:]); err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				return corrupt(fmt.Sprintf("no end record after %d grants", n))
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return corrupt(fmt.Sprintf("a partial record after %d grants", n))
 			}
 			return fmt.Errorf("result: %s: %w", f.Name(), err)
 		}
+		switch b[32] {
+		case grantsEnd:
+			if got := binary.LittleEndian.Uint64(b[16:]); got != n {
+				return corrupt(fmt.Sprintf("%d grants, its end record says %d", n, got))
+			}
+			if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+				return corrupt("data after the end record")
+			}
+			return nil
+		case 0, 1:
+		default:
+			return corrupt(fmt.Sprintf("record %d has flag byte %#x", n, b[32]))
+		}
+		n++
 		fn(Grant{
 			Enter: int64(binary.LittleEndian.Uint64(b[0:])), Exit: int64(binary.LittleEndian.Uint64(b[8:])),
 			Token: binary.LittleEndian.Uint64(b[16:]), Lock: int32(binary.LittleEndian.Uint32(b[24:])),

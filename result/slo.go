@@ -45,6 +45,12 @@ type Threshold struct {
 	Share bool
 }
 
+// MaxLatencyLimit bounds a latency threshold's limit: a day is loose
+// enough for any check (the README's loose one is max<=1h), and beyond
+// about a hundred days a limit in nanoseconds no longer survives its
+// float in microseconds (the largest duration came back negative).
+const MaxLatencyLimit = 24 * time.Hour
+
 // latencyMetrics are the quantiles a threshold may name, as ParseSLO
 // spells them after normalising (p99.9 → p999).
 var latencyMetrics = []string{"p50", "p90", "p95", "p99", "p999", "p9999", "max", "mean"}
@@ -99,7 +105,13 @@ func (s SLO) Thresholds() []Threshold {
 	out := []Threshold{{Metric: s.Quantile, Op: "<=", Limit: float64(s.Limit) / float64(time.Microsecond)}}
 	if s.others != "" {
 		for _, part := range strings.Split(s.others, ",") {
-			t, _ := parseThreshold(part) // canonical, written by ParseSLO
+			t, err := parseThreshold(part)
+			if err != nil {
+				// Only ParseSLO writes others, and it refuses a threshold
+				// whose text does not read back: this is a bug, and
+				// dropping the threshold would pass cells it should fail.
+				panic(fmt.Sprintf("result: SLO threshold %q does not re-parse: %v", part, err))
+			}
 			out = append(out, t)
 		}
 	}
@@ -115,7 +127,9 @@ func (t Threshold) String() string {
 	case t.Metric == "errors" || t.Metric == "acq/s":
 		return t.Metric + t.Op + strconv.FormatFloat(t.Limit, 'f', -1, 64) // 1000000000, not 1e+09
 	}
-	return metricLabel(t.Metric) + t.Op + time.Duration(t.Limit*float64(time.Microsecond)).String()
+	// Rounded, not truncated: 1001ns is 1.001µs, which times 1000 falls a
+	// hair short of 1001 and read back as 1µs.
+	return metricLabel(t.Metric) + t.Op + time.Duration(math.Round(t.Limit*float64(time.Microsecond))).String()
 }
 
 // Value is the cell's figure the threshold is on, in its unit.
@@ -185,7 +199,11 @@ func ParseSLO(s string) (SLO, error) {
 			slo.Quantile, slo.Limit = t.Metric, time.Duration(math.Round(t.Limit*float64(time.Microsecond)))
 			continue
 		}
-		others = append(others, t.String())
+		canon := t.String()
+		if back, err := parseThreshold(canon); err != nil || back != t {
+			return SLO{}, &sloError{fmt.Sprintf("%q: its limit cannot be written back exactly (as %q)", part, canon)}
+		}
+		others = append(others, canon)
 	}
 	if slo.Quantile == "" {
 		return SLO{}, &sloError{fmt.Sprintf("%q: want a latency threshold, such as p99<=5ms, which capacity is planned on; "+
@@ -227,7 +245,7 @@ func parseThreshold(s string) (Threshold, error) {
 		return parseErrors(op, rest)
 	case metric == "acq/s":
 		v, err := strconv.ParseFloat(strings.TrimSuffix(rest, "/s"), 64)
-		if err != nil || v < 0 || (op != ">=" && op != ">") {
+		if err != nil || !finite(v) || v < 0 || (op != ">=" && op != ">") {
 			return Threshold{}, fmt.Errorf("%q: want acq/s>=N, a floor on acquisitions per second", s)
 		}
 		return Threshold{Metric: metric, Op: op, Limit: v}, nil
@@ -239,13 +257,16 @@ func parseThreshold(s string) (Threshold, error) {
 	if err != nil || d <= 0 || (op != "<=" && op != "<") {
 		return Threshold{}, fmt.Errorf("%q: want %s<=DURATION with a positive duration, e.g. %s<=5ms", s, metricLabel(metric), metricLabel(metric))
 	}
+	if d > MaxLatencyLimit {
+		return Threshold{}, fmt.Errorf("%q: a latency limit is at most %v", s, MaxLatencyLimit)
+	}
 	return Threshold{Metric: metric, Op: op, Limit: float64(d) / float64(time.Microsecond)}, nil
 }
 
 func parseErrors(op, rest string) (Threshold, error) {
 	share := strings.HasSuffix(rest, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(rest, "%"), 64)
-	if err != nil || v < 0 || (share && v > 100) || (op != "<=" && op != "<") {
+	if err != nil || !finite(v) || v < 0 || (share && v > 100) || (op != "<=" && op != "<") {
 		return Threshold{}, fmt.Errorf("%q: want errors<=0.1%% (a share of attempts) or errors<=N (a count)", "errors"+op+rest)
 	}
 	if share {
@@ -253,6 +274,11 @@ func parseErrors(op, rest string) (Threshold, error) {
 	}
 	return Threshold{Metric: "errors", Op: op, Limit: v, Share: share}, nil
 }
+
+// finite reports whether v is neither NaN nor infinite: both parse as
+// numbers, and neither is a limit summary.json can hold or a cell can be
+// checked against (NaN meets nothing, +Inf everything).
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func isLatencyMetric(m string) bool {
 	for _, q := range latencyMetrics {

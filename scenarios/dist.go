@@ -121,9 +121,13 @@ const (
 
 // ParseKeys reads "uniform", "zipf:S" (S > 1) or "hot:F/P" (0 < F, P < 1).
 func ParseKeys(s string) (Keys, error) {
-	kind, arg, _ := strings.Cut(s, ":")
+	kind, arg, hasArg := strings.Cut(s, ":")
 	switch kind {
 	case "uniform", "":
+		if hasArg {
+			// uniform:0.5 would run uniform and say nothing of the 0.5.
+			return Keys{}, fmt.Errorf("%q: uniform takes no argument", s)
+		}
 		return Keys{source: "uniform"}, nil
 	case "zipf":
 		v, err := strconv.ParseFloat(arg, 64)

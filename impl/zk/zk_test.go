@@ -110,6 +110,9 @@ func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
 			t.Fatalf("%s: %d violations, %d acquires", name, cell.SafetyViolations, cell.Acquires)
 		}
 		per[name] = cell.NotificationsPerAcquire
+		if name == "zk-pred" {
+			handoffsWithin(t, name, n, cell.Acquires, cell.ReleaseWakeups, cell.Notifications)
+		}
 		// With a warm-up the measured counts start later; over the whole
 		// cell the clients and the server must still agree exactly.
 		if cell.Server["watch_triggered"] != cell.Server["client_notifications"] {
@@ -119,8 +122,21 @@ func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
 	if per["zk-naive"] < n-1 {
 		t.Errorf("zk-naive: %.2f notifications per acquire at %d clients, want ≥ %d", per["zk-naive"], n, n-1)
 	}
-	if per["zk-pred"] < 0.5 || per["zk-pred"] > 1.5 {
-		t.Errorf("zk-pred: %.2f notifications per acquire, want ≈ 1", per["zk-pred"])
+}
+
+// handoffsWithin checks a predecessor-watching lock's closed loop of n
+// clients on one lock against its theory, one release wake-up per
+// hand-off: every measured acquisition but those of the first waiters
+// was a hand-off, and after the last one up to n−1 queued waiters are
+// still woken, so the counts are the acquisitions give or take n−1 —
+// not the ±50% this test allowed (seen here: 400 acquisitions, 404–407).
+func handoffsWithin(t *testing.T, name string, n int, acquires int64, counts ...int64) {
+	t.Helper()
+	for _, c := range counts {
+		if c < acquires-int64(n-1) || c > acquires+int64(n-1) {
+			t.Errorf("%s: %d release wake-ups/notifications for %d acquisitions by %d clients, want %d ± %d (one per hand-off)",
+				name, c, acquires, n, acquires, n-1)
+		}
 	}
 }
 

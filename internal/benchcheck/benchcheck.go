@@ -125,6 +125,11 @@ func Read(r io.Reader, name string) (map[string]map[string][]float64, error) {
 				if v.OrigUnit != "" {
 					unit, val = v.OrigUnit, v.OrigValue
 				}
+				if math.IsNaN(val) || math.IsInf(val, 0) {
+					// A benchmark that ran and printed NaN or ±Inf measured
+					// nothing usable, and either compares as no change.
+					return nil, fmt.Errorf("%s: %s: %s is %v, not a measurement", name, bench, unit, val)
+				}
 				out[bench][unit] = append(out[bench][unit], val)
 			}
 		}

@@ -222,8 +222,12 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		def, usage := sandboxDefault(k)
 		counts[k.Name] = fs.Int(k.Flag, def, usage)
 	}
+	check := fs.Bool("check", false, "start nothing: print each server kind as installed or missing (and how to install it), exit 1 if any is missing")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *check {
+		return checkInstalled(stdout)
 	}
 	spec := sandbox.Spec{}
 	for _, k := range sandbox.Kinds() {
@@ -250,6 +254,25 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintln(stdout, "# up until Ctrl-C")
 	<-ctx.Done()
+	return nil
+}
+
+// checkInstalled prints a line per server kind: "installed KIND" or
+// "missing KIND: how to install it". scripts/install-servers reads it, so
+// that the install step means by installed what the sandbox does.
+func checkInstalled(stdout io.Writer) error {
+	var missing []string
+	for _, k := range sandbox.Kinds() {
+		if err := sandbox.Installed(k.Name); err != nil {
+			fmt.Fprintf(stdout, "missing %s: %v\n", k.Name, err)
+			missing = append(missing, k.Name)
+			continue
+		}
+		fmt.Fprintf(stdout, "installed %s\n", k.Name)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("lockbench: not installed: %s", strings.Join(missing, ", "))
+	}
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
 
 	"bytes"
@@ -108,9 +110,7 @@ func TestUnreachableServerIsExit1(t *testing.T) {
 // A TTL shorter than the hold lets a second holder in: the run writes every
 // result and then exits 3.
 func TestViolationsExit3AfterWritingResults(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
-		t.Skip("redis-server not installed (apt-get install -y redis-server)")
-	}
+	sandboxtest.Require(t, sandbox.KindRedis)
 	dir := t.TempDir()
 	code, out, errOut := run("run", "--impl", "redis", "--clients", "4", "--duration", "1s", "--warmup", "0s",
 		"--ttl", "20ms", "--hold", "60ms", "--retry", "5ms", "-q", "--out", dir)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -111,11 +112,7 @@ func startRun(t *testing.T, args ...string) (cmd *exec.Cmd, out, tmp string, std
 	if testing.Short() {
 		t.Skip("builds and runs the command")
 	}
-	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			t.Skip(sandbox.ErrMissing)
-		}
-	}
+	sandboxtest.Require(t, sandbox.KindRedis)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "lockbench")
 	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {

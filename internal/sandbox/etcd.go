@@ -30,6 +30,7 @@ func init() {
 		Name: KindEtcd, Flag: "etcd", Ensemble: true,
 		SizeFlag: "etcd-cluster", SizeUsage: "size of the sandboxed etcd cluster: 1 member or 3 (quorum writes)",
 		Start:   startEtcd,
+		Find:    func() error { _, err := findEtcd(); return err },
 		Stats:   etcdStats,
 		Version: etcdVersion,
 	})

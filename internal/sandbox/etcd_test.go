@@ -16,9 +16,7 @@ import (
 // to install etcd, when there is none.
 func startEtcdFleet(t *testing.T, n int) *Fleet {
 	t.Helper()
-	if _, err := findEtcd(); err != nil {
-		t.Skip(err)
-	}
+	need(t, KindEtcd)
 	f, err := Start(context.Background(), Spec{KindEtcd: n})
 	if err != nil {
 		t.Fatal(err)

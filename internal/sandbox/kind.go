@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 )
@@ -29,6 +30,11 @@ type Kind struct {
 	// once every one answers. Servers it returns with an error are stopped
 	// by the caller.
 	Start func(ctx context.Context, dir string, n int) ([]*Server, error)
+	// Find, if set, looks for what Start needs without starting anything:
+	// nil when it is installed, an error wrapping ErrMissing when not. The
+	// install step (`lockbench sandbox --check`) and the tests ask it, so
+	// that both mean by "installed" what Start does.
+	Find func() error
 	// Stats, if set, reads the servers' own counters (cumulative, summed
 	// over addrs). It returns an error wrapping ErrStatsRefused when a
 	// server will not say.
@@ -107,3 +113,23 @@ const (
 	KindRedis     = "redis"
 	KindZooKeeper = "zookeeper"
 )
+
+// Installed reports whether the kind called name is installed, by its
+// Find: nil, or an error wrapping ErrMissing that says how to install it.
+// A kind without Find counts as installed; Start will say otherwise.
+func Installed(name string) error {
+	k, ok := LookupKind(name)
+	if !ok {
+		return fmt.Errorf("sandbox: no server kind %q", name)
+	}
+	if k.Find == nil {
+		return nil
+	}
+	return k.Find()
+}
+
+// MissingFails reports whether a test that needs a server that is not
+// installed must fail rather than skip: so in CI (the CI variable set, as
+// .ci/run and CI services set it), where a skipped server would pass a
+// run that tested nothing of it.
+func MissingFails() bool { return os.Getenv("CI") != "" }

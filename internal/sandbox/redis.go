@@ -30,6 +30,7 @@ func init() {
 			}
 			return out, nil
 		},
+		Find:      func() error { _, err := findRedis(); return err },
 		Stats:     redisStats,
 		Version:   redisVersion,
 		Replicate: StartReplica,

@@ -7,9 +7,7 @@ import (
 )
 
 func TestReplicaFollowsMaster(t *testing.T) {
-	if _, err := findRedis(); err != nil {
-		t.Skip(err)
-	}
+	need(t, KindRedis)
 	ctx := context.Background()
 	f, err := Start(ctx, Spec{KindRedis: 1})
 	if err != nil {

@@ -13,12 +13,7 @@ import (
 )
 
 func TestStartAndClose(t *testing.T) {
-	if _, err := findRedis(); err != nil {
-		t.Skip(err)
-	}
-	if _, err := zkClasspath(); err != nil {
-		t.Skip(err)
-	}
+	need(t, KindRedis, KindZooKeeper)
 	ctx := context.Background()
 	f, err := Start(ctx, Spec{KindRedis: 2, KindZooKeeper: 1})
 	if err != nil {
@@ -57,9 +52,7 @@ func TestStartAndClose(t *testing.T) {
 }
 
 func TestRestartKilledRedis(t *testing.T) {
-	if _, err := findRedis(); err != nil {
-		t.Skip(err)
-	}
+	need(t, KindRedis)
 	ctx := context.Background()
 	f, err := Start(ctx, Spec{KindRedis: 1})
 	if err != nil {
@@ -107,9 +100,7 @@ func TestEnsembleHasQuorum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ensemble start takes a few seconds")
 	}
-	if _, err := zkClasspath(); err != nil {
-		t.Skip(err)
-	}
+	need(t, KindZooKeeper)
 	f, err := Start(context.Background(), Spec{KindZooKeeper: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -133,9 +124,7 @@ func TestEnsembleHasQuorum(t *testing.T) {
 // A port taken between the probe and the server's bind costs a retry, not
 // the run.
 func TestStartSurvivesATakenPort(t *testing.T) {
-	if _, err := findRedis(); err != nil {
-		t.Skip(err)
-	}
+	need(t, KindRedis)
 	tries := 0
 	err := retryPorts(context.Background(), func(int) error {
 		tries++

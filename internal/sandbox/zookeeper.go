@@ -15,10 +15,20 @@ func init() {
 		Name: KindZooKeeper, Flag: "zk", Ensemble: true,
 		SizeFlag: "zk-ensemble", SizeUsage: "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)",
 		Start:   startZK,
+		Find:    findZK,
 		Stats:   zkStats,
 		Version: zkVersion,
 		Mode:    zkMode,
 	})
+}
+
+// findZK finds what startZK needs: the jars and a Java runtime.
+func findZK() error {
+	if _, err := zkClasspath(); err != nil {
+		return err
+	}
+	_, err := findJava()
+	return err
 }
 
 // zkClasspath finds ZooKeeper's jars: $ZOOKEEPER_HOME, Debian's

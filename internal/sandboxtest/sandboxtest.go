@@ -2,9 +2,10 @@
 // net/http/httptest: Start(t, needs…) starts what the needs name on free
 // loopback ports, returns their addresses by role, and stops them when the
 // test (or benchmark) ends. A machine without the servers installed skips
-// the test, saying why. Importing it also hands the engine the sandbox's
-// server kinds (engine.UseServerKinds), as the lockbench command does, so
-// cells on these servers report the servers' own counters.
+// the test, saying why — unless CI is set: there a missing server fails
+// the test (see sandbox.MissingFails). Importing it also hands the engine
+// the sandbox's server kinds (engine.UseServerKinds), as the lockbench
+// command does, so cells on these servers report the servers' own counters.
 package sandboxtest
 
 import (
@@ -80,11 +81,34 @@ func StartFleet(t testing.TB, spec sandbox.Spec) *sandbox.Fleet {
 	t.Helper()
 	f, err := sandbox.Start(context.Background(), spec)
 	if errors.Is(err, sandbox.ErrMissing) {
-		t.Skip("sandboxtest: ", err)
+		Missing(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// Require ends the test unless every server kind named is installed (see
+// sandbox.Installed), for tests that start servers other than through
+// Start: the lockbench command, say.
+func Require(t testing.TB, kinds ...string) {
+	t.Helper()
+	for _, k := range kinds {
+		if err := sandbox.Installed(k); err != nil {
+			Missing(t, err)
+		}
+	}
+}
+
+// Missing ends a test that needs a server that is not installed: a skip
+// that says why, or with CI set a failure, since there a skip would let a
+// run that tested nothing of the server pass.
+func Missing(t testing.TB, err error) {
+	t.Helper()
+	if sandbox.MissingFails() {
+		t.Fatalf("sandboxtest: %v (CI is set: a missing server fails the test)", err)
+	}
+	t.Skip("sandboxtest: ", err)
 }

@@ -1,0 +1,143 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readerFiles are the files lockbench reads back, each written by its own
+// writer, that FuzzReaders cuts short or alters.
+var readerFiles = []string{SummaryFile, MetaFile, "x_hot_c4" + HlogExt, "x_hot_c4" + GrantsExt}
+
+// fuzzCell is the cell whose .hlog and .grants FuzzReaders damages.
+var fuzzCell = Cell{Impl: "x", Scenario: "hot", Clients: 4, Acquires: 3000, DurationS: 2.5}
+
+// writeReaderFiles writes one file of each kind into dir.
+func writeReaderFiles(tb testing.TB, dir string) {
+	tb.Helper()
+	sum := Summary{Schema: SchemaVersion, Cells: []Cell{fuzzCell, {Impl: "y", Scenario: "burst", Clients: 8, Acquires: 8}}}
+	meta := Meta{PlanHash: "0123abcd", Shard: &ShardMeta{Index: 1, Count: 2, RunID: "r1",
+		Skew: &Skew{OffsetUs: -12.5, BoundUs: 40, Against: "redis", Samples: 9}}}
+	for name, v := range map[string]any{SummaryFile: sum, MetaFile: meta} {
+		if err := WriteJSON(filepath.Join(dir, name), v); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	var ivs []Interval
+	for i := range 3 {
+		a, r := NewHistogram(), NewHistogram()
+		a.RecordValues(int64(100+i), 1000)
+		r.RecordValue(40)
+		ivs = append(ivs, Interval{Start: start.Add(time.Duration(i) * time.Second), Acquire: a, Release: r})
+	}
+	if err := WriteCellLog(dir, fuzzCell, start, ivs, "test"); err != nil {
+		tb.Fatal(err)
+	}
+	g, err := CreateGrants(dir, fuzzCell)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g.Write([]Grant{{Enter: 1, Exit: 2, Token: 7, Lock: 0, Client: 1, Fenced: true}, {Enter: 3, Exit: 4, Lock: 1, Client: 2}})
+	if err := g.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// readBack reads the file of kind k in dir and reduces what it read to a
+// comparable text; the error is the reader's.
+func readBack(k int, dir string) (string, error) {
+	path := filepath.Join(dir, readerFiles[k])
+	switch k {
+	case 0:
+		s, err := ReadSummary(path)
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(s)
+		return string(b), err
+	case 1:
+		m, err := ReadMeta(path)
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(m)
+		return string(b), err
+	case 2:
+		l, err := ReadHlog(path)
+		if err != nil {
+			return "", err
+		}
+		var out []string
+		for _, h := range l.Intervals {
+			out = append(out, fmt.Sprintf("%s %d-%d ms: %d values, max %d", h.Tag(), h.StartTimeMs(), h.EndTimeMs(), h.TotalCount(), h.Max()))
+		}
+		return strings.Join(out, "\n"), nil
+	}
+	var out []string
+	err := ReadGrants(dir, fuzzCell, func(g Grant) { b, _ := json.Marshal(g); out = append(out, string(b)) })
+	return strings.Join(out, "\n"), err
+}
+
+// FuzzReaders cuts a file lockbench reads back short (cut below its
+// length) or flips bits of one byte, and checks the reader: it never
+// panics; an error names the file; a file cut short reads as an error or
+// as everything it held — never fewer cells or grants without a word.
+// The interval log is the one exception, kept visible here: a log cut at
+// a line reads as its first intervals, because an interrupted run's log
+// ends the same way and stays readable; every interval it does return
+// must be whole.
+func FuzzReaders(f *testing.F) {
+	for k := range readerFiles {
+		for _, cut := range []uint16{0, 1, 10, 33, 37, 70, 200, 400, 0xFFFF} {
+			f.Add(uint8(k), cut, uint16(20), byte(0))
+			f.Add(uint8(k), uint16(0xFFFF), cut, byte(0x20))
+		}
+	}
+	dir := f.TempDir()
+	writeReaderFiles(f, dir)
+	var orig [4][]byte
+	var want [4]string
+	for k := range readerFiles {
+		var err error
+		if orig[k], err = os.ReadFile(filepath.Join(dir, readerFiles[k])); err != nil {
+			f.Fatal(err)
+		}
+		if want[k], err = readBack(k, dir); err != nil {
+			f.Fatalf("%s does not read back whole: %v", readerFiles[k], err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, cut, at uint16, flip byte) {
+		k := int(kind) % len(readerFiles)
+		b := bytes.Clone(orig[k])
+		truncated := int(cut) < len(b)
+		if truncated {
+			b = b[:cut]
+		} else {
+			b[int(at)%len(b)] ^= flip
+		}
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, readerFiles[k]), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readBack(k, d)
+		switch {
+		case err != nil:
+			if !strings.Contains(err.Error(), filepath.Join(d, readerFiles[k])) {
+				t.Fatalf("%s (%d bytes) read with an error not naming it: %v", readerFiles[k], len(b), err)
+			}
+		case truncated && k == 2:
+			if !strings.HasPrefix(want[k], got) || got != "" && !strings.HasPrefix(want[k], got+"\n") && got != want[k] {
+				t.Fatalf("%s cut at %d read as intervals that are not the first of the whole:\n%s\nwant a prefix of\n%s", readerFiles[k], cut, got, want[k])
+			}
+		case truncated && got != want[k]:
+			t.Fatalf("%s cut at %d of %d bytes read without an error as\n%s\nnot\n%s", readerFiles[k], cut, len(orig[k]), got, want[k])
+		}
+	})
+}
