@@ -47,6 +47,17 @@ type MutexLocker struct {
 	sess     *concurrency.Session
 	counters impl.Counters
 	closed   atomic.Bool
+	watch    watchState
+}
+
+// watchState is what the connection shows of the library's wait: Lock
+// is running, every watch it asked for was confirmed by the server, and
+// no deletion reached the connection since the last one was asked for.
+type watchState struct {
+	locking atomic.Bool
+	asked   atomic.Int64 // watch create requests sent
+	created atomic.Int64 // ... confirmed by the server
+	woken   atomic.Bool  // a deletion arrived after the last request
 }
 
 // NewMutexLocker connects to cfg.Servers' etcd endpoints and opens the
@@ -65,7 +76,7 @@ func NewMutexLocker(ctx context.Context, cfg impl.Config) (*MutexLocker, error) 
 		Logger:      zap.NewNop(),
 		DialOptions: []grpc.DialOption{
 			grpc.WithChainUnaryInterceptor(countCalls(&l.counters)),
-			grpc.WithChainStreamInterceptor(watchTraffic(&l.counters)),
+			grpc.WithChainStreamInterceptor(watchTraffic(&l.counters, &l.watch)),
 		},
 	})
 	if err != nil {
@@ -136,26 +147,29 @@ func countCalls(c *impl.Counters) grpc.UnaryClientInterceptor {
 // library opens (a round trip and a wait begun) and each event the server
 // sends (a notification; a deletion is a wake-up, since the mutex's
 // waiter returns from its wait on the first one).
-func watchTraffic(c *impl.Counters) grpc.StreamClientInterceptor {
+func watchTraffic(c *impl.Counters, w *watchState) grpc.StreamClientInterceptor {
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil || method != watchMethod {
 			return cs, err
 		}
-		return &watchStream{ClientStream: cs, c: c}, nil
+		return &watchStream{ClientStream: cs, c: c, w: w}, nil
 	}
 }
 
 type watchStream struct {
 	grpc.ClientStream
 	c *impl.Counters
+	w *watchState
 }
 
 func (s *watchStream) SendMsg(m any) error {
 	if r, ok := m.(*pb.WatchRequest); ok && r.GetCreateRequest() != nil {
 		s.c.RoundTrips.Add(1)
 		s.c.Retries.Add(1)
+		s.w.woken.Store(false)
+		s.w.asked.Add(1)
 	}
 	return s.ClientStream.SendMsg(m)
 }
@@ -163,9 +177,13 @@ func (s *watchStream) SendMsg(m any) error {
 func (s *watchStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	if r, ok := m.(*pb.WatchResponse); ok && err == nil {
+		if r.Created {
+			s.w.created.Add(1)
+		}
 		s.c.Notifications.Add(int64(len(r.Events)))
 		for _, ev := range r.Events {
 			if ev.Type == mvccpb.DELETE {
+				s.w.woken.Store(true)
 				s.c.Wakeups.Add(1)
 				s.c.ReleaseWakeups.Add(1)
 			}
@@ -176,6 +194,17 @@ func (s *watchStream) RecvMsg(m any) error {
 
 // Counters returns this client's counters.
 func (l *MutexLocker) Counters() *impl.Counters { return &l.counters }
+
+// Settled reports whether Lock waits on watches the server confirmed with
+// no deletion received since the last was asked for. The server confirms
+// an unsynced watch before it has caught it up, so a deletion between the
+// library's read and its watch may still be on its way: then the count
+// comes out right, only later (at the next resync tick).
+func (l *MutexLocker) Settled() bool {
+	w := &l.watch
+	asked := w.asked.Load()
+	return w.locking.Load() && asked > 0 && w.created.Load() == asked && !w.woken.Load()
+}
 
 // Acquire makes a concurrency.Mutex for name on the client's session and
 // calls its Lock. Lock deletes its key itself when ctx ends the wait.
@@ -192,7 +221,11 @@ func (l *MutexLocker) Acquire(ctx context.Context, name string) (impl.Lease, err
 	default:
 	}
 	m := concurrency.NewMutex(l.sess, Root+"/"+l.cfg.Namespace+"/"+name)
-	if err := m.Lock(ctx); err != nil {
+	l.watch.woken.Store(true) // no watch asked for in this Lock yet
+	l.watch.locking.Store(true)
+	err := m.Lock(ctx)
+	l.watch.locking.Store(false)
+	if err != nil {
 		if errors.Is(err, concurrency.ErrSessionExpired) {
 			return nil, fmt.Errorf("etcd lock %s: %w: %w", name, impl.ErrSessionLost, err)
 		}
