@@ -17,14 +17,16 @@ import (
 
 func init() {
 	impl.Register(impl.Driver{
-		Name:        "redis-fair",
-		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told",
-		Needs:       []impl.Need{redis.SubscribingNeed},
-		Options:     []impl.Option{WaitOption},
-		Caps:        impl.LeaseTTL | impl.Renewal,
-		Theory:      &HeadWaiter,
-		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
-		Cleanup:     Cleanup,
+		Name: "redis-fair",
+		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told; " +
+			"release through Redisson 4's unlock latch",
+		Recipe:  redis.Redisson + "'s RedissonFairLock scripts, in Go",
+		Needs:   []impl.Need{redis.SubscribingNeed},
+		Options: []impl.Option{WaitOption},
+		Caps:    impl.LeaseTTL | impl.Renewal,
+		Theory:  &HeadWaiter,
+		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
+		Cleanup: Cleanup,
 	})
 }
 
@@ -33,8 +35,8 @@ func init() {
 // place expires before it is granted (its client died, or the ones ahead
 // took longer than their places) is dropped from the queue, and queues
 // again at the end when it next tries.
-var WaitOption = impl.DurationOption("fair-wait", 5*time.Second, time.Millisecond,
-	"redis-fair: how much later than the one ahead each waiter's place expires (Redisson's threadWaitTime)")
+var WaitOption = impl.DurationOption("fair-wait", 5*time.Minute, time.Millisecond,
+	"redis-fair: how much later than the one ahead each waiter's place expires (Redisson's fairLockWaitTimeout, 5 min by default)")
 
 // HeadWaiter is what the fair lock's release predicts: only the head of
 // the queue is told, on its own channel, so draining n costs n−1
@@ -244,8 +246,14 @@ func (s *lease) Renew(ctx context.Context) error {
 // to be released.
 func (s *lease) Release(ctx context.Context) error {
 	k := s.k
-	n, err := releaseScript.Run(ctx, s.l.cl, []string{k.lock, k.queue, k.timeout, k.channel},
-		unlockMessage, millis(s.l.cfg.TTL), s.owner, time.Now().UnixMilli()).Int64()
+	latch := redis.UnlockLatch(k.lock)
+	n, err := releaseScript.Run(ctx, s.l.cl, []string{k.lock, k.queue, k.timeout, k.channel, latch},
+		unlockMessage, millis(s.l.cfg.TTL), s.owner, time.Now().UnixMilli(), redis.UnlockLatchTTL.Milliseconds()).Int64()
+	if err == nil || errors.Is(err, goredis.Nil) {
+		// Redisson deletes the latch once the script answered, without
+		// waiting for the reply; here the release waits for it.
+		s.l.cl.Del(ctx, latch)
+	}
 	switch {
 	case errors.Is(err, goredis.Nil) || (err == nil && n < 0):
 		s.l.counters.Lost.Add(1)
