@@ -45,3 +45,15 @@ func ModuleVersion(path string) string {
 	}
 	return "(version unknown)"
 }
+
+// Abouts maps each named driver to its About, for meta.json: what every
+// row of a run measured, as the binary that ran it was built.
+func Abouts(names []string) map[string]string {
+	out := make(map[string]string, len(names))
+	for _, n := range names {
+		if d, ok := Lookup(n); ok {
+			out[n] = d.About()
+		}
+	}
+	return out
+}

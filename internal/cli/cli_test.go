@@ -81,7 +81,14 @@ func TestListAndVersion(t *testing.T) {
 	// Every row says what it is: a library and its version, or lockbench's
 	// own recipe.
 	for _, n := range impl.Names() {
-		if d, _ := impl.Lookup(n); !strings.HasPrefix(n, "test-") && !strings.Contains(out, " is "+d.About()+"\n") {
+		d, _ := impl.Lookup(n)
+		if strings.HasPrefix(n, "test-") {
+			continue
+		}
+		if d.Library == "" && d.Recipe == "" {
+			t.Errorf("%s names neither the library it calls nor what it is a recipe of", n)
+		}
+		if !strings.Contains(out, " is "+d.About()+"\n") {
 			t.Errorf("list does not say what %s is (%s)", n, d.About())
 		}
 	}
