@@ -67,18 +67,24 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   return nil
 end
 
--- already queued: wait about until the place ahead expires
-local timeout = redis.call('zscore', KEYS[3], ARGV[2])
-if timeout ~= false then
-  return timeout - tonumber(ARGV[3]) - tonumber(ARGV[4])
+-- already queued: try again when the holder's lease runs out, or at once
+-- when the lock is free (Redisson 3.32 on; before, the time until the
+-- place ahead expired, which could be negative and strand the waiter)
+if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
+  return math.max(0, redis.call('pttl', KEYS[1]))
 end
 
 -- queue at the end, with a place that expires the fair-wait after the
--- one ahead (or after the lock's own TTL when no one is ahead)
+-- one ahead (or after the lock's own TTL when no one is ahead, or the one
+-- ahead has no place: Redisson 3.45 on)
 local lastThreadId = redis.call('lindex', KEYS[2], -1)
-local ttl
+local lastTimeout = false
 if lastThreadId ~= false and lastThreadId ~= ARGV[2] then
-  ttl = tonumber(redis.call('zscore', KEYS[3], lastThreadId)) - tonumber(ARGV[4])
+  lastTimeout = redis.call('zscore', KEYS[3], lastThreadId)
+end
+local ttl
+if lastTimeout ~= false then
+  ttl = tonumber(lastTimeout) - tonumber(ARGV[4])
 else
   ttl = redis.call('pttl', KEYS[1])
 end
