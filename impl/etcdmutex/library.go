@@ -58,6 +58,7 @@ type watchState struct {
 	asked   atomic.Int64 // watch create requests sent
 	created atomic.Int64 // ... confirmed by the server
 	woken   atomic.Bool  // a deletion arrived after the last request
+	past    atomic.Int64 // ... of them starting at a past revision (unsynced)
 }
 
 // NewMutexLocker connects to cfg.Servers' etcd endpoints and opens the
@@ -170,6 +171,9 @@ func (s *watchStream) SendMsg(m any) error {
 		s.c.Retries.Add(1)
 		s.w.woken.Store(false)
 		s.w.asked.Add(1)
+		if r.GetCreateRequest().StartRevision > 0 {
+			s.w.past.Add(1)
+		}
 	}
 	return s.ClientStream.SendMsg(m)
 }
