@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -55,6 +56,8 @@ type Locker struct {
 	seq      uint64        // the last Acquire's n
 	counters impl.Counters
 	timer    *time.Timer
+	closed   sync.Once
+	closeErr error
 }
 
 // New connects one client: its command connection, with the scripts
@@ -221,9 +224,12 @@ func (l *Locker) Settled() bool { return l.sub.settled() }
 // Counters returns this client's counters.
 func (l *Locker) Counters() *impl.Counters { return &l.counters }
 
-// Close closes both connections; a lock still held stays until its TTL.
+// Close closes both connections, once however often it is called (a
+// crashed client is closed by the test or fault that killed it, then again
+// by its owner); a lock still held stays until its TTL.
 func (l *Locker) Close() error {
-	return errors.Join(l.sub.close(), l.cl.Close())
+	l.closed.Do(func() { l.closeErr = errors.Join(l.sub.close(), l.cl.Close()) })
+	return l.closeErr
 }
 
 type lease struct {
