@@ -18,6 +18,14 @@ import (
 type Driver struct {
 	Name        string
 	Description string
+	// Library is the Go module path of the library the driver calls as its
+	// users do ("github.com/go-redsync/redsync/v4"); About adds the version
+	// the build holds. Empty for lockbench's own code.
+	Library string
+	// Recipe names what lockbench's own code follows, when Library is
+	// empty: "etcd's concurrency.Mutex, with the watch started at the
+	// server's current revision", "Redisson 3.52.0's RedissonLock".
+	Recipe string
 	// Needs lists the sets of servers the driver connects to; the sandbox
 	// starts what the user did not name.
 	Needs []Need

@@ -19,7 +19,7 @@ import (
 // In the abandon scenario twelve clients queue in id order; the odd ones
 // but the last (1, 3, 5, 7, 9) give up while queued, the rest get the lock
 // in queue order, nothing is left on the server, and the release wake-ups
-// are exactly what theory says: a predecessor watch (zk-pred, etcd) pays one wake-up per
+// are exactly what theory says: a predecessor watch (zk-pred, etcd-recipe) pays one wake-up per
 // leave (its successor re-watches) and one per hand-off, n−1 in all; a
 // watch on all children wakes every other waiter at each leave and each
 // release, n(n−1)/2 less one per leaver.
@@ -35,7 +35,7 @@ func TestAbandonQueueDrainsInOrder(t *testing.T) {
 	}{
 		{"zk-pred", n - 1, true},
 		{"zk-naive", n*(n-1)/2 - leavers, true},
-		{"etcd", n - 1, true},
+		{"etcd-recipe", n - 1, true},
 		{"zk-lock", n - 1, true}, // zk.Lock cannot be cancelled: the session goes instead
 		{"redis", -1, false},
 	} {

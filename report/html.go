@@ -153,9 +153,10 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <h2 id="results">Results</h2>
 <p class="run">Acquire latency; every column of every cell is in summary.csv.</p>
 <table>
-<tr><th>impl</th><th>scenario</th><th class="n">clients</th><th class="n">acq/s</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th><th class="n">errors</th><th class="n">per acq</th>{{if .Wakeups}}<th class="n">wake-ups / theory</th>{{end}}<th>safety</th></tr>
-{{range .Rows}}<tr{{if .Unsafe}} class="bad"{{else if .Fenced}} class="fenced"{{end}}><td>{{.Impl}}{{if .Unsafe}} ⚠ UNSAFE{{end}}</td><td>{{.Scenario}}</td><td class="n">{{.Clients}}</td><td class="n">{{.PerS}}</td>{{range .Latency}}<td class="n lat">{{.}}</td>{{end}}<td class="n">{{.Errors}}</td><td class="n">{{.PerAcq}}</td>{{if $.Wakeups}}<td class="n">{{.Wakeups}}</td>{{end}}<td class="safety">{{.Safety}}</td></tr>
+<tr><th>impl</th><th>scenario</th><th class="n">clients</th><th class="n">acq/s</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th><th class="n">errors</th><th class="n">hand-off gap p50 / p90</th><th class="n">per acq</th>{{if .Wakeups}}<th class="n">wake-ups / theory</th>{{end}}<th>safety</th></tr>
+{{range .Rows}}<tr{{if .Unsafe}} class="bad"{{else if .Fenced}} class="fenced"{{end}}><td>{{.Impl}}{{if .Unsafe}} ⚠ UNSAFE{{end}}</td><td>{{.Scenario}}</td><td class="n">{{.Clients}}</td><td class="n">{{.PerS}}</td>{{range .Latency}}<td class="n lat">{{.}}</td>{{end}}<td class="n">{{.Errors}}</td><td class="n">{{.Gap}}</td><td class="n">{{.PerAcq}}</td>{{if $.Wakeups}}<td class="n">{{.Wakeups}}</td>{{end}}<td class="safety">{{.Safety}}</td></tr>
 {{end}}</table>
+<p class="run">The hand-off gap is the time from a holder's release call to the next grant of the same lock, where a cell measured it.</p>
 {{if .Wakeups}}<p class="run">Wake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.</p>{{end}}
 
 {{if .Capacity}}<h2 id="capacity">Capacity at {{.SLO}}</h2>

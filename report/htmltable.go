@@ -29,7 +29,7 @@ func latencyCells(l Latency) []string {
 type htmlRow struct {
 	Impl, Scenario, Clients, PerS string
 	Latency                       []string
-	Errors, PerAcq, Wakeups       string
+	Errors, Gap, PerAcq, Wakeups  string
 	Safety                        string
 	Unsafe, Fenced                bool
 }
@@ -40,7 +40,7 @@ func htmlRows(cells []Cell) (rows []htmlRow, wakeups bool) {
 	for _, c := range cells {
 		r := htmlRow{
 			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients), PerS: commas(round(c.AcquiresPerS)),
-			Latency: latencyCells(c.AcquireLatencyUs), Errors: commas(c.Errors), PerAcq: "–", Wakeups: "–",
+			Latency: latencyCells(c.AcquireLatencyUs), Errors: commas(c.Errors), Gap: gapText(c), PerAcq: "–", Wakeups: "–",
 			Safety: "0", Unsafe: c.SafetyViolations > 0,
 		}
 		// A notified waiter's re-checks count as retries too; its
@@ -130,4 +130,14 @@ func faultViews(cells []Cell) []faultView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// gapText is a cell's hand-off gap, release call to the next grant, as
+// "p50 / p90"; "–" where the cell did not measure one.
+func gapText(c Cell) string {
+	g := c.HandoffGapUs
+	if g == nil || g.P50 <= 0 {
+		return "–"
+	}
+	return result.Dur(g.P50) + " / " + result.Dur(g.P90)
 }

@@ -94,6 +94,14 @@ func tableColumns(opts TableOptions) []tableCol {
 			return fmt.Sprintf("%.2f", c.Fairness.Jain)
 		}},
 		lat("max", func(l Latency) float64 { return l.Max }),
+		// Last, so that it shows where the line has room: report.html and
+		// summary.csv always have it.
+		tableCol{"gap p50", 7, false, func(c Cell) string {
+			if c.HandoffGapUs == nil || c.HandoffGapUs.P50 <= 0 {
+				return "-"
+			}
+			return result.Dur(c.HandoffGapUs.P50)
+		}},
 	)
 	var cols []tableCol
 	width := -1

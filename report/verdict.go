@@ -50,6 +50,9 @@ func Verdict(cells []Cell, slo *SLO) []VerdictLine {
 	if v, ok := herdVerdict(cells); ok {
 		out = append(out, v)
 	}
+	if v, ok := gapVerdict(cells); ok {
+		out = append(out, v)
+	}
 	out = append(out, capacityVerdicts(cells, slo)...)
 	if v, ok := openLoopVerdict(cells); ok {
 		out = append(out, v)

@@ -1,6 +1,32 @@
-// Package etcdmutex implements the etcd lock over go.etcd.io/etcd/client/v3:
-// the algorithm of the client's concurrency.Mutex, with the waiting done
-// here so that notifications, wake-ups and settling are seen exactly.
+// Package etcdmutex holds two rows of the etcd lock over
+// go.etcd.io/etcd/client/v3.
+//
+// The etcd row (library.go) is the client's own concurrency.Mutex, called
+// as its documentation shows: one concurrency.Session per simulated client
+// (its TTL the session timeout), concurrency.NewMutex per Acquire, Lock(ctx)
+// and Unlock(ctx). Nothing of the lock is done here. Its waiter watches
+// the predecessor from the revision of its read, which the server files as
+// an unsynced watch and catches up on a 100 ms tick (watchResyncPeriod in
+// server/storage/mvcc/watchable_store.go): a release soon after the watch
+// began reaches the waiter that much later. That row's counters are read
+// off the client's gRPC connection by interceptors, from outside the
+// library: RoundTrips are the unary requests it sends (transactions, gets,
+// deletes, the lease grant) and the watches it opens; Retries the watches
+// opened (waits begun); Notifications the watch events received, and
+// Wakeups and ReleaseWakeups the deletions among them (the library's waiter
+// returns on the first). Not counted: wasted wake-ups (the library re-reads
+// the queue without saying what it found), keep-alives, and settling (the
+// row is no impl.Settler, so a burst's counts depend on timing). Release
+// cannot tell a lost lease: Unlock deletes the key whether or not it still
+// held the lock. Fence is the revision at which the grant was read
+// (Mutex.Header), which grows in grant order.
+//
+// The etcd-recipe row (etcdmutex.go, the rest of this comment) is
+// lockbench's own recipe of the same algorithm, with the waiting done here
+// so that notifications, wake-ups and settling are seen exactly, and the
+// watch started at the server's current revision so that no hand-off waits
+// for the resync tick. Both rows exist because they answer different
+// questions: what a user of etcd's mutex gets, and what etcd itself can do.
 //
 // Every simulated client has its own client connection and one
 // concurrency.Session: a lease of Config.SessionTimeout rounded up to whole

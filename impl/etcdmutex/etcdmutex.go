@@ -24,14 +24,16 @@ import (
 
 func init() {
 	impl.Register(impl.Driver{
-		Name:        "etcd",
-		Description: "etcd: lease-bound keys queued by create revision, each waiter watches its predecessor (concurrency.Mutex's recipe)",
-		Needs:       []impl.Need{Need},
-		Caps:        impl.LeaseSession | impl.Fencing,
-		Theory:      &result.WatchPredecessor,
-		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
-		Cleanup:     Cleanup,
-		Residue:     Residue,
+		Name: "etcd-recipe",
+		Description: "lease-bound keys queued by create revision, each waiter watches its predecessor from the server's " +
+			"current revision: concurrency.Mutex's algorithm without its 100 ms resync wait",
+		Recipe:  "etcd's concurrency.Mutex (the watch started at the current revision)",
+		Needs:   []impl.Need{Need},
+		Caps:    impl.LeaseSession | impl.Fencing,
+		Theory:  &result.WatchPredecessor,
+		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
+		Cleanup: Cleanup,
+		Residue: Residue,
 	})
 }
 
@@ -407,7 +409,11 @@ func fail(ctx context.Context, err error) error {
 	return err
 }
 
-func (l *Locker) wrap(what string, err error) error {
+func (l *Locker) wrap(what string, err error) error { return wrapStatus(what, err) }
+
+// wrapStatus wraps err from the etcd client as impl.ErrUnreachable when
+// gRPC says the server could not be reached.
+func wrapStatus(what string, err error) error {
 	if s, ok := status.FromError(err); ok && s.Code() == codes.Unavailable {
 		return fmt.Errorf("etcd %s: %w: %w", what, impl.ErrUnreachable, err)
 	}

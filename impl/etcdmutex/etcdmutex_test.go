@@ -26,9 +26,9 @@ func servers(t *testing.T) impl.Servers {
 }
 
 func TestConformance(t *testing.T) {
-	d, ok := impl.Lookup("etcd")
+	d, ok := impl.Lookup("etcd-recipe")
 	if !ok {
-		t.Fatal("driver etcd not registered")
+		t.Fatal("driver etcd-recipe not registered")
 	}
 	impltest.Run(t, d, servers(t), impltest.Options{})
 }
@@ -46,7 +46,7 @@ func TestBurstWakesOnePerRelease(t *testing.T) {
 	const n = 64
 	burst, _ := engine.LookupScenario("burst")
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
-		Impl: "etcd", Scenario: burst, Clients: n, Locks: 1, Hold: time.Millisecond,
+		Impl: "etcd-recipe", Scenario: burst, Clients: n, Locks: 1, Hold: time.Millisecond,
 		Config: impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
 	})
 	if err != nil {
@@ -88,7 +88,7 @@ func TestClosedLoopServerAgrees(t *testing.T) {
 	hot, _ := engine.LookupScenario("hot")
 	const n, acquires = 8, 400
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
-		Impl: "etcd", Scenario: hot, Clients: n, Locks: 1, Acquires: acquires, Warmup: 200 * time.Millisecond,
+		Impl: "etcd-recipe", Scenario: hot, Clients: n, Locks: 1, Acquires: acquires, Warmup: 200 * time.Millisecond,
 		Config: impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
 	})
 	if err != nil {

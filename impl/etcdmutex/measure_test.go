@@ -45,7 +45,7 @@ type measure struct {
 func (m *measure) run(spec engine.CellSpec) result.Cell {
 	m.t.Helper()
 	m.seq++
-	spec.Impl = "etcd"
+	spec.Impl = "etcd-recipe"
 	spec.Config.Servers = m.servers
 	spec.Config.Namespace = fmt.Sprintf("measure-%d-%d", time.Now().UnixNano(), m.seq)
 	res, err := engine.RunCellDetail(context.Background(), spec)

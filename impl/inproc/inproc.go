@@ -17,6 +17,7 @@ import (
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "inproc",
+		Recipe:      "a lock with no server: the harness's baseline",
 		Description: "in-process lock, no server: the harness's own overhead (baseline)",
 		Caps:        impl.Fencing,
 		Theory:      &result.WatchPredecessor,

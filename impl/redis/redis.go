@@ -18,6 +18,7 @@ func init() {
 	goredis.SetLogger(silent{})
 	impl.Register(impl.Driver{
 		Name:        "redis",
+		Recipe:      "the single-instance Redis lock (SET NX PX, compare-and-delete)",
 		Description: "single Redis: SET NX PX, polling with jitter, Lua compare-and-delete",
 		Needs:       []impl.Need{Need},
 		Caps:        impl.LeaseTTL | impl.Renewal,

@@ -98,6 +98,13 @@ func (c *Conn) SetNX(ctx context.Context, key string, value any, ttl time.Durati
 	return cmd
 }
 
+// Del is DEL keys.
+func (c *Conn) Del(ctx context.Context, keys ...string) *goredis.IntCmd {
+	cmd := c.conn().Del(ctx, keys...)
+	c.done(cmd.Err())
+	return cmd
+}
+
 func (c *Conn) Eval(ctx context.Context, script string, keys []string, args ...any) *goredis.Cmd {
 	cmd := c.conn().Eval(ctx, script, keys, args...)
 	c.done(cmd.Err())

@@ -9,7 +9,7 @@
 // waiters whose place expired from the queue's head, grants the lock only
 // when it is free and the queue is empty or the caller is at its head,
 // and otherwise queues the caller, if it is not queued already, with a
-// place that expires the fair-wait (Redisson's threadWaitTime, 5 s) after
+// place that expires the fair-wait (Redisson's fairLockWaitTimeout, 5 min by default) after
 // the one ahead of it, and returns how long to wait. The release script
 // publishes only on the head waiter's own channel
 // (redisson_lock__channel:{name}:<owner>), so a burst of n costs n−1

@@ -4,3 +4,6 @@ package redisfair
 // grant order with the server's queue: l's n-th Acquire queues as
 // <instance id>:<n>.
 func InstanceID(l *Locker) string { return l.id }
+
+// AcquireSrc is the acquire script, for tests that drive it directly.
+const AcquireSrc = acquireSrc

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -17,15 +18,17 @@ import (
 
 func init() {
 	impl.Register(impl.Driver{
-		Name:        "redis-fair",
-		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told",
-		Needs:       []impl.Need{redis.SubscribingNeed},
-		Options:     []impl.Option{WaitOption},
-		Caps:        impl.LeaseTTL | impl.Renewal,
-		Theory:      &HeadWaiter,
-		New:         func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
-		Cleanup:     Cleanup,
-		Residue:     Residue,
+		Name: "redis-fair",
+		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told; " +
+			"release through Redisson 4's unlock latch",
+		Recipe:  redis.Redisson + "'s RedissonFairLock scripts, in Go",
+		Needs:   []impl.Need{redis.SubscribingNeed},
+		Options: []impl.Option{WaitOption},
+		Caps:    impl.LeaseTTL | impl.Renewal,
+		Theory:  &HeadWaiter,
+		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
+		Cleanup: Cleanup,
+		Residue: Residue,
 	})
 }
 
@@ -34,8 +37,8 @@ func init() {
 // place expires before it is granted (its client died, or the ones ahead
 // took longer than their places) is dropped from the queue, and queues
 // again at the end when it next tries.
-var WaitOption = impl.DurationOption("fair-wait", 5*time.Second, time.Millisecond,
-	"redis-fair: how much later than the one ahead each waiter's place expires (Redisson's threadWaitTime)")
+var WaitOption = impl.DurationOption("fair-wait", 5*time.Minute, time.Millisecond,
+	"redis-fair: how much later than the one ahead each waiter's place expires (Redisson's fairLockWaitTimeout, 5 min by default)")
 
 // HeadWaiter is what the fair lock's release predicts: only the head of
 // the queue is told, on its own channel, so draining n costs n−1
@@ -54,6 +57,8 @@ type Locker struct {
 	seq      uint64        // the last Acquire's n
 	counters impl.Counters
 	timer    *time.Timer
+	closed   sync.Once
+	closeErr error
 }
 
 // New connects one client: its command connection, with the scripts
@@ -220,9 +225,12 @@ func (l *Locker) Settled() bool { return l.sub.settled() }
 // Counters returns this client's counters.
 func (l *Locker) Counters() *impl.Counters { return &l.counters }
 
-// Close closes both connections; a lock still held stays until its TTL.
+// Close closes both connections, once however often it is called (a
+// crashed client is closed by the test or fault that killed it, then again
+// by its owner); a lock still held stays until its TTL.
 func (l *Locker) Close() error {
-	return errors.Join(l.sub.close(), l.cl.Close())
+	l.closed.Do(func() { l.closeErr = errors.Join(l.sub.close(), l.cl.Close()) })
+	return l.closeErr
 }
 
 type lease struct {
@@ -245,8 +253,14 @@ func (s *lease) Renew(ctx context.Context) error {
 // to be released.
 func (s *lease) Release(ctx context.Context) error {
 	k := s.k
-	n, err := releaseScript.Run(ctx, s.l.cl, []string{k.lock, k.queue, k.timeout, k.channel},
-		unlockMessage, millis(s.l.cfg.TTL), s.owner, time.Now().UnixMilli()).Int64()
+	latch := redis.UnlockLatch(k.lock)
+	n, err := releaseScript.Run(ctx, s.l.cl, []string{k.lock, k.queue, k.timeout, k.channel, latch},
+		unlockMessage, millis(s.l.cfg.TTL), s.owner, time.Now().UnixMilli(), redis.UnlockLatchTTL.Milliseconds()).Int64()
+	if err == nil || errors.Is(err, goredis.Nil) {
+		// Redisson deletes the latch once the script answered, without
+		// waiting for the reply; here the release waits for it.
+		s.l.cl.Del(ctx, latch)
+	}
 	switch {
 	case errors.Is(err, goredis.Nil) || (err == nil && n < 0):
 		s.l.counters.Lost.Add(1)

@@ -67,18 +67,24 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   return nil
 end
 
--- already queued: wait about until the place ahead expires
-local timeout = redis.call('zscore', KEYS[3], ARGV[2])
-if timeout ~= false then
-  return timeout - tonumber(ARGV[3]) - tonumber(ARGV[4])
+-- already queued: try again when the holder's lease runs out, or at once
+-- when the lock is free (Redisson 3.32 on; before, the time until the
+-- place ahead expired, which could be negative and strand the waiter)
+if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
+  return math.max(0, redis.call('pttl', KEYS[1]))
 end
 
 -- queue at the end, with a place that expires the fair-wait after the
--- one ahead (or after the lock's own TTL when no one is ahead)
+-- one ahead (or after the lock's own TTL when no one is ahead, or the one
+-- ahead has no place: Redisson 3.45 on)
 local lastThreadId = redis.call('lindex', KEYS[2], -1)
-local ttl
+local lastTimeout = false
 if lastThreadId ~= false and lastThreadId ~= ARGV[2] then
-  ttl = tonumber(redis.call('zscore', KEYS[3], lastThreadId)) - tonumber(ARGV[4])
+  lastTimeout = redis.call('zscore', KEYS[3], lastThreadId)
+end
+local ttl
+if lastTimeout ~= false then
+  ttl = tonumber(lastTimeout) - tonumber(ARGV[4])
 else
   ttl = redis.call('pttl', KEYS[1])
 end
@@ -92,19 +98,26 @@ return ttl
 // releaseSrc releases owner ARGV[3]'s hold and, when the lock is free,
 // publishes ARGV[1] on the head waiter's channel only (KEYS[4]:<head>). It
 // returns 1 when released, 0 when still held (re-entry), nil when the lock
-// is another owner's, and -1 when it no longer exists. KEYS: lock, queue,
-// timeout set, channel prefix. ARGV: message, lease ms, owner, now.
+// is another owner's, and -1 when it no longer exists. As in Redisson 4,
+// an unlock latch (KEYS[5]) makes it idempotent: a latch already set is
+// the answer; otherwise the answer is latched for ARGV[5] ms, and the
+// client deletes the latch afterwards. KEYS: lock, queue, timeout set,
+// channel prefix, latch. ARGV: message, lease ms, owner, now, latch ms.
 //
 // lockbench: Redisson returns 1 for a lock that no longer exists, so that
-// unlocking an expired lease succeeds; here it is -1, a lost lease. Its
-// unlock latch (a key that makes Redisson's own command retries
-// idempotent) is left out: lockbench's clients never retry a command.
-const releaseSrc = dropStale + `
+// unlocking an expired lease succeeds; here it is -1, a lost lease.
+const releaseSrc = `
+local latched = redis.call('get', KEYS[5])
+if latched ~= false then
+  return tonumber(latched)
+end
+` + dropStale + `
 if (redis.call('exists', KEYS[1]) == 0) then
   local nextThreadId = redis.call('lindex', KEYS[2], 0)
   if nextThreadId ~= false then
     redis.call('publish', KEYS[4] .. ':' .. nextThreadId, ARGV[1])
   end
+  redis.call('set', KEYS[5], -1, 'px', ARGV[5])
   return -1
 end
 if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
@@ -113,6 +126,7 @@ end
 local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if (counter > 0) then
   redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[5], 0, 'px', ARGV[5])
   return 0
 end
 redis.call('del', KEYS[1])
@@ -120,6 +134,7 @@ local nextThreadId = redis.call('lindex', KEYS[2], 0)
 if nextThreadId ~= false then
   redis.call('publish', KEYS[4] .. ':' .. nextThreadId, ARGV[1])
 end
+redis.call('set', KEYS[5], 1, 'px', ARGV[5])
 return 1
 `
 

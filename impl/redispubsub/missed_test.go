@@ -166,7 +166,7 @@ func killAndRelease(t *testing.T, admin *goredis.Client, key, ch, holder string)
 	var rel *goredis.Cmd
 	_, err = admin.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		p.Do(ctx, "client", "kill", "id", ids[0])
-		rel = p.Eval(ctx, releaseSrc, []string{key, ch}, unlockMessage, 1000, holder)
+		rel = p.Eval(ctx, releaseSrc, []string{key, ch, "latch:" + key}, unlockMessage, 1000, holder, 1000)
 		return nil
 	})
 	if err != nil {

@@ -18,14 +18,16 @@ import (
 
 func init() {
 	impl.Register(impl.Driver{
-		Name:        "redis-pubsub",
-		Description: "single Redis, Redisson's RLock: re-entrant hash, waiters SUBSCRIBE and wake on every release (or after the PTTL)",
-		Needs:       []impl.Need{redis.SubscribingNeed},
-		Caps:        impl.LeaseTTL | impl.Renewal,
-		Theory:      &Theory,
-		New:         New,
-		Cleanup:     Cleanup,
-		Residue:     Residue,
+		Name: "redis-pubsub",
+		Description: "single Redis, Redisson's RLock: re-entrant hash, waiters SUBSCRIBE and wake on every release (or after the PTTL); " +
+			"release through Redisson 4's unlock latch",
+		Recipe:  redis.Redisson + "'s RedissonLock scripts (RLock), in Go",
+		Needs:   []impl.Need{redis.SubscribingNeed},
+		Caps:    impl.LeaseTTL | impl.Renewal,
+		Theory:  &Theory,
+		New:     New,
+		Cleanup: Cleanup,
+		Residue: Residue,
 	})
 }
 
@@ -215,7 +217,15 @@ func (l *Locker) grant(key, ch string, pub *atomic.Int64, measured bool) *lease 
 // the PUBLISH replies.
 func (l *Locker) release(ctx context.Context, key, ch string, pub *atomic.Int64, measured bool) (lost bool, err error) {
 	pub.Add(1)
-	v, err := releaseScript.Run(ctx, l.cl, []string{key, ch}, unlockMessage, l.ttlMs, l.id).Result()
+	latch := redis.UnlockLatch(key)
+	v, err := releaseScript.Run(ctx, l.cl, []string{key, ch, latch}, unlockMessage, l.ttlMs, l.id,
+		redis.UnlockLatchTTL.Milliseconds()).Result()
+	if err == nil || errors.Is(err, goredis.Nil) {
+		// Redisson deletes the latch once the script answered. It does not
+		// wait for the DEL's reply, which its connection pipelines ahead of
+		// the next command; here the release waits for it.
+		l.cl.Del(ctx, latch)
+	}
 	if errors.Is(err, goredis.Nil) {
 		pub.Add(-1)
 		return true, nil

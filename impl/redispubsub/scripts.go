@@ -27,23 +27,34 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 end
 return redis.call('pttl', KEYS[1])`
 
-// releaseSrc is Redisson's unlockInnerAsync, returning also what PUBLISH
-// answered, so that the deliveries the server made can be summed on the
-// client side: nil when the caller's field is gone (the lease was lost);
-// {0, 0} when a re-entry was undone and the lock is still held; {1, n}
-// when the lock was freed and the unlock message reached n subscribers.
-// KEYS[1] is the hash, KEYS[2] the channel; ARGV[1] the message, ARGV[2]
-// the lease in ms, ARGV[3] the caller's id.
-const releaseSrc = `if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+// releaseSrc is Redisson's unlockInnerAsync (RedissonLock), returning also
+// what PUBLISH answered, so that the deliveries the server made can be
+// summed on the client side: nil when the caller's field is gone (the
+// lease was lost); {0, 0} when a re-entry was undone and the lock is still
+// held; {1, n} when the lock was freed and the unlock message reached n
+// subscribers. As in Redisson 4, an unlock latch makes the script
+// idempotent: it answers what the latch holds, if set, and otherwise sets
+// it to its answer for ARGV[4] ms; the client deletes it afterwards.
+// KEYS[1] is the hash, KEYS[2] the channel, KEYS[3] the latch; ARGV[1] the
+// message, ARGV[2] the lease in ms, ARGV[3] the caller's id, ARGV[4] the
+// latch's life in ms.
+const releaseSrc = `local latched = redis.call('get', KEYS[3])
+if latched ~= false then
+  return {tonumber(latched), 0}
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return nil
 end
 local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if counter > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[3], 0, 'px', ARGV[4])
   return {0, 0}
 end
 redis.call('del', KEYS[1])
-return {1, redis.call('publish', KEYS[2], ARGV[1])}`
+local receivers = redis.call('publish', KEYS[2], ARGV[1])
+redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+return {1, receivers}`
 
 // Run calls EVALSHA and falls back to EVAL on NOSCRIPT.
 var (

@@ -17,6 +17,7 @@ import (
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "redlock",
+		Recipe:      "Redlock as redis.io describes it",
 		Description: "Redlock over independent Redis masters: SET NX PX on each, majority and validity, polling with jitter",
 		Needs:       []impl.Need{Masters},
 		Options:     []impl.Option{ModeOption, TimeoutOption},

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -21,19 +21,17 @@ import (
 
 func init() {
 	impl.Register(impl.Driver{
-		Name:        "redsync",
-		Description: "go-redsync/redsync v4 over the Redlock masters (library peer of redlock)",
-		Needs:       []impl.Need{redlock.Masters},
-		Options:     []impl.Option{redlock.TimeoutOption},
-		Caps:        impl.LeaseTTL | impl.Quorum | impl.Renewal,
-		New:         New,
-		Validate:    redlock.ValidateTimeout,
-		Residue:     redlock.Residue,
+		Name: "redsync",
+		Description: "go-redsync/redsync's NewMutex(name) over the Redlock masters, with redsync's defaults " +
+			"(32 tries 50–250 ms apart, 8 s expiry) unless --redsync-* say otherwise (library peer of redlock)",
+		Library: Module,
+		Needs:   []impl.Need{redlock.Masters},
+		Options: options,
+		Caps:    impl.LeaseTTL | impl.Quorum | impl.Renewal,
+		New:     New,
+		Residue: redlock.Residue,
 	})
 }
-
-// DriftFactor is the clock-drift allowance as a fraction of the TTL.
-const DriftFactor = 0.01
 
 // Locker is one redsync client: one connection to each master.
 type Locker struct {
@@ -43,6 +41,7 @@ type Locker struct {
 	rs     *redsync.Redsync
 	opts   []redsync.Option
 	quorum int
+	set    settings
 
 	counters impl.Counters
 	rng      *rand.Rand  // tokens and delays; used only inside LockContext's goroutine
@@ -53,7 +52,7 @@ type Locker struct {
 	// delay func, and that func runs before it starts the next try; so the
 	// per-master slots need no lock.
 	key      string
-	token    string
+	value    string // redsync's value of the last try, seen by node 0's SetNX
 	actx     context.Context
 	fail     context.CancelCauseFunc
 	triedOK  []bool
@@ -85,20 +84,11 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		pools[i] = pool{Pool: rsgoredis.NewPool(cl), l: l, node: i}
 	}
 	l.rs = redsync.New(pools...)
-	// The same per-master bound as our redlock (--redlock-timeout), which
-	// redsync takes as a fraction of the TTL.
-	timeout := cfg.Duration(redlock.TimeoutOption)
-	l.opts = []redsync.Option{
-		redsync.WithTimeoutFactor(float64(timeout) / float64(cfg.TTL)),
-		redsync.WithExpiry(cfg.TTL),
-		redsync.WithTries(math.MaxInt), // the caller's ctx decides when to stop
-		redsync.WithRetryDelayFunc(l.delay),
-		redsync.WithDriftFactor(DriftFactor),
-		redsync.WithGenValueFunc(func() (string, error) {
-			l.token = redis.Token()
-			return l.token, nil
-		}),
-	}
+	// redsync's defaults, but for the options the user changed, and the
+	// retry delay: redsync's default draw, made here so that each failed
+	// try is seen (see delay).
+	l.set = readSettings(cfg)
+	l.opts = append(slices.Clone(l.set.changed), redsync.WithRetryDelayFunc(l.delay))
 	// redsync's delete script is loaded by its first use (EVALSHA, then
 	// EVAL on NOSCRIPT); use it now so that the load stays out of the cell.
 	probe := l.rs.NewMutex(redis.Key(cfg.Namespace, "redsync-probe"), redsync.WithValue(redis.Token()))
@@ -118,7 +108,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	m := l.rs.NewMutex(key, l.opts...)
 	actx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
-	l.key, l.token, l.actx, l.fail = key, "", actx, fail
+	l.key, l.value, l.actx, l.fail = key, "", actx, fail
 	l.resetTry()
 	err := m.LockContext(actx)
 	l.asleep.Store(false)
@@ -129,7 +119,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		return nil, cause // redsync has already undone the try
 	}
 	if redis.Expired(ctx) {
-		l.cleanup(ctx, key)
+		l.cleanup(ctx, key, l.value)
 		return nil, redis.CtxErr(ctx)
 	}
 	return nil, fmt.Errorf("redsync: %s: %w", key, err)
@@ -141,12 +131,15 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 // at once, and a loaded machine can exceed the bound anyway, so a try's
 // keys (up to one per master) would stay held, by nobody, for the TTL.
 // The deletion here outlives ctx, bounded by redis.CleanupTimeout, and
-// deletes only this Acquire's token (one per LockContext, set by the
-// value func).
-func (l *Locker) cleanup(ctx context.Context, key string) {
+// deletes only this Acquire's value (redsync's own, drawn per try, seen as
+// it is sent).
+func (l *Locker) cleanup(ctx context.Context, key, value string) {
+	if value == "" {
+		return
+	}
 	cctx, cancel := redis.Uncancelled(ctx)
 	defer cancel()
-	l.rs.NewMutex(key, redsync.WithValue(l.token)).UnlockContext(cctx)
+	l.rs.NewMutex(key, redsync.WithValue(value)).UnlockContext(cctx)
 }
 
 // delay is redsync's retry delay func: redsync calls it after every try
@@ -190,7 +183,7 @@ func (l *Locker) delay(int) time.Duration {
 	}
 	l.resetTry()
 	l.asleep.Store(true)
-	return redis.Backoff(l.rng, l.cfg.Retry, l.cfg.Jitter)
+	return l.set.delay(l.rng)
 }
 
 // triedErrors joins the last try's per-master errors as *impl.NodeError.
@@ -310,5 +303,8 @@ type conn struct {
 func (c conn) SetNX(name, value string, expiry time.Duration) (bool, error) {
 	ok, err := c.Conn.SetNX(name, value, expiry)
 	c.l.triedOK[c.node], c.l.triedErr[c.node] = ok, err
+	if c.node == 0 {
+		c.l.value = value // the same on every master; one writer
+	}
 	return ok, err
 }

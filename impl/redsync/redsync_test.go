@@ -43,7 +43,7 @@ func TestConformance(t *testing.T) {
 	}
 	impltest.Run(t, d, sandboxtest.Start(t, d.Needs...), impltest.Options{
 		// redsync bounds each try's requests, and its undo of a failed
-		// try, by --redlock-timeout (50ms by default), and on a starved
+		// try, by --redsync-timeout-factor of the expiry, and on a starved
 		// test machine (-race, a loaded CI runner) replies take longer: a
 		// try then finds too few masters answering and the Acquire fails
 		// with impl.ErrNoQuorum, or the undo misses a master, whose key
@@ -51,8 +51,9 @@ func TestConformance(t *testing.T) {
 		// Acquire that ends with its ctx no longer depends on the bound
 		// (its cleanup has one of its own), but these do. Half the TTL
 		// keeps the bound from biting without touching what is checked.
+		// The suite's TTLs are the keys' expiry.
 		Configure: func(cfg *impl.Config) {
-			cfg.Options = map[string]string{redlock.OptTimeout: (cfg.TTL / 2).String()}
+			cfg.Options = map[string]string{"redsync-timeout-factor": "0.5", "redsync-expiry": cfg.TTL.String()}
 		},
 	})
 }

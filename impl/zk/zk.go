@@ -22,6 +22,7 @@ import (
 func init() {
 	impl.Register(impl.Driver{
 		Name:        "zk-naive",
+		Recipe:      "ZooKeeper's lock recipe, every waiter watching all children (the herd the recipe warns of)",
 		Description: "ZooKeeper, every waiter watches all children (herd effect)",
 		Needs:       []impl.Need{Ensemble},
 		Caps:        impl.LeaseSession | impl.Fencing,
@@ -32,6 +33,7 @@ func init() {
 	})
 	impl.Register(impl.Driver{
 		Name:        "zk-pred",
+		Recipe:      "ZooKeeper's lock recipe (ephemeral sequential nodes, predecessor watch)",
 		Description: "ZooKeeper recipe, each waiter watches its predecessor only",
 		Needs:       []impl.Need{Ensemble},
 		Caps:        impl.LeaseSession | impl.Fencing,

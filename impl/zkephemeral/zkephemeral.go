@@ -19,7 +19,8 @@ import (
 
 func init() {
 	impl.Register(impl.Driver{
-		Name: "zk-ephemeral",
+		Name:   "zk-ephemeral",
+		Recipe: "the single-ephemeral-node ZooKeeper lock (no queue)",
 		Description: "ZooKeeper, one ephemeral node per lock: waiters watch it and all race to create it again " +
 			"when it goes (herd: n(n−1)/2 wake-ups and failed creates per burst)",
 		Needs:   []impl.Need{zk.Ensemble},

@@ -17,7 +17,8 @@ import (
 
 func init() {
 	impl.Register(impl.Driver{
-		Name: "zk-lock",
+		Name:    "zk-lock",
+		Library: "github.com/go-zookeeper/zk",
 		Description: "go-zookeeper's zk.Lock (predecessor watch); its Lock() cannot be cancelled, " +
 			"so a given-up Acquire closes the client's session and opens another",
 		Needs:   []impl.Need{zk.Ensemble},

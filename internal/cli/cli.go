@@ -207,6 +207,7 @@ func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		d, _ := impl.Lookup(n)
 		fmt.Fprintf(stdout, "  %-*s %s\n", width, n, d.Description)
+		fmt.Fprintf(stdout, "  %-*s is %s\n", width, "", d.About())
 	}
 	fmt.Fprintln(stdout, "\nScenarios:")
 	for _, s := range engine.Scenarios() {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
@@ -77,6 +78,20 @@ func TestListAndVersion(t *testing.T) {
 	for _, want := range []string{"redis", "redlock", "redsync", "zk-naive", "zk-pred", "hot", "burst", "keys", "rate"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %s", want)
+		}
+	}
+	// Every row says what it is: a library and its version, or lockbench's
+	// own recipe.
+	for _, n := range impl.Names() {
+		d, _ := impl.Lookup(n)
+		if strings.HasPrefix(n, "test-") {
+			continue
+		}
+		if d.Library == "" && d.Recipe == "" {
+			t.Errorf("%s names neither the library it calls nor what it is a recipe of", n)
+		}
+		if !strings.Contains(out, " is "+d.About()+"\n") {
+			t.Errorf("list does not say what %s is (%s)", n, d.About())
 		}
 	}
 	if code != 0 || strings.Contains(out, "test-") {
