@@ -142,9 +142,26 @@ func TestSearchStopsAtLockbenchsOwnLimit(t *testing.T) {
 	if a.Confirmed || a.Limit == "" || a.Rate != 1600 {
 		t.Fatalf("answer %+v, want unconfirmed at 1600/s with the limit named", a)
 	}
-	last := a.Steps[len(a.Steps)-1]
-	if last.Rate != 3200 || last.Limit == "" {
-		t.Errorf("last trial %+v, want the one at 3200/s that hit the limit", last)
+	n := len(a.Steps)
+	if last, prev := a.Steps[n-1], a.Steps[n-2]; last.Rate != 3200 || last.Limit == "" || prev.Rate != 3200 || prev.Limit == "" {
+		t.Errorf("last trials %+v, %+v; want two at 3200/s that hit the limit", prev, last)
+	}
+}
+
+func TestSearchRetriesOneLimitedTrial(t *testing.T) {
+	t.Parallel()
+	m := &model{p99: knee(5000)}
+	blip := true
+	trial := func(ctx context.Context, r float64, ph Phase, full bool) (Outcome, error) {
+		if r == 1600 && blip {
+			blip = false
+			return Outcome{Limit: "schedule lag"}, nil
+		}
+		return m.trial(ctx, r, ph, full)
+	}
+	a, err := Search(context.Background(), trial, Options{Start: 100})
+	if err != nil || !a.Confirmed || a.Limit != "" {
+		t.Fatalf("err %v, answer %+v; want the blip retried and the search confirmed", err, a)
 	}
 }
 

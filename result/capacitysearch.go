@@ -166,11 +166,17 @@ func JudgeTrial(c Cell, slo SLO) (pass bool, why string) {
 
 // GeneratorLimit names lockbench's own limit when it, rather than the
 // lock, failed an open-loop trial: arrivals sent late by a sizeable share
-// of the SLO's latency budget (limitUs), or lockbench's CPU near all of
-// what it could use. "" when the lock's own latency is to blame.
-func GeneratorLimit(c Cell, limitUs float64) string {
-	if o := c.Open; o != nil && o.ScheduleLagUs.P99 > max(limitUs/4, 1000) {
-		return fmt.Sprintf("schedule lag p99 %s: lockbench sent arrivals late", Dur(o.ScheduleLagUs.P99))
+// of the SLO's latency budget and of the latency measured (a lock that
+// queued arrivals for a second is not excused by 15 ms of lateness), or
+// lockbench's CPU near all of what it could use. "" when the lock's own
+// latency is to blame.
+func GeneratorLimit(c Cell, slo SLO) string {
+	limitUs := float64(slo.Limit) / float64(time.Microsecond)
+	if o := c.Open; o != nil {
+		lag := o.ScheduleLagUs.P99
+		if lag > max(limitUs/4, 1000) && lag >= slo.Of(c.AcquireLatencyUs)/2 {
+			return fmt.Sprintf("schedule lag p99 %s: lockbench sent arrivals late", Dur(lag))
+		}
 	}
 	if g := c.Generator; g != nil && g.CPUShare > 0.8 {
 		return fmt.Sprintf("generator CPU %.0f%% of all cores", 100*g.CPUShare)

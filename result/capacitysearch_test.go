@@ -43,7 +43,7 @@ func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
 	if pass, why := JudgeTrial(slow, slo); pass || !strings.Contains(why, "p99") {
 		t.Errorf("slow cell: %v %q", pass, why)
 	}
-	if GeneratorLimit(slow, 10000) != "" {
+	if GeneratorLimit(slow, slo) != "" {
 		t.Error("a slow lock blamed on lockbench")
 	}
 	dropped := ok
@@ -53,12 +53,18 @@ func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
 	}
 	late := slow
 	late.Open = &OpenLoop{Offered: 1000, ScheduleLagUs: Latency{P99: 20000}}
-	if g := GeneratorLimit(late, 10000); !strings.Contains(g, "schedule lag") {
+	if g := GeneratorLimit(late, slo); !strings.Contains(g, "schedule lag") {
 		t.Errorf("late generator not named: %q", g)
+	}
+	queued := slow // a lock that queues arrivals for a second, on a busy machine
+	queued.AcquireLatencyUs.P99 = 910000
+	queued.Open = &OpenLoop{Offered: 1000, ScheduleLagUs: Latency{P99: 13000}}
+	if g := GeneratorLimit(queued, slo); g != "" {
+		t.Errorf("a queueing lock blamed on lockbench: %q", g)
 	}
 	busy := slow
 	busy.Generator = &Generator{CPUShare: 0.95}
-	if g := GeneratorLimit(busy, 10000); !strings.Contains(g, "CPU") {
+	if g := GeneratorLimit(busy, slo); !strings.Contains(g, "CPU") {
 		t.Errorf("busy generator not named: %q", g)
 	}
 }

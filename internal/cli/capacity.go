@@ -296,7 +296,6 @@ func (c *capRun) write(rep *result.CapacityReport, stdout, stderr io.Writer) err
 func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (result.CapacitySearch, error) {
 	began := time.Now()
 	out := result.CapacitySearch{Impl: name, Scenario: "rate"}
-	limitUs := float64(c.slo.Limit) / float64(time.Microsecond)
 	n := 0
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
 		n++
@@ -310,7 +309,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		}
 		t := searchTrial(cell, c.slo, rate, phase, full, dir)
 		if !t.Pass {
-			t.Limit = result.GeneratorLimit(cell, limitUs)
+			t.Limit = result.GeneratorLimit(cell, c.slo)
 		}
 		out.Trials = append(out.Trials, t)
 		fmt.Fprintf(stderr, "%s  %-7s %s  %s\n", name, phase, report.DescribeTrial(t, c.slo), t.Dir)
