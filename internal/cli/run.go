@@ -307,7 +307,7 @@ func foreign(ents []os.DirEntry) string {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
-		case e.IsDir() && name == report.PlotsDir:
+		case e.IsDir() && (name == report.PlotsDir || name == result.TrialsDir): // a capacity search's trials
 		case !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp"): // an interrupted atomic write
 		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt", result.GrantsExt}, filepath.Ext(name)):
 		default:
