@@ -69,7 +69,8 @@ func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) s
 	at := fmt.Sprintf("%s ≤ %s", slo.Label(), limitText(slo.Limit))
 	switch {
 	case s.Rate == 0 && s.Limit != "":
-		return fmt.Sprintf("%s: no answer at %s: lockbench's own limit (%s) failed the trials before the lock did", s.Impl, at, s.Limit)
+		return fmt.Sprintf("%s: no rate met %s down to %s/s, where lockbench's own limit stopped the search (%s): measure on a quieter machine",
+			s.Impl, at, sig3(lowest(s.Trials)), s.Limit)
 	case s.Rate == 0:
 		return fmt.Sprintf("%s: no rate met %s (%s)", s.Impl, at, s.Note)
 	case s.Limit != "":
@@ -109,6 +110,15 @@ func KneeVerdict(k result.Knee) string {
 	return fmt.Sprintf("%s: best at %.0f clients%s, peak %s acq/s (%s)", k.Impl, math.Max(1, math.Round(f.NStar)), beyond, sig3(f.Peak), params)
 }
 
+// lowest is the lowest rate a search tried.
+func lowest(ts []result.SearchTrial) float64 {
+	lo := math.Inf(1)
+	for _, t := range ts {
+		lo = math.Min(lo, t.Rate)
+	}
+	return lo
+}
+
 // uslX is the fitted throughput at n clients.
 func uslX(f result.USLFit, n float64) float64 {
 	return f.Lambda * n / (1 + f.Sigma*(n-1) + f.Kappa*n*(n-1))
@@ -120,8 +130,11 @@ func sig3(v float64) string {
 	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return "0"
 	}
+	if v < 100 {
+		return fmt.Sprintf("%.3g", v)
+	}
 	mag := math.Pow(10, math.Floor(math.Log10(v))-2)
-	return commas(int64(math.Round(v/mag) * mag))
+	return commas(int64(math.Round(math.Round(v/mag) * mag)))
 }
 
 // param writes a fitted parameter to two significant figures.
