@@ -60,7 +60,7 @@ func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 	if t.Full {
 		full = "full"
 	}
-	return fmt.Sprintf("%9s/s %-5s %s %-8s %s", commas(round(t.Rate)), full, slo.Label(), result.Dur(t.LatencyUs), v)
+	return fmt.Sprintf("%9s/s %-5s %s %-8s %s", sig3(t.Rate), full, slo.Label(), result.Dur(t.LatencyUs), v)
 }
 
 // SearchVerdict is a search's answer in one line: "redis: 12,400 acq/s
