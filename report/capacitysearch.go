@@ -139,7 +139,7 @@ func sig3(v float64) string {
 
 // param writes a fitted parameter to two significant figures.
 func param(v float64) string {
-	if v == 0 {
+	if math.Abs(v) < 1e-6 { // the optimiser's zero: 1.7e-17 says nothing
 		return "0"
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%.2g", v), ".")
