@@ -126,8 +126,12 @@ func LittleCheck(c Cell, hold, think time.Duration) Little {
 	l := Little{Expected: c.AcquiresPerS * cycle}
 	l.Off = l.Expected/float64(c.Clients) - 1
 	if math.Abs(l.Off) > LittleTolerance {
-		l.Note = fmt.Sprintf("Little's law: %d clients, but throughput × cycle is %.1f (%+.0f%%): time is lost where nothing measures it",
-			c.Clients, l.Expected, 100*l.Off)
+		s := "s"
+		if c.Clients == 1 {
+			s = ""
+		}
+		l.Note = fmt.Sprintf("Little's law: %d client%s, but throughput × cycle is %.1f (%+.0f%%): time is lost where nothing measures it",
+			c.Clients, s, l.Expected, 100*l.Off)
 	}
 	return l
 }
