@@ -154,7 +154,7 @@ func (s *search) run() error {
 			return err
 		}
 	}
-	s.ans.Note = fmt.Sprintf("not confirmed after %d rounds: full trials disagreed with short ones", s.opt.MaxRounds)
+	s.ans.Note = fmt.Sprintf("full trials disagreed with short ones for %d rounds", s.opt.MaxRounds)
 	return nil
 }
 
