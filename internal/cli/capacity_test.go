@@ -123,4 +123,12 @@ func TestCapacityKneeFitsASweep(t *testing.T) {
 	if k.Fit == nil || k.Fit.Lambda <= 0 {
 		t.Errorf("fit %+v, want one over %d points", k.Fit, len(k.Points))
 	}
+	// The results directory is lockbench's own: --force clears it.
+	if code, _, errOut := run("capacity", "--impl", "inproc", "--find", "knee", "--max-clients", "1", "--out", out,
+		"--trial", "100ms", "--warmup", "0s", "--force"); code != ExitOK {
+		t.Fatalf("again with --force: exit %d; stderr:\n%s", code, errOut)
+	}
+	if rep := readCapacity(t, out); len(rep.Knees) != 1 || len(rep.Knees[0].Points) != 1 {
+		t.Errorf("after --force: knees %+v, want the new run's one point", rep.Knees)
+	}
 }
