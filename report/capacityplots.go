@@ -75,25 +75,28 @@ func RenderCapacity(dir string, rep *result.CapacityReport) ([]string, error) {
 func searchPlot(s result.CapacitySearch, slo result.SLO, precision float64) (*plot.Plot, error) {
 	p := newPlot(SearchVerdict(s, slo, precision), "offered rate (arrivals/s)", slo.Label()+" latency from the intended start (ms)")
 	var pass, fail plotter.XYs
+	var passFull, failFull []bool
 	lo, hi := math.Inf(1), 0.0
 	ylo, yhi := float64(slo.Limit)/1e6, float64(slo.Limit)/1e6
 	for _, t := range s.Trials {
 		ms := math.Max(t.LatencyUs/1000, 0.001)
 		pt := plotter.XY{X: t.Rate, Y: ms}
 		if t.Pass {
-			pass = append(pass, pt)
+			pass, passFull = append(pass, pt), append(passFull, t.Full)
 		} else {
-			fail = append(fail, pt)
+			fail, failFull = append(fail, pt), append(failFull, t.Full)
 		}
 		lo, hi = math.Min(lo, t.Rate), math.Max(hi, t.Rate)
 		ylo, yhi = math.Min(ylo, ms), math.Max(yhi, ms)
 	}
 	for _, g := range []struct {
 		xys    plotter.XYs
+		full   []bool
 		name   string
 		colour color.Color
 		glyph  draw.GlyphDrawer
-	}{{pass, "trial passed", passColour, draw.CircleGlyph{}}, {fail, "trial failed", failColour, draw.CrossGlyph{}}} {
+	}{{pass, passFull, "trial passed (large: full length)", passColour, draw.CircleGlyph{}},
+		{fail, failFull, "trial failed (large: full length)", failColour, draw.CrossGlyph{}}} {
 		if len(g.xys) == 0 {
 			continue
 		}
@@ -102,6 +105,14 @@ func searchPlot(s result.CapacitySearch, slo result.SLO, precision float64) (*pl
 			return nil, err
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: g.colour, Radius: vg.Points(4), Shape: g.glyph}
+		full, style := g.full, sc.GlyphStyle
+		sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+			st := style
+			if full[i] { // a confirmation: the trial the answer stands on
+				st.Radius = vg.Points(7)
+			}
+			return st
+		}
 		p.Add(sc)
 		p.Legend.Add(g.name, sc)
 	}
