@@ -307,7 +307,7 @@ func foreign(ents []os.DirEntry) string {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
-		case e.IsDir() && name == report.PlotsDir:
+		case e.IsDir() && (name == report.PlotsDir || name == result.TrialsDir): // a capacity search's trials
 		case !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp"): // an interrupted atomic write
 		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt", result.GrantsExt}, filepath.Ext(name)):
 		default:
@@ -342,6 +342,11 @@ func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Wri
 	p.OnResult = func(c result.Cell) {
 		prog.clear()
 		table.Row(c)
+		// Little's law on every closed-loop cell: one far off it lost time
+		// where nothing measures it.
+		if l := result.LittleCheck(c, p.Cell.Hold, p.Cell.Think); l.Note != "" {
+			fmt.Fprintf(stderr, "note: %s: %s\n", c.Key(), l.Note)
+		}
 	}
 	sum, err := plan.Run(ctx, p)
 	prog.clear()

@@ -1,0 +1,215 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+)
+
+// model is a fake lock: its p99 at a rate is a function, so a search over
+// it is deterministic. A trial passes when p99 ≤ 10 ms.
+type model struct {
+	p99 func(rate float64) float64 // ms
+	// full, if set, is the p99 of a full trial instead (noise between
+	// short and long trials).
+	full  func(rate float64) float64
+	limit float64 // rate at and above which lockbench itself falls behind; 0 none
+	calls int
+}
+
+func (m *model) trial(_ context.Context, rate float64, _ Phase, full bool) (Outcome, error) {
+	m.calls++
+	if m.limit > 0 && rate >= m.limit {
+		return Outcome{Why: "late", Limit: "schedule lag p99 5ms"}, nil
+	}
+	p := m.p99(rate)
+	if full && m.full != nil {
+		p = m.full(rate)
+	}
+	if p <= 10 {
+		return Outcome{Pass: true}, nil
+	}
+	return Outcome{Why: fmt.Sprintf("p99 %.1fms > 10ms", p)}, nil
+}
+
+// knee is a queue-like lock whose p99 passes 10 ms at exactly capacity.
+func knee(capacity float64) func(float64) float64 {
+	return func(r float64) float64 { return 10 * r / capacity }
+}
+
+func TestSearchBracketsBisectsAndConfirms(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		capacity  float64
+		start     float64
+		precision float64
+	}{
+		{"grows from below", 12400, 100, 0.05},
+		{"shrinks from above", 730, 100000, 0.05},
+		{"fine precision", 5000, 100, 0.01},
+		{"coarse precision", 5000, 100, 0.2},
+		{"capacity at start", 100, 100, 0.05},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := &model{p99: knee(tc.capacity)}
+			a, err := Search(context.Background(), m.trial, Options{Start: tc.start, Precision: tc.precision})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a.Confirmed {
+				t.Fatalf("not confirmed: %+v", a)
+			}
+			if a.Rate > tc.capacity || a.Rate < tc.capacity*(1-tc.precision) {
+				t.Errorf("answer %.1f, want within %.0f%% below %.0f", a.Rate, 100*tc.precision, tc.capacity)
+			}
+			if a.Missed <= tc.capacity || math.Abs(a.Missed/a.Rate-(1+tc.precision)) > 1e-9 {
+				t.Errorf("missed %.1f, want one step (%.0f%%) above the answer %.1f", a.Missed, 100*tc.precision, a.Rate)
+			}
+			// The last two trials are the full confirmations: pass, then fail.
+			n := len(a.Steps)
+			last, prev := a.Steps[n-1], a.Steps[n-2]
+			if !prev.Full || !prev.Pass || prev.Rate != a.Rate || !last.Full || last.Pass || last.Phase != PhaseConfirm {
+				t.Errorf("confirmation steps %+v, %+v", prev, last)
+			}
+			for _, st := range a.Steps[:n-2] {
+				if st.Full { // short and full trials agree here: no reopening
+					t.Errorf("a full trial before confirming: %+v", st)
+				}
+			}
+			if n != m.calls {
+				t.Errorf("%d steps listed, %d trials run", n, m.calls)
+			}
+		})
+	}
+}
+
+func TestSearchBisectionsFollowPrecision(t *testing.T) {
+	t.Parallel()
+	count := func(p float64) int {
+		m := &model{p99: knee(10000)}
+		a, err := Search(context.Background(), m.trial, Options{Start: 1000, Precision: p})
+		if err != nil || !a.Confirmed {
+			t.Fatal(err, a)
+		}
+		n := 0
+		for _, st := range a.Steps {
+			if st.Phase == PhaseBisect {
+				n++
+			}
+		}
+		return n
+	}
+	// The bracket [8000, 16000] is 100% wide: halving it to 20% takes 3
+	// bisections, to 1% takes 7.
+	if c, f := count(0.2), count(0.01); c >= f || f-c < 3 {
+		t.Errorf("bisections: %d at 20%%, %d at 1%%; want clearly more at the finer precision", c, f)
+	}
+}
+
+func TestSearchReopensWhenConfirmationDisagrees(t *testing.T) {
+	t.Parallel()
+	// Short trials are optimistic: a full trial passes only up to 8000.
+	m := &model{p99: knee(10000), full: knee(8000)}
+	a, err := Search(context.Background(), m.trial, Options{Start: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Confirmed || a.Rate > 8000 {
+		t.Fatalf("answer %+v, want a confirmed rate ≤ 8000", a)
+	}
+	fullFails := 0
+	for _, st := range a.Steps {
+		if st.Full && !st.Pass && st.Rate <= 10000 && st.Rate != a.Missed {
+			fullFails++
+		}
+	}
+	if fullFails == 0 {
+		t.Errorf("no failed confirmation reopened the search: %+v", a.Steps)
+	}
+}
+
+func TestSearchStopsAtLockbenchsOwnLimit(t *testing.T) {
+	t.Parallel()
+	m := &model{p99: knee(1e9), limit: 3000}
+	a, err := Search(context.Background(), m.trial, Options{Start: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Confirmed || a.Limit == "" || a.Rate != 1600 {
+		t.Fatalf("answer %+v, want unconfirmed at 1600/s with the limit named", a)
+	}
+	n := len(a.Steps)
+	if last, prev := a.Steps[n-1], a.Steps[n-2]; last.Rate != 3200 || last.Limit == "" || prev.Rate != 3200 || prev.Limit == "" {
+		t.Errorf("last trials %+v, %+v; want two at 3200/s that hit the limit", prev, last)
+	}
+}
+
+func TestSearchRetriesOneLimitedTrial(t *testing.T) {
+	t.Parallel()
+	m := &model{p99: knee(5000)}
+	blip := true
+	trial := func(ctx context.Context, r float64, ph Phase, full bool) (Outcome, error) {
+		if r == 1600 && blip {
+			blip = false
+			return Outcome{Limit: "schedule lag"}, nil
+		}
+		return m.trial(ctx, r, ph, full)
+	}
+	a, err := Search(context.Background(), trial, Options{Start: 100})
+	if err != nil || !a.Confirmed || a.Limit != "" {
+		t.Fatalf("err %v, answer %+v; want the blip retried and the search confirmed", err, a)
+	}
+}
+
+func TestSearchWithNoPassingRate(t *testing.T) {
+	t.Parallel()
+	m := &model{p99: func(float64) float64 { return 50 }}
+	a, err := Search(context.Background(), m.trial, Options{Start: 100, Min: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Rate != 0 || a.Confirmed || a.Note == "" {
+		t.Fatalf("answer %+v, want none, with a note", a)
+	}
+	if m.calls != 4 { // 100, 50, 25, 12.5; 6.25 is below Min
+		t.Errorf("%d trials, want 4", m.calls)
+	}
+}
+
+func TestSearchIsBounded(t *testing.T) {
+	t.Parallel()
+	m := &model{p99: func(float64) float64 { return 1 }} // everything passes
+	a, err := Search(context.Background(), m.trial, Options{Start: 1, Max: 1e12, MaxTrials: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.calls != 7 || a.Confirmed || a.Note == "" {
+		t.Fatalf("%d trials, answer %+v; want 7 trials and a note", m.calls, a)
+	}
+	m = &model{p99: func(float64) float64 { return 1 }}
+	a, _ = Search(context.Background(), m.trial, Options{Start: 100, Max: 1000})
+	if a.Rate != 1000 || a.Confirmed {
+		t.Errorf("answer %+v, want the highest allowed rate, unconfirmed", a)
+	}
+}
+
+func TestSearchEndsOnError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("server died")
+	n := 0
+	trial := func(context.Context, float64, Phase, bool) (Outcome, error) {
+		n++
+		if n == 3 {
+			return Outcome{}, boom
+		}
+		return Outcome{Pass: true}, nil
+	}
+	a, err := Search(context.Background(), trial, Options{})
+	if !errors.Is(err, boom) || len(a.Steps) != 2 || a.Rate != 200 {
+		t.Fatalf("err %v, answer %+v; want the error after two passing trials", err, a)
+	}
+}

@@ -1,0 +1,382 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/capacity"
+	"github.com/lockbench/lockbench/plan"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/result"
+)
+
+const capacitySynopsis = `capacity [flags]
+
+Answers capacity directly, per implementation: the highest arrival rate
+(open loop, latency from each arrival's intended start) that meets --slo
+with no arrival dropped and errors within 1%, and the client count where
+a closed loop stops gaining (the Universal Scalability Law fitted to a
+sweep of clients). The rate is bracketed by doubling, bisected with short
+trials (--trial) to --precision, then confirmed: a full --duration trial
+at the answer must pass and one a step above it must fail. Every trial is
+a cell kept under DIR/trials; DIR/capacity.json holds the answer.
+
+Examples:
+  lockbench capacity --impl redis
+  lockbench capacity --impl redis,zk-pred --slo 'p99<=2ms' --precision 10% --trial 1s --duration 5s
+  lockbench capacity --impl zk-naive,zk-pred --find knee --max-clients 128
+  lockbench capacity --impl redis --find rate --format json | jq '.searches[0].rate'
+
+Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion
+violation, 5 a search found no rate that met the SLO, 130 interrupted.`
+
+// capOpts holds capacity's own flags; the cell's flags (servers, driver
+// options, --hold, --locks…) are run's, read by runFlags.
+type capOpts struct {
+	run                  runOpts
+	find, precision      string
+	trial, maxTime       time.Duration
+	start, maxRate       float64
+	inflight, maxClients int
+	maxTrials            int
+}
+
+// capacityRefused are run's flags a capacity search sets itself or
+// cannot honour.
+var capacityRefused = []string{"scenario", "clients", "rate", "ramp", "acquires", "repeat", "start-at", "shard-wait", "run-id"}
+
+func capacityFlags(o *capOpts, help io.Writer) *pflag.FlagSet {
+	fs := runFlags(&o.run, help)
+	fs.Usage = func() {
+		fs.VisitAll(placeholder)
+		fmt.Fprintf(fs.Output(), "Usage: lockbench %s\n\nFlags:\n%s", capacitySynopsis, fs.FlagUsages())
+	}
+	for _, name := range capacityRefused {
+		fs.MarkHidden(name)
+	}
+	fs.Lookup("slo").DefValue = "p99<=10ms"
+	fs.Lookup("slo").Usage = "`THRESHOLDS` the answer must meet, e.g. 'p99<=2ms,errors<=0.1%'"
+	fs.Lookup("slo").Value.Set("p99<=10ms")
+	fs.Lookup("duration").Usage = "length of each confirmation trial (and of each trial once short ones proved optimistic)"
+	fs.StringVar(&o.find, "find", "rate,knee", "`WHAT` to find, comma-separated: rate (highest arrival rate at --slo), knee (best client count, USL fit)")
+	fs.StringVar(&o.precision, "precision", "5%", "bisect until the bracket is this narrow, as `PERCENT` of the answer")
+	fs.DurationVar(&o.trial, "trial", 2*time.Second, "length of each bracketing and bisecting trial, and of each knee cell")
+	fs.Float64Var(&o.start, "start-rate", 500, "first arrival rate tried, per second")
+	fs.Float64Var(&o.maxRate, "max-rate", 200000, "highest arrival rate tried, per second")
+	fs.IntVar(&o.inflight, "inflight", 32, "rate: clients serving arrivals (each its own connection), and the bound on those in flight")
+	fs.IntVar(&o.maxClients, "max-clients", 64, "knee: largest client count swept (1, 2, 4, … then refined around the peak)")
+	fs.IntVar(&o.maxTrials, "max-trials", 30, "bound on the trials of one search")
+	fs.DurationVar(&o.maxTime, "max-time", 30*time.Minute, "bound on the whole command's time")
+	return fs
+}
+
+func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o capOpts
+	fs := capacityFlags(&o, stdout)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c, err := o.check(fs)
+	if err != nil {
+		return err
+	}
+	had := c.base.Out != "" && existed(c.base.Out)
+	if c.base.Out, err = outDir(c.base.Out, o.run.force); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.maxTime)
+	defer cancel()
+	rep, err := c.run(ctx, stderr)
+	if rep == nil {
+		dropUnused(c.base.Out, had)
+		return err
+	}
+	if werr := c.write(rep, stdout, stderr); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	return capacityOutcome(rep)
+}
+
+// capacityOutcome is the error a finished search exits with: a safety
+// violation in any trial, or a search without a passing rate.
+func capacityOutcome(rep *result.CapacityReport) error {
+	var none []string
+	for _, s := range rep.Searches {
+		for _, t := range s.Trials {
+			if strings.Contains(t.Why, "safety violation") {
+				return fmt.Errorf("%w in %s (trial %s)", errUnsafe, s.Impl, t.Dir)
+			}
+		}
+		if s.Rate == 0 {
+			none = append(none, s.Impl)
+		}
+	}
+	if len(none) > 0 {
+		return fmt.Errorf("%w: no rate met %s for %s", errSLO, rep.SLO, strings.Join(none, ", "))
+	}
+	return nil
+}
+
+// capRun is a capacity command checked and ready to run.
+type capRun struct {
+	o         capOpts
+	base      plan.Plan
+	slo       result.SLO
+	precision float64
+	rate      bool
+	knee      bool
+}
+
+// check reads the flags into a base plan, judged by Plan.Validate as a
+// trial would be.
+func (o capOpts) check(fs *pflag.FlagSet) (*capRun, error) {
+	if o.run.shard != "" {
+		return nil, fmt.Errorf("%w: capacity across shards is not supported yet; run it unsharded against the same servers", errUsage)
+	}
+	for _, name := range capacityRefused {
+		if fs.Changed(name) {
+			return nil, fmt.Errorf("%w: capacity sets --%s itself; see --inflight, --max-clients, --start-rate", errUsage, name)
+		}
+	}
+	if err := checkFormat(o.run.format); err != nil {
+		return nil, err
+	}
+	if o.run.format == "csv" {
+		return nil, fmt.Errorf("%w: capacity writes --format table or json", errUsage)
+	}
+	c := &capRun{o: o}
+	for _, w := range splitList(o.find) {
+		switch w {
+		case "rate":
+			c.rate = true
+		case "knee":
+			c.knee = true
+		default:
+			return nil, fmt.Errorf("%w: --find %q: want rate, knee or both", errUsage, w)
+		}
+	}
+	if !c.rate && !c.knee {
+		return nil, fmt.Errorf("%w: --find names nothing to find", errUsage)
+	}
+	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.precision), "%"), 64)
+	if err != nil || !(p > 0 && p <= 50) {
+		return nil, fmt.Errorf("%w: --precision %q: want a percentage above 0 and at most 50, e.g. 5%%", errUsage, o.precision)
+	}
+	c.precision = p / 100
+	if c.slo, err = result.ParseSLO(o.run.slo); err != nil {
+		return nil, fmt.Errorf("%w: --slo: %v", errUsage, err)
+	}
+	switch {
+	case o.trial <= 0 || o.run.duration <= 0:
+		return nil, fmt.Errorf("%w: --trial and --duration must be positive", errUsage)
+	case !(o.start >= 1 && o.maxRate >= o.start && o.maxRate <= 1e7):
+		return nil, fmt.Errorf("%w: want 1 ≤ --start-rate ≤ --max-rate ≤ 10000000, got %g and %g", errUsage, o.start, o.maxRate)
+	case o.inflight < 1 || o.maxClients < 1 || o.maxTrials < 3 || o.maxTime <= 0:
+		return nil, fmt.Errorf("%w: --inflight and --max-clients must be ≥ 1, --max-trials ≥ 3, --max-time positive", errUsage)
+	}
+	o.run.clients = strconv.Itoa(max(o.inflight, o.maxClients))
+	o.run.scens, o.run.rateText = "rate", strconv.FormatFloat(o.start, 'f', -1, 64)
+	if c.base, err = o.run.plan(fs); err != nil {
+		return nil, err
+	}
+	c.base.SLO = c.slo.String()
+	if c.knee { // validate the knee's scenario as well as the rate's
+		c.base.Scenarios = []string{"rate", "hot"}
+	}
+	if err := c.base.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// run starts the servers once and runs each implementation's searches
+// over them; the report holds what was found even when a later search
+// failed.
+func (c *capRun) run(ctx context.Context, stderr io.Writer) (*result.CapacityReport, error) {
+	servers, sandboxed, stop, dead, err := plan.Provision(ctx, c.base)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	if len(sandboxed) > 0 {
+		fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", plan.Version, describeServers(servers, sandboxed))
+	}
+	c.base.Cell.Config.Servers = servers
+	rep := &result.CapacityReport{Schema: result.SchemaVersion, Version: plan.Version, Started: time.Now().UTC(),
+		SLO: c.slo.String(), Precision: c.precision}
+	for _, name := range c.base.Impls {
+		if c.rate {
+			s, err := c.search(ctx, name, stderr)
+			rep.Searches = append(rep.Searches, s)
+			if err != nil {
+				return rep, c.failed(rep, err, dead)
+			}
+		}
+		if c.knee {
+			k, err := c.sweep(ctx, name, stderr)
+			rep.Knees = append(rep.Knees, k)
+			if err != nil {
+				return rep, c.failed(rep, err, dead)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// failed notes why the command ended early, naming dead servers.
+func (c *capRun) failed(rep *result.CapacityReport, err error, dead func() []string) error {
+	if d := dead(); len(d) > 0 {
+		err = errors.Join(err, fmt.Errorf("lockbench: sandboxed server died during the search: %s", strings.Join(d, ", ")))
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("lockbench: capacity: --max-time %v reached: %w", c.o.maxTime, err)
+	}
+	rep.Failure = err.Error()
+	return err
+}
+
+// trial runs one cell through plan.Run into its own directory under
+// DIR/trials and returns its summarised cell and directory.
+func (c *capRun) trial(ctx context.Context, name, scenario string, clients int, rate float64, d time.Duration, sub string) (result.Cell, string, error) {
+	p := c.base
+	p.Impls, p.Scenarios, p.Clients = []string{name}, []string{scenario}, []int{clients}
+	p.Cell.Rate, p.Cell.Duration, p.Cell.Acquires = rate, d, 0
+	if scenario != "rate" {
+		p.Cell.Rate, p.Cell.MaxInflight = 0, 0
+	}
+	rel := filepath.Join(result.TrialsDir, name, sub)
+	p.Out = filepath.Join(c.base.Out, rel)
+	sum, err := plan.Run(ctx, p)
+	if sum == nil || len(sum.Cells) == 0 {
+		if err == nil {
+			err = fmt.Errorf("lockbench: %s %s: the trial produced no cell", name, scenario)
+		}
+		return result.Cell{}, rel, err
+	}
+	return sum.Cells[0], rel, err
+}
+
+// write puts capacity.json and the plots in the results directory and
+// the answer on stdout.
+func (c *capRun) write(rep *result.CapacityReport, stdout, stderr io.Writer) error {
+	if err := result.WriteJSON(filepath.Join(c.base.Out, result.CapacityFile), rep); err != nil {
+		return err
+	}
+	plots, perr := report.RenderCapacity(c.base.Out, rep)
+	if c.o.run.format == formatJSON {
+		if err := writeJSON(stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		report.WriteCapacitySearch(stdout, rep)
+	}
+	for _, p := range plots {
+		fmt.Fprintf(stderr, "plot: %s\n", p)
+	}
+	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(c.base.Out, result.CapacityFile))
+	if perr != nil {
+		return fmt.Errorf("report: %w", perr)
+	}
+	return nil
+}
+
+// search finds one implementation's highest rate at the SLO.
+func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (result.CapacitySearch, error) {
+	began := time.Now()
+	out := result.CapacitySearch{Impl: name, Scenario: "rate"}
+	n := 0
+	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
+		n++
+		d := c.o.trial
+		if full {
+			d = c.o.run.duration
+		}
+		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate))
+		if err != nil {
+			return capacity.Outcome{}, err
+		}
+		t := searchTrial(cell, c.slo, rate, phase, full, dir)
+		if !t.Pass {
+			t.Limit = result.GeneratorLimit(cell, c.slo)
+		}
+		out.Trials = append(out.Trials, t)
+		fmt.Fprintf(stderr, "%s  %-7s %s  %s\n", name, phase, report.DescribeTrial(t, c.slo), t.Dir)
+		return capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit}, nil
+	}
+	ans, err := capacity.Search(ctx, trial, capacity.Options{
+		Start: c.o.start, Max: c.o.maxRate, Precision: c.precision, MaxTrials: c.o.maxTrials,
+	})
+	out.Rate, out.Confirmed, out.Missed, out.Limit, out.Note = ans.Rate, ans.Confirmed, ans.Missed, ans.Limit, ans.Note
+	for _, t := range out.Trials { // the latency at the answer: its last passing trial
+		if t.Pass && t.Rate == ans.Rate {
+			out.LatencyUs = t.LatencyUs
+		}
+	}
+	out.WallS = time.Since(began).Seconds()
+	return out, err
+}
+
+// searchTrial is a trial's cell judged against the SLO.
+func searchTrial(cell result.Cell, slo result.SLO, rate float64, phase capacity.Phase, full bool, dir string) result.SearchTrial {
+	t := result.SearchTrial{Rate: rate, Phase: string(phase), Full: full, DurationS: cell.DurationS,
+		LatencyUs: slo.Of(cell.AcquireLatencyUs), AcquiresPerS: cell.AcquiresPerS, Errors: cell.Errors, Dir: dir}
+	if cell.Open != nil {
+		t.Dropped, t.ScheduleLagP99Us = cell.Open.Dropped, cell.Open.ScheduleLagUs.P99
+	}
+	t.Pass, t.Why = result.JudgeTrial(cell, slo)
+	return t
+}
+
+// sweep finds one implementation's best client count in the closed loop
+// (scenario hot) and fits the USL to it.
+func (c *capRun) sweep(ctx context.Context, name string, stderr io.Writer) (result.Knee, error) {
+	k := result.Knee{Impl: name, Scenario: "hot"}
+	hold, think := c.base.Cell.Hold, c.base.Cell.Think
+	measure := func(ctx context.Context, n int) (float64, error) {
+		cell, dir, err := c.trial(ctx, name, "hot", n, 0, c.o.trial, fmt.Sprintf("knee-%03d", n))
+		if err != nil {
+			return 0, err
+		}
+		p := result.KneePoint{Clients: n, AcquiresPerS: cell.AcquiresPerS, P99Us: cell.AcquireLatencyUs.P99,
+			Little: result.LittleCheck(cell, hold, think), Dir: dir}
+		k.Points = append(k.Points, p)
+		fmt.Fprintf(stderr, "%s  knee    %d clients  %.0f acq/s  p99 %s  %s\n", name, n, p.AcquiresPerS, result.Dur(p.P99Us), dir)
+		if p.Little.Note != "" {
+			fmt.Fprintf(stderr, "note: %s %d clients: %s\n", name, n, p.Little.Note)
+		}
+		return cell.AcquiresPerS, nil
+	}
+	pts, err := capacity.Sweep(ctx, measure, c.o.maxClients)
+	if err != nil {
+		return k, err
+	}
+	sortKnee(&k)
+	u, err := capacity.FitUSL(pts)
+	if err != nil {
+		k.Note = err.Error()
+		return k, nil
+	}
+	k.Fit = &result.USLFit{Lambda: u.Lambda, Sigma: u.Sigma, Kappa: u.Kappa, NStar: u.NStar(), Peak: u.Peak(), R2: u.R2}
+	if k.Fit.Kappa == 0 {
+		k.Fit.NStar = 0 // JSON has no infinity: 0 says no peak
+	}
+	return k, nil
+}
+
+// sortKnee orders a sweep's points by client count: refinement measured
+// some out of order.
+func sortKnee(k *result.Knee) {
+	slices.SortFunc(k.Points, func(a, b result.KneePoint) int { return a.Clients - b.Clients })
+}

@@ -1,0 +1,178 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+// Colours of a search's plot: passing trials, failing ones, the SLO and
+// the answer.
+var (
+	passColour   = rgb(0x59a14f)
+	failColour   = rgb(0xe15759)
+	sloColour    = rgb(0x4e79a7)
+	answerColour = rgb(0x000000)
+)
+
+// RenderCapacity draws, under DIR/plots, each search's latency against
+// offered rate (the SLO line and the answer marked) and each sweep's
+// throughput against clients with its fitted USL curve, as PNG. It
+// returns the files written.
+func RenderCapacity(dir string, rep *result.CapacityReport) ([]string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
+		return nil, err
+	}
+	slo, _ := result.ParseSLO(rep.SLO)
+	var files []string
+	save := func(p *plot.Plot, name string) error {
+		path := filepath.Join(dir, PlotsDir, name+".png")
+		if err := p.Save(figWidth, panelHeight, path); err != nil {
+			return fmt.Errorf("plot %s: %w", name, err)
+		}
+		files = append(files, path)
+		return nil
+	}
+	for _, s := range rep.Searches {
+		if len(s.Trials) == 0 {
+			continue
+		}
+		p, err := searchPlot(s, slo, rep.Precision)
+		if err == nil {
+			err = save(p, "capacity-rate-"+s.Impl)
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	for _, k := range rep.Knees {
+		if len(k.Points) == 0 {
+			continue
+		}
+		p, err := kneePlot(k)
+		if err == nil {
+			err = save(p, "capacity-knee-"+k.Impl)
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+// searchPlot is latency (the SLO's quantile, from the intended start)
+// against offered rate: each trial a point, passing or failing, the SLO a
+// horizontal line and the answer a vertical one.
+func searchPlot(s result.CapacitySearch, slo result.SLO, precision float64) (*plot.Plot, error) {
+	p := newPlot(SearchVerdict(s, slo, precision), "offered rate (arrivals/s)", slo.Label()+" latency from the intended start (ms)")
+	var pass, fail plotter.XYs
+	var passFull, failFull []bool
+	lo, hi := math.Inf(1), 0.0
+	ylo, yhi := float64(slo.Limit)/1e6, float64(slo.Limit)/1e6
+	for _, t := range s.Trials {
+		ms := math.Max(t.LatencyUs/1000, 0.001)
+		pt := plotter.XY{X: t.Rate, Y: ms}
+		if t.Pass {
+			pass, passFull = append(pass, pt), append(passFull, t.Full)
+		} else {
+			fail, failFull = append(fail, pt), append(failFull, t.Full)
+		}
+		lo, hi = math.Min(lo, t.Rate), math.Max(hi, t.Rate)
+		ylo, yhi = math.Min(ylo, ms), math.Max(yhi, ms)
+	}
+	for _, g := range []struct {
+		xys    plotter.XYs
+		full   []bool
+		name   string
+		colour color.Color
+		glyph  draw.GlyphDrawer
+	}{{pass, passFull, "trial passed (large: full length)", passColour, draw.CircleGlyph{}},
+		{fail, failFull, "trial failed (large: full length)", failColour, draw.CrossGlyph{}}} {
+		if len(g.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(g.xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: g.colour, Radius: vg.Points(4), Shape: g.glyph}
+		full, style := g.full, sc.GlyphStyle
+		sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+			st := style
+			if full[i] { // a confirmation: the trial the answer stands on
+				st.Radius = vg.Points(7)
+			}
+			return st
+		}
+		p.Add(sc)
+		p.Legend.Add(g.name, sc)
+	}
+	logAxis(&p.X, lo, hi)
+	logAxis(&p.Y, ylo, yhi)
+	limit := plotter.NewFunction(func(float64) float64 { return float64(slo.Limit) / 1e6 })
+	limit.Color, limit.Dashes, limit.Width = sloColour, []vg.Length{vg.Points(6), vg.Points(3)}, vg.Points(1.5)
+	p.Add(limit)
+	p.Legend.Add(fmt.Sprintf("SLO %s ≤ %s", slo.Label(), limitText(slo.Limit)), limit)
+	if s.Rate > 0 {
+		ans, err := plotter.NewLine(plotter.XYs{{X: s.Rate, Y: p.Y.Min}, {X: s.Rate, Y: p.Y.Max}})
+		if err != nil {
+			return nil, err
+		}
+		ans.Color, ans.Width = answerColour, vg.Points(1.5)
+		p.Add(ans)
+		p.Legend.Add(fmt.Sprintf("answer %s/s", sig3(s.Rate)), ans)
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+// kneePlot is throughput against clients, measured, with the fitted USL
+// curve and its peak.
+func kneePlot(k result.Knee) (*plot.Plot, error) {
+	p := newPlot(KneeVerdict(k), "clients", "throughput (acquisitions/s)")
+	var pts plotter.XYs
+	maxN, maxX := 1.0, 0.0
+	for _, pt := range k.Points {
+		pts = append(pts, plotter.XY{X: float64(pt.Clients), Y: pt.AcquiresPerS})
+		maxN, maxX = math.Max(maxN, float64(pt.Clients)), math.Max(maxX, pt.AcquiresPerS)
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: sloColour, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
+	p.Add(sc)
+	p.Legend.Add("measured ("+k.Scenario+")", sc)
+	if k.Fit != nil {
+		f := *k.Fit
+		curve := plotter.NewFunction(func(n float64) float64 { return uslX(f, n) })
+		curve.XMin, curve.XMax, curve.Samples = 1, maxN, 400
+		curve.Color, curve.Width = failColour, vg.Points(1.5)
+		p.Add(curve)
+		p.Legend.Add(fmt.Sprintf("USL fit (λ %s, σ %s, κ %s, R² %.2f)", sig3(f.Lambda), param(f.Sigma), param(f.Kappa), f.R2), curve)
+		if f.NStar >= 1 && f.NStar <= maxN {
+			peak, err := plotter.NewScatter(plotter.XYs{{X: f.NStar, Y: f.Peak}})
+			if err != nil {
+				return nil, err
+			}
+			peak.GlyphStyle = draw.GlyphStyle{Color: answerColour, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+			p.Add(peak)
+			p.Legend.Add(fmt.Sprintf("peak: %.0f clients, %s acq/s", f.NStar, sig3(f.Peak)), peak)
+		}
+		maxX = math.Max(maxX, f.Peak)
+	}
+	logAxis(&p.X, 1, maxN)
+	p.Y.Min, p.Y.Max = 0, maxX*1.1
+	p.Y.Tick.Marker = commaTicks{}
+	p.Legend.Top = true
+	return p, nil
+}

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+// WriteCapacitySearch prints what `lockbench capacity` found, answer
+// first: a verdict line per search and per knee, then each search's trials
+// and each sweep's points.
+func WriteCapacitySearch(w io.Writer, rep *result.CapacityReport) {
+	slo, _ := result.ParseSLO(rep.SLO)
+	for _, s := range rep.Searches {
+		fmt.Fprintln(w, SearchVerdict(s, slo, rep.Precision))
+	}
+	for _, k := range rep.Knees {
+		fmt.Fprintln(w, KneeVerdict(k))
+	}
+	for _, s := range rep.Searches {
+		fmt.Fprintf(w, "\n%s: %d trials in %s (rate, %s, verdict)\n", s.Impl, len(s.Trials), time.Duration(s.WallS*float64(time.Second)).Round(time.Second), slo.Label())
+		for _, t := range s.Trials {
+			fmt.Fprintf(w, "  %-7s %s\n", t.Phase, DescribeTrial(t, slo))
+		}
+	}
+	for _, k := range rep.Knees {
+		fmt.Fprintf(w, "\n%s: closed loop (%s) by clients\n", k.Impl, k.Scenario)
+		for _, p := range k.Points {
+			fit := ""
+			if k.Fit != nil {
+				fit = fmt.Sprintf("  fit %s", commas(round(uslX(*k.Fit, float64(p.Clients)))))
+			}
+			fmt.Fprintf(w, "  %4d clients  %8s acq/s%s  p99 %s", p.Clients, commas(round(p.AcquiresPerS)), fit, result.Dur(p.P99Us))
+			if p.Little.Note != "" {
+				fmt.Fprintf(w, "  — Little's law %+.0f%% off", 100*p.Little.Off)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if rep.Failure != "" {
+		fmt.Fprintf(w, "\nended early: %s\n", rep.Failure)
+	}
+}
+
+// DescribeTrial is a trial in one line: rate, the SLO's quantile, verdict
+// and why.
+func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
+	v := "pass"
+	if !t.Pass {
+		v = "FAIL: " + t.Why
+	}
+	if t.Limit != "" {
+		v += " — lockbench's own limit: " + t.Limit
+	}
+	full := "short"
+	if t.Full {
+		full = "full"
+	}
+	return fmt.Sprintf("%9s/s %-5s %s %-8s %s", sig3(t.Rate), full, slo.Label(), result.Dur(t.LatencyUs), v)
+}
+
+// SearchVerdict is a search's answer in one line: "redis: 12,400 acq/s
+// at p99 ≤ 10 ms (±5 %, confirmed; 13,000 missed)".
+func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) string {
+	at := fmt.Sprintf("%s ≤ %s", slo.Label(), limitText(slo.Limit))
+	switch {
+	case s.Rate == 0 && s.Limit != "":
+		return fmt.Sprintf("%s: no rate met %s down to %s/s, where lockbench's own limit stopped the search (%s): measure on a quieter machine",
+			s.Impl, at, sig3(lowest(s.Trials)), s.Limit)
+	case s.Rate == 0:
+		return fmt.Sprintf("%s: no rate met %s (%s)", s.Impl, at, s.Note)
+	case s.Limit != "":
+		return fmt.Sprintf("%s: at least %s acq/s at %s — the search stopped at lockbench's own limit (%s); the lock may carry more",
+			s.Impl, sig3(s.Rate), at, s.Limit)
+	case s.Confirmed:
+		return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, confirmed; %s missed)", s.Impl, sig3(s.Rate), at, 100*precision, sig3(s.Missed))
+	}
+	return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, not confirmed: %s)", s.Impl, sig3(s.Rate), at, 100*precision, s.Note)
+}
+
+// KneeVerdict is a sweep's answer in one line: "zk-pred: best at 24
+// clients, peak 1,130 acq/s (σ 0.03, κ 0.0004, R² 0.98)".
+func KneeVerdict(k result.Knee) string {
+	if k.Fit == nil {
+		best := result.KneePoint{}
+		for _, p := range k.Points {
+			if p.AcquiresPerS > best.AcquiresPerS {
+				best = p
+			}
+		}
+		return fmt.Sprintf("%s: most measured at %d clients, %s acq/s (no USL fit: %s)", k.Impl, best.Clients, sig3(best.AcquiresPerS), k.Note)
+	}
+	f := *k.Fit
+	params := fmt.Sprintf("σ %s, κ %s, R² %.2f", param(f.Sigma), param(f.Kappa), f.R2)
+	if f.NStar == 0 {
+		return fmt.Sprintf("%s: no peak: throughput levels off toward %s acq/s (%s)", k.Impl, sig3(f.Peak), params)
+	}
+	maxN := 0
+	for _, p := range k.Points {
+		maxN = max(maxN, p.Clients)
+	}
+	beyond := ""
+	if f.NStar > float64(maxN) {
+		beyond = fmt.Sprintf(", beyond the %d measured", maxN)
+	}
+	return fmt.Sprintf("%s: best at %.0f clients%s, peak %s acq/s (%s)", k.Impl, math.Max(1, math.Round(f.NStar)), beyond, sig3(f.Peak), params)
+}
+
+// lowest is the lowest rate a search tried.
+func lowest(ts []result.SearchTrial) float64 {
+	lo := math.Inf(1)
+	for _, t := range ts {
+		lo = math.Min(lo, t.Rate)
+	}
+	return lo
+}
+
+// uslX is the fitted throughput at n clients.
+func uslX(f result.USLFit, n float64) float64 {
+	return f.Lambda * n / (1 + f.Sigma*(n-1) + f.Kappa*n*(n-1))
+}
+
+// sig3 writes a rate to three significant figures, with thousands
+// separators: 12,437.5 → 12,400. A search is good to its precision only.
+func sig3(v float64) string {
+	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return "0"
+	}
+	if v < 100 {
+		return fmt.Sprintf("%.3g", v)
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(v))-2)
+	return commas(int64(math.Round(math.Round(v/mag) * mag)))
+}
+
+// param writes a fitted parameter to two significant figures.
+func param(v float64) string {
+	if math.Abs(v) < 1e-6 { // the optimiser's zero: 1.7e-17 says nothing
+		return "0"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.2g", v), ".")
+}
+
+// limitText writes an SLO's limit as people write it: 10 ms, 500 µs.
+func limitText(d time.Duration) string {
+	switch {
+	case d >= time.Second && d%time.Second == 0:
+		return fmt.Sprintf("%d s", d/time.Second)
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%g ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%g µs", float64(d)/float64(time.Microsecond))
+}

@@ -1,0 +1,69 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+func TestCapacityVerdicts(t *testing.T) {
+	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=10ms")
+	for _, tc := range []struct {
+		s    result.CapacitySearch
+		want string
+	}{
+		{result.CapacitySearch{Impl: "redis", Rate: 12437.5, Confirmed: true, Missed: 13059.4},
+			"redis: 12,400 acq/s at p99 ≤ 10 ms (±5 %, confirmed; 13,100 missed)"},
+		{result.CapacitySearch{Impl: "redis", Rate: 800, Note: "stopped after 30 trials (the trial budget)"},
+			"redis: 800 acq/s at p99 ≤ 10 ms (±5 %, not confirmed: stopped after 30 trials (the trial budget))"},
+		{result.CapacitySearch{Impl: "etcd", Note: "no rate down to 1/s passed"},
+			"etcd: no rate met p99 ≤ 10 ms (no rate down to 1/s passed)"},
+		{result.CapacitySearch{Impl: "redis", Rate: 40000, Limit: "schedule lag p99 3ms"},
+			"redis: at least 40,000 acq/s at p99 ≤ 10 ms — the search stopped at lockbench's own limit (schedule lag p99 3ms); the lock may carry more"},
+		{result.CapacitySearch{Impl: "redis", Limit: "schedule lag p99 45ms", Trials: []result.SearchTrial{{Rate: 500}, {Rate: 15.625}}},
+			"redis: no rate met p99 ≤ 10 ms down to 15.6/s, where lockbench's own limit stopped the search (schedule lag p99 45ms): measure on a quieter machine"},
+	} {
+		if got := SearchVerdict(tc.s, slo, 0.05); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+	k := result.Knee{Impl: "zk-pred", Points: []result.KneePoint{{Clients: 1}, {Clients: 64}},
+		Fit: &result.USLFit{Lambda: 300, Sigma: 0.03, Kappa: 0.0004, NStar: 24.6, Peak: 1130, R2: 0.981}}
+	if got, want := KneeVerdict(k), "zk-pred: best at 25 clients, peak 1,130 acq/s (σ 0.03, κ 0.0004, R² 0.98)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestRenderCapacityWritesPlots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rep := &result.CapacityReport{SLO: "p99<=10ms", Precision: 0.05,
+		Searches: []result.CapacitySearch{{Impl: "redis", Rate: 1000, Confirmed: true, Missed: 1050, Trials: []result.SearchTrial{
+			{Rate: 500, LatencyUs: 800, Pass: true}, {Rate: 1000, LatencyUs: 9000, Pass: true}, {Rate: 2000, LatencyUs: 80000}}}},
+		Knees: []result.Knee{{Impl: "zk-pred", Scenario: "hot", Points: []result.KneePoint{{Clients: 1, AcquiresPerS: 300}, {Clients: 2, AcquiresPerS: 550}, {Clients: 4, AcquiresPerS: 700}},
+			Fit: &result.USLFit{Lambda: 300, Sigma: 0.1, Kappa: 0.01, NStar: 9.5, Peak: 900, R2: 0.99}}},
+	}
+	files, err := RenderCapacity(dir, rep)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("files %v, err %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s is not a PNG: %v", f, err)
+		}
+	}
+	if !strings.HasSuffix(files[0], filepath.Join("plots", "capacity-rate-redis.png")) {
+		t.Errorf("files %v", files)
+	}
+	var b bytes.Buffer
+	WriteCapacitySearch(&b, rep)
+	if !strings.HasPrefix(b.String(), "redis: 1,000 acq/s") || !strings.Contains(b.String(), "FAIL") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}

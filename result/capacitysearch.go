@@ -1,0 +1,189 @@
+package result
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// CapacityFile is the name of a capacity search's results in its
+// directory; each trial's cell has a directory of its own under TrialsDir.
+const (
+	CapacityFile = "capacity.json"
+	TrialsDir    = "trials"
+)
+
+// CapacityReport is the content of capacity.json: what `lockbench
+// capacity` found per implementation.
+type CapacityReport struct {
+	Schema  int       `json:"schema"`
+	Version string    `json:"lockbench_version"`
+	Started time.Time `json:"started"`
+	SLO     string    `json:"slo"`
+	// Precision is the search's stated precision, a fraction (0.05).
+	Precision float64          `json:"precision"`
+	Searches  []CapacitySearch `json:"searches,omitempty"`
+	Knees     []Knee           `json:"knees,omitempty"`
+	Failure   string           `json:"failure,omitempty"`
+}
+
+// CapacitySearch is one implementation's highest arrival rate (the rate
+// scenario, latency from the intended start) that met the SLO.
+type CapacitySearch struct {
+	Impl     string `json:"impl"`
+	Scenario string `json:"scenario"`
+	// Rate is the answer, 0 when no rate passed; LatencyUs the SLO's
+	// quantile at it (its last passing trial).
+	Rate      float64 `json:"rate"`
+	LatencyUs float64 `json:"latency_us"`
+	// Confirmed: a full-length trial at Rate passed and one at Missed, a
+	// step above, failed.
+	Confirmed bool    `json:"confirmed"`
+	Missed    float64 `json:"missed,omitempty"`
+	// Limit names lockbench's own limit that stopped the search.
+	Limit string `json:"limit,omitempty"`
+	// Note says why the search ended where it did, when not confirmed.
+	Note   string        `json:"note,omitempty"`
+	Trials []SearchTrial `json:"trials"`
+	WallS  float64       `json:"wall_s"`
+}
+
+// SearchTrial is one cell of a search, kept in Dir (relative to the
+// results directory) with its own summary and histogram log.
+type SearchTrial struct {
+	Rate      float64 `json:"rate"`
+	Phase     string  `json:"phase"` // bracket, bisect, confirm
+	Full      bool    `json:"full"`
+	DurationS float64 `json:"duration_s"`
+	LatencyUs float64 `json:"latency_us"` // the SLO's quantile, from the intended start
+	// AcquiresPerS is what was served; Dropped and Errors what was not.
+	AcquiresPerS float64 `json:"acquires_per_s"`
+	Dropped      int64   `json:"dropped"`
+	Errors       int64   `json:"errors"`
+	// ScheduleLagP99Us is lockbench's own lateness in sending arrivals.
+	ScheduleLagP99Us float64 `json:"schedule_lag_p99_us"`
+	Pass             bool    `json:"pass"`
+	Why              string  `json:"why,omitempty"`
+	Limit            string  `json:"limit,omitempty"`
+	Dir              string  `json:"dir"`
+}
+
+// Knee is one implementation's closed loop swept over client counts with
+// the Universal Scalability Law fitted to it.
+type Knee struct {
+	Impl     string      `json:"impl"`
+	Scenario string      `json:"scenario"`
+	Points   []KneePoint `json:"points"`
+	// Fit is absent when it could not be made (fewer than three points).
+	Fit  *USLFit `json:"fit,omitempty"`
+	Note string  `json:"note,omitempty"`
+}
+
+// KneePoint is one closed-loop cell of a sweep.
+type KneePoint struct {
+	Clients      int     `json:"clients"`
+	AcquiresPerS float64 `json:"acquires_per_s"`
+	P99Us        float64 `json:"p99_us"`
+	Little       Little  `json:"little"`
+	Dir          string  `json:"dir"`
+}
+
+// USLFit is X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to a sweep; NStar
+// = √((1−σ)/κ) is the best client count (0 when κ is 0: no peak), Peak
+// the fitted throughput there.
+type USLFit struct {
+	Lambda float64 `json:"lambda"`
+	Sigma  float64 `json:"sigma"`
+	Kappa  float64 `json:"kappa"`
+	NStar  float64 `json:"n_star"`
+	Peak   float64 `json:"peak"`
+	R2     float64 `json:"r2"`
+}
+
+// Little is Little's law checked on a closed-loop cell: each client is
+// always acquiring, holding, releasing or thinking, so clients ≈
+// throughput × (acquire + hold + release + think). A cell far off it lost
+// time where nothing measures it (connection stalls, the harness).
+type Little struct {
+	Expected float64 `json:"expected_clients"` // throughput × cycle
+	Off      float64 `json:"off"`              // Expected/clients − 1
+	Note     string  `json:"note,omitempty"`
+}
+
+// LittleTolerance is how far off Little's law a cell may be without a note.
+const LittleTolerance = 0.10
+
+// LittleCheck checks a closed-loop cell against Little's law, given the
+// mean hold and think time its clients were told to take (a cell does not
+// record them). Cells of other kinds, or without throughput, are not
+// checked: the zero Little.
+func LittleCheck(c Cell, hold, think time.Duration) Little {
+	if c.KindOf() != KindClosed || c.AcquiresPerS <= 0 || c.Clients <= 0 {
+		return Little{}
+	}
+	cycle := (c.AcquireLatencyUs.Mean+c.ReleaseLatencyUs.Mean)/1e6 + hold.Seconds() + think.Seconds()
+	l := Little{Expected: c.AcquiresPerS * cycle}
+	l.Off = l.Expected/float64(c.Clients) - 1
+	if math.Abs(l.Off) > LittleTolerance {
+		s := "s"
+		if c.Clients == 1 {
+			s = ""
+		}
+		l.Note = fmt.Sprintf("Little's law: %d client%s, but throughput × cycle is %.1f (%+.0f%%): time is lost where nothing measures it",
+			c.Clients, s, l.Expected, 100*l.Off)
+	}
+	return l
+}
+
+// JudgeTrial says whether a cell met slo as a capacity trial must: every
+// threshold, no arrival dropped or left unserved, errors within 1%, no
+// safety violation, not cut short. why names the first miss.
+func JudgeTrial(c Cell, slo SLO) (pass bool, why string) {
+	var miss []string
+	if c.Acquires == 0 {
+		miss = append(miss, "no acquisitions")
+	}
+	for _, b := range Breaches([]Cell{c}, slo) {
+		miss = append(miss, b.Threshold+": "+b.Over)
+	}
+	if c.SafetyViolations > 0 {
+		miss = append(miss, fmt.Sprintf("%d safety violations", c.SafetyViolations))
+	}
+	if o := c.Open; o != nil && o.Dropped > 0 {
+		miss = append(miss, fmt.Sprintf("%d of %d arrivals dropped", o.Dropped, o.Offered))
+	}
+	if o := c.Open; o != nil && o.Unfinished > 0 {
+		miss = append(miss, fmt.Sprintf("%d arrivals unserved", o.Unfinished))
+	}
+	if !Healthy(c) && c.Errors > 0 {
+		miss = append(miss, fmt.Sprintf("%d errors", c.Errors))
+	}
+	if c.Truncated != "" {
+		miss = append(miss, "cut short: "+c.Truncated)
+	}
+	if c.Finding != "" {
+		miss = append(miss, c.Finding)
+	}
+	return len(miss) == 0, strings.Join(miss, "; ")
+}
+
+// GeneratorLimit names lockbench's own limit when it, rather than the
+// lock, failed an open-loop trial: arrivals sent late by a sizeable share
+// of the SLO's latency budget and of the latency measured (a lock that
+// queued arrivals for a second is not excused by 15 ms of lateness), or
+// lockbench's CPU near all of what it could use. "" when the lock's own
+// latency is to blame.
+func GeneratorLimit(c Cell, slo SLO) string {
+	limitUs := float64(slo.Limit) / float64(time.Microsecond)
+	if o := c.Open; o != nil {
+		lag := o.ScheduleLagUs.P99
+		if lag > max(limitUs/4, 1000) && lag >= slo.Of(c.AcquireLatencyUs)/2 {
+			return fmt.Sprintf("schedule lag p99 %s: lockbench sent arrivals late", Dur(lag))
+		}
+	}
+	if g := c.Generator; g != nil && g.CPUShare > 0.8 {
+		return fmt.Sprintf("generator CPU %.0f%% of all cores", 100*g.CPUShare)
+	}
+	return ""
+}

@@ -1,0 +1,70 @@
+package result
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLittleCheck(t *testing.T) {
+	t.Parallel()
+	// 8 clients, each cycle 1 ms acquire + 0.5 ms release + 2 ms hold +
+	// 0.5 ms think = 4 ms: 2,000 acq/s fits Little's law exactly.
+	c := Cell{Scenario: "hot", Kind: KindClosed, Clients: 8, AcquiresPerS: 2000,
+		AcquireLatencyUs: Latency{Mean: 1000}, ReleaseLatencyUs: Latency{Mean: 500}}
+	l := LittleCheck(c, 2*time.Millisecond, 500*time.Microsecond)
+	if l.Expected < 7.99 || l.Expected > 8.01 || l.Note != "" {
+		t.Errorf("exact cell: %+v", l)
+	}
+	c.AcquiresPerS = 1500 // a quarter of the time unaccounted for
+	l = LittleCheck(c, 2*time.Millisecond, 500*time.Microsecond)
+	if l.Off > -0.24 || l.Off < -0.26 || !strings.Contains(l.Note, "Little's law") {
+		t.Errorf("lossy cell: %+v", l)
+	}
+	c.Kind, c.Scenario = KindOpen, "rate"
+	if l := LittleCheck(c, 0, 0); l != (Little{}) {
+		t.Errorf("open loop checked: %+v", l)
+	}
+}
+
+func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
+	t.Parallel()
+	slo, err := ParseSLO("p99<=10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := Cell{Scenario: "rate", Kind: KindOpen, Acquires: 1000, AcquireLatencyUs: Latency{P99: 4000},
+		Open: &OpenLoop{Offered: 1000, ScheduleLagUs: Latency{P99: 50}}}
+	if pass, why := JudgeTrial(ok, slo); !pass || why != "" {
+		t.Errorf("good cell failed: %s", why)
+	}
+	slow := ok
+	slow.AcquireLatencyUs.P99 = 25000
+	if pass, why := JudgeTrial(slow, slo); pass || !strings.Contains(why, "p99") {
+		t.Errorf("slow cell: %v %q", pass, why)
+	}
+	if GeneratorLimit(slow, slo) != "" {
+		t.Error("a slow lock blamed on lockbench")
+	}
+	dropped := ok
+	dropped.Open = &OpenLoop{Offered: 1000, Dropped: 3}
+	if pass, why := JudgeTrial(dropped, slo); pass || !strings.Contains(why, "3 of 1000 arrivals dropped") {
+		t.Errorf("dropping cell: %v %q", pass, why)
+	}
+	late := slow
+	late.Open = &OpenLoop{Offered: 1000, ScheduleLagUs: Latency{P99: 20000}}
+	if g := GeneratorLimit(late, slo); !strings.Contains(g, "schedule lag") {
+		t.Errorf("late generator not named: %q", g)
+	}
+	queued := slow // a lock that queues arrivals for a second, on a busy machine
+	queued.AcquireLatencyUs.P99 = 910000
+	queued.Open = &OpenLoop{Offered: 1000, ScheduleLagUs: Latency{P99: 13000}}
+	if g := GeneratorLimit(queued, slo); g != "" {
+		t.Errorf("a queueing lock blamed on lockbench: %q", g)
+	}
+	busy := slow
+	busy.Generator = &Generator{CPUShare: 0.95}
+	if g := GeneratorLimit(busy, slo); !strings.Contains(g, "CPU") {
+		t.Errorf("busy generator not named: %q", g)
+	}
+}
