@@ -22,6 +22,9 @@ type Server struct {
 	args    []string
 	bin     string
 	ready   func(ctx context.Context, addr string) error
+	// user, if set, is the system account the server runs as when
+	// lockbench runs as root (PostgreSQL refuses to run as root).
+	user string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -54,6 +57,10 @@ func (s *Server) start(ctx context.Context) error {
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()
+	if err := runAs(cmd, s.user); err != nil {
+		logf.Close()
+		return err
+	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("sandbox: start %s: %w", s.bin, err)
