@@ -115,8 +115,11 @@ func (l *Locker) connect(outer context.Context) error {
 		}
 	}
 	if err != nil {
-		if outer.Err() != nil {
-			return outer.Err()
+		if e := outer.Err(); e != nil {
+			return e
+		}
+		if d, ok := outer.Deadline(); ok && !time.Now().Before(d) {
+			return context.DeadlineExceeded // the dial's own deadline passed first
 		}
 		return fmt.Errorf("mysqlgetlock: %s: %w: %v", l.addr, impl.ErrUnreachable, err)
 	}

@@ -117,13 +117,43 @@ func (l *Locker) connect(outer context.Context) error {
 	defer cancel()
 	c, err := pgx.ConnectConfig(ctx, l.cc)
 	if err != nil {
-		if outer.Err() != nil {
-			return outer.Err()
+		if e := ctxErr(outer); e != nil {
+			return e
 		}
 		return fmt.Errorf("pgadvisory: %s: %w: %v", l.addr, impl.ErrUnreachable, err)
 	}
+	// Preparing here keeps pgx's first-use Parse round trip (and the
+	// transaction the server counts for it) out of the measurement.
+	for _, q := range statements[l.mode] {
+		if _, err := c.Prepare(ctx, q, q); err != nil {
+			c.Close(context.Background())
+			if e := ctxErr(outer); e != nil {
+				return e
+			}
+			return fmt.Errorf("pgadvisory: %s: prepare: %w", l.addr, err)
+		}
+	}
+	// A backend publishes its counts when idle at most once a second:
+	// flushing them now keeps the set-up out of the next reading of the
+	// server's counters too (PostgreSQL 15 and later; older ones say no).
+	c.Exec(ctx, "SELECT pg_stat_force_next_flush()", pgx.QueryExecModeSimpleProtocol)
 	l.conn, l.pid = c, c.PgConn().PID()
 	return nil
+}
+
+// The statements each mode sends, by their text: pgx runs a statement
+// prepared under its own text as the prepared one.
+const (
+	sqlLock     = "SELECT pg_advisory_lock($1, $2)"
+	sqlTryLock  = "SELECT pg_try_advisory_lock($1, $2)"
+	sqlXactLock = "SELECT pg_advisory_xact_lock($1, $2)"
+	sqlUnlock   = "SELECT pg_advisory_unlock($1, $2)"
+)
+
+var statements = map[mode][]string{
+	modeBlock: {sqlLock, sqlUnlock},
+	modeTry:   {sqlTryLock, sqlUnlock},
+	modeXact:  {sqlXactLock, sqlUnlock},
 }
 
 // Acquire takes the lock as the driver's mode says. A connection lost
@@ -144,7 +174,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	}
 	l.waitFrom.Store(time.Now().UnixNano())
 	l.counters.RoundTrips.Add(1)
-	_, err := l.conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", l.ns, key)
+	_, err := l.conn.Exec(ctx, sqlLock, l.ns, key)
 	l.waitFrom.Store(0)
 	if err == nil && ctx.Err() == nil {
 		return &lease{l: l, key: key}, nil
@@ -158,7 +188,7 @@ func (l *Locker) poll(ctx context.Context, key int32) (impl.Lease, error) {
 	for {
 		var ok bool
 		l.counters.RoundTrips.Add(1)
-		err := l.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", l.ns, key).Scan(&ok)
+		err := l.conn.QueryRow(ctx, sqlTryLock, l.ns, key).Scan(&ok)
 		switch {
 		case err != nil || ctx.Err() != nil:
 			return nil, l.abandon(ctx, key, err)
@@ -204,7 +234,7 @@ func (l *Locker) inTransaction(ctx context.Context, key int32) (impl.Lease, erro
 	}
 	l.waitFrom.Store(time.Now().UnixNano())
 	l.counters.RoundTrips.Add(1)
-	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", l.ns, key)
+	_, err = tx.Exec(ctx, sqlXactLock, l.ns, key)
 	l.waitFrom.Store(0)
 	if err == nil && ctx.Err() == nil {
 		return &lease{l: l, key: key, tx: tx}, nil
@@ -238,7 +268,7 @@ func (l *Locker) abandon(ctx context.Context, key int32, err error) error {
 		uctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
 		defer cancel()
 		l.counters.RoundTrips.Add(1)
-		if _, uerr := l.conn.Exec(uctx, "SELECT pg_advisory_unlock($1, $2)", l.ns, key); uerr != nil {
+		if _, uerr := l.conn.Exec(uctx, sqlUnlock, l.ns, key); uerr != nil {
 			l.drop()
 		}
 	}
@@ -248,13 +278,26 @@ func (l *Locker) abandon(ctx context.Context, key int32, err error) error {
 // failed says why an acquire failed: ctx's own error once ctx is done,
 // whatever the client library made of the cancel.
 func (l *Locker) failed(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if e := ctxErr(ctx); e != nil {
+		return e
 	}
 	if l.conn == nil || l.conn.IsClosed() || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("pgadvisory: %s: %w: %v", l.addr, impl.ErrUnreachable, err)
 	}
 	return fmt.Errorf("pgadvisory: %s: %w", l.addr, err)
+}
+
+// ctxErr is ctx's error, or context.DeadlineExceeded once its deadline
+// has passed: a dial that honours the deadline itself may fail a moment
+// before ctx's own timer marks it done.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // drop closes the connection without waiting for the server.
@@ -312,7 +355,7 @@ func (s *lease) Release(ctx context.Context) error {
 		return nil
 	}
 	var ok bool
-	if err := l.conn.QueryRow(ctx, "SELECT pg_advisory_unlock($1, $2)", l.ns, s.key).Scan(&ok); err != nil {
+	if err := l.conn.QueryRow(ctx, sqlUnlock, l.ns, s.key).Scan(&ok); err != nil {
 		return l.lost(ctx, err)
 	}
 	if !ok {

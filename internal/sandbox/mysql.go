@@ -150,9 +150,8 @@ func mysqlReady(ctx context.Context, addr string) error {
 // mysql_com_select counts the lock calls clients made; Stats's own SHOW
 // is not one.
 var mysqlCounters = map[string]string{
-	"Com_select":  "mysql_com_select",
-	"Connections": "mysql_connections",
-	"Questions":   "mysql_questions",
+	"Com_select": "mysql_com_select",
+	"Questions":  "mysql_questions",
 }
 
 // mysqlStats reads the servers' global status, summed over addrs.
@@ -172,7 +171,7 @@ func readMySQLStatus(ctx context.Context, addr string, out map[string]int64) err
 		return err
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Connections', 'Questions')")
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Questions')")
 	if err != nil {
 		return err
 	}
