@@ -76,27 +76,33 @@ func startMySQL(ctx context.Context, dir string, n int) ([]*Server, error) {
 	return out, nil
 }
 
-// startOneMySQL creates a data directory in d and starts MariaDB on a
+// startOneMySQL gives d a data directory made by mariadb-install-db (see
+// dataFrom) and starts MariaDB on a
 // free loopback port, its socket and pid file in d too, logs flushed
 // lazily (nothing is kept), room for DatabaseConnections clients, and
 // the metadata_lock_info plugin loaded, so that the locks GET_LOCK holds
 // can be listed.
 func startOneMySQL(ctx context.Context, server, install, top, d string) (*Server, error) {
 	data := filepath.Join(d, "data")
-	if err := os.MkdirAll(data, 0o700); err != nil {
+	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if err := handOver(mysqlUser, filepath.Dir(top), d, data); err != nil {
+	if err := handOver(mysqlUser, filepath.Dir(top), d); err != nil {
 		return nil, err
 	}
-	initdb := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data,
-		"--auth-root-authentication-method=normal", "--skip-test-db")
-	initdb.Dir = d
-	if err := runAs(initdb, mysqlUser); err != nil {
+	if err := dataFrom(ctx, "mysql "+install, mysqlUser, data, func(ctx context.Context, dir string) error {
+		initdb := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+dir,
+			"--auth-root-authentication-method=normal", "--skip-test-db")
+		initdb.Dir = filepath.Dir(dir)
+		if err := runAs(initdb, mysqlUser); err != nil {
+			return err
+		}
+		if b, err := initdb.CombinedOutput(); err != nil {
+			return fmt.Errorf("sandbox: %s: %w: %s", filepath.Base(install), err, lastLines(string(b), 3))
+		}
+		return nil
+	}); err != nil {
 		return nil, err
-	}
-	if b, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("sandbox: %s: %w: %s", filepath.Base(install), err, lastLines(string(b), 3))
 	}
 	ports, err := freePorts(1)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -88,27 +89,32 @@ func startPostgres(ctx context.Context, dir string, n int) ([]*Server, error) {
 	return out, nil
 }
 
-// startOnePostgres runs initdb in d and starts the server on a free
+// startOnePostgres gives d a data directory initialised by initdb (see
+// dataFrom) and starts the server on a free
 // loopback port, TCP only (no Unix socket to leave behind), with fsync
 // off (nothing is kept) and room for DatabaseConnections clients. Its
 // data directory stays across Stop and Restart, as a real server's does;
 // its locks, held in memory, do not.
 func startOnePostgres(ctx context.Context, bin, top, d string) (*Server, error) {
 	data := filepath.Join(d, "data")
-	if err := os.MkdirAll(data, 0o700); err != nil {
+	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if err := handOver(postgresUser, filepath.Dir(top), d, data); err != nil {
+	if err := handOver(postgresUser, filepath.Dir(top), d); err != nil {
 		return nil, err
 	}
-	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", dsn.PostgresUser,
-		"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
-	initdb.Dir = d
-	if err := runAs(initdb, postgresUser); err != nil {
+	if err := dataFrom(ctx, "postgres "+bin, postgresUser, data, func(ctx context.Context, dir string) error {
+		initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", dir, "-A", "trust", "-U", dsn.PostgresUser,
+			"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
+		if err := runAs(initdb, postgresUser); err != nil {
+			return err
+		}
+		if b, err := initdb.CombinedOutput(); err != nil {
+			return fmt.Errorf("sandbox: initdb: %w: %s", err, lastLines(string(b), 3))
+		}
+		return nil
+	}); err != nil {
 		return nil, err
-	}
-	if b, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("sandbox: initdb: %w: %s", err, lastLines(string(b), 3))
 	}
 	ports, err := freePorts(1)
 	if err != nil {
@@ -117,6 +123,10 @@ func startOnePostgres(ctx context.Context, bin, top, d string) (*Server, error) 
 	s := &Server{
 		Kind: KindPostgres, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: d, bin: filepath.Join(bin, "postgres"),
 		logPath: filepath.Join(d, "postgres.log"), user: postgresUser,
+		// SIGTERM is a smart shutdown, which waits for every client to
+		// leave; SIGINT ends their sessions and stops at once.
+		stopSig:  syscall.SIGINT,
+		prestart: func(ctx context.Context) error { return waitBackendsGone(ctx, data) },
 		args: []string{"-D", data, "-p", strconv.Itoa(ports[0]),
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
 			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
@@ -215,4 +225,21 @@ func postgresVersion(ctx context.Context, addr string) string {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
+
+// waitBackendsGone waits until no process works in data: the backends of
+// a killed postmaster live on (each in a session of its own, out of the
+// process group Kill signals) until they notice it died, holding its
+// shared memory, and a new postmaster refuses to start beside them.
+func waitBackendsGone(ctx context.Context, data string) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for inUse(data) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox: processes of a previous postgres still work in %s: %w", data, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return nil
 }
