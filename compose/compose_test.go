@@ -39,6 +39,8 @@ const (
 	envRedlock = "LOCKBENCH_REDLOCK"
 	envZK      = "LOCKBENCH_ZK"
 	envEtcd    = "LOCKBENCH_ETCD"
+	envPG      = "LOCKBENCH_POSTGRES"
+	envMySQL   = "LOCKBENCH_MYSQL"
 )
 
 type composeFile struct {
@@ -241,6 +243,8 @@ func checkServerEnv(t *testing.T, p project, env map[string]string) {
 		{envRedlock, p.redis, redisPort, false},
 		{envZK, p.zk, zkPort, false},
 		{envEtcd, []string{"etcd"}, "2379", false},
+		{envPG, []string{"postgres"}, "5432", true},
+		{envMySQL, []string{"mysql"}, "3306", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			val, ok := env[tc.name]
@@ -272,7 +276,7 @@ func checkServerEnv(t *testing.T, p project, env map[string]string) {
 // TestCLIReadsEnv fails if `lockbench run` stops reading a variable the
 // compose file sets: each must become its flag's default.
 func TestCLIReadsEnv(t *testing.T) {
-	for flag, name := range map[string]string{"redis": envRedis, "redlock": envRedlock, "zk": envZK, "etcd": envEtcd} {
+	for flag, name := range map[string]string{"redis": envRedis, "redlock": envRedlock, "zk": envZK, "etcd": envEtcd, "postgres": envPG, "mysql": envMySQL} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, "from-env:1")
 			f := cli.RunFlags().Lookup(flag)
@@ -292,7 +296,7 @@ func TestDependsOnHealthyServers(t *testing.T) {
 // p's servers to be healthy, and for nothing else.
 func checkDependsOnServers(t *testing.T, p project, who string, deps map[string]dependsOn) {
 	t.Helper()
-	for _, name := range slices.Concat(p.redis, p.zk, []string{"etcd"}) {
+	for _, name := range slices.Concat(p.redis, p.zk, []string{"etcd", "postgres", "mysql"}) {
 		d, ok := deps[name]
 		switch {
 		case !ok:
@@ -451,4 +455,36 @@ func readFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestDatabases: PostgreSQL and MariaDB run as the sandbox runs them —
+// nothing fsynced, room for the clients, MariaDB's held locks listable —
+// and report healthy only when they take queries.
+func TestDatabases(t *testing.T) {
+	p := loadProject(t)
+	for _, tc := range []struct {
+		name, image string
+		args        []string
+	}{
+		{"postgres", "postgres:15", []string{"fsync=off", "max_connections=2000"}},
+		{"mysql", "mariadb:10.11", []string{"--innodb-flush-log-at-trx-commit=0", "--max-connections=2000", "--plugin-load-add=metadata_lock_info"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ok := p.services[tc.name]
+			if !ok {
+				t.Fatalf("no %s service", tc.name)
+			}
+			if s.Image != tc.image {
+				t.Errorf("image %q, want %q", s.Image, tc.image)
+			}
+			for _, a := range tc.args {
+				if !slices.Contains(s.Command, a) {
+					t.Errorf("command %q lacks %s", s.Command, a)
+				}
+			}
+			if s.Healthcheck == nil || len(s.Healthcheck.Test) == 0 {
+				t.Errorf("no healthcheck")
+			}
+		})
+	}
 }

@@ -125,6 +125,12 @@ func herdVerdict(cells []Cell) (VerdictLine, bool) {
 		n, what := releaseWakeups(c)
 		t := c.TheoryOf()
 		want := t.BurstWakeups(c.Clients)
+		if want == 0 {
+			// A server-side queue: nobody to wake, so no figure per
+			// hand-off to rank beside the watchers'.
+			parts = append(parts, quietQueueClause(c, n))
+			continue
+		}
 		s := fmt.Sprintf("%s %s %s for %s hand-offs at %s (%s per hand-off); theory %s = %s %s",
 			c.Impl, commas(n), what, commas(int64(c.Clients-1)), plural(int64(c.Clients), "client"), perAcq(float64(n)/handoffs),
 			t.Formula, commas(want), exactAgreement(n, want))
@@ -138,6 +144,19 @@ func herdVerdict(cells []Cell) (VerdictLine, bool) {
 	}
 	return VerdictLine{Question: "Herd cost", Answer: strings.Join(parts, "; ") + ratioClause(perHandoff, largest) + ".",
 		Anchor: anchor}, true
+}
+
+// quietQueueClause says what a burst cost a lock whose theory wakes
+// nobody (waiters queued on the server): ✓ when no notification and no
+// wake-up was counted.
+func quietQueueClause(c Cell, wakeups int64) string {
+	got := wakeups + c.Notifications + c.WastedWakeups
+	mark := "✓"
+	if got != 0 {
+		mark = fmt.Sprintf("✗ (measured %s)", commas(got))
+	}
+	return fmt.Sprintf("%s woke nobody in %s hand-offs at %s, waiters %s (theory 0 notifications, 0 wake-ups %s)",
+		c.Impl, commas(int64(c.Clients-1)), plural(int64(c.Clients), "client"), c.TheoryOf().Waiters, mark)
 }
 
 // loopHerdVerdict is the herd line from closed loops: release wake-ups

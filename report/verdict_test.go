@@ -39,6 +39,13 @@ func TestVerdict(t *testing.T) {
 	// curve and must neither be judged nor replace the burst's figure.
 	abandon := append(bursts(), Cell{Impl: "zk-pred", Scenario: "abandon", Kind: result.KindBurst, Clients: 64, Locks: 1,
 		Acquires: 32, Theory: &result.WatchPredecessor, Counts: result.Counts{ReleaseWakeups: 7}, Abandon: &result.Abandon{Count: 32, Granted: []int{0, 2, 4}}})
+	// A lock whose waiters queue on the server wakes nobody: judged on
+	// its own, it leaves the watchers' ratio alone.
+	serverQueue := result.Theory{Waiters: "queued on the server", Formula: "0", PerHandoffFormula: "0"}
+	quiet := append(bursts(), Cell{Impl: "db-queue", Scenario: "burst", Kind: result.KindBurst, Clients: 16, Locks: 1,
+		Acquires: 16, Theory: &serverQueue})
+	noisy := append(bursts(), Cell{Impl: "db-queue", Scenario: "burst", Kind: result.KindBurst, Clients: 16, Locks: 1,
+		Acquires: 16, Theory: &serverQueue, Counts: result.Counts{Notifications: 3}})
 	unsafe := fixtureCells()
 	unsafe[12].SafetyViolations = 2
 	ms := func(d time.Duration) *SLO { return &SLO{Quantile: "p99", Limit: d} }
@@ -79,6 +86,13 @@ func TestVerdict(t *testing.T) {
 		{name: "abandon", cells: abandon, want: map[string][]string{
 			"Herd cost": {"zk-pred 15 release wake-ups for 15 hand-offs at 16 clients (1.00 per hand-off); theory n−1 = 15 ✓"},
 		}, absent: []string{"Capacity (burst)"}},
+		{name: "server queue", cells: quiet, want: map[string][]string{
+			"Herd cost": {"db-queue woke nobody in 15 hand-offs at 16 clients, waiters queued on the server (theory 0 notifications, 0 wake-ups ✓)",
+				"zk-naive wakes 8× as many waiters per hand-off as zk-pred"},
+		}},
+		{name: "server queue notified", cells: noisy, want: map[string][]string{
+			"Herd cost": {"(theory 0 notifications, 0 wake-ups ✗ (measured 3))"},
+		}},
 		{name: "unsafe", cells: unsafe, want: map[string][]string{
 			"Safety": {"UNSAFE — 2 violations in", "zk-pred hot at 16 clients (2)"},
 		}, bad: []string{"Safety"}},

@@ -7,6 +7,8 @@ package all
 import (
 	_ "github.com/lockbench/lockbench/impl/etcdmutex"
 	_ "github.com/lockbench/lockbench/impl/inproc"
+	_ "github.com/lockbench/lockbench/impl/mysqlgetlock"
+	_ "github.com/lockbench/lockbench/impl/pgadvisory"
 	_ "github.com/lockbench/lockbench/impl/redis"
 	_ "github.com/lockbench/lockbench/impl/redisfair"
 	_ "github.com/lockbench/lockbench/impl/redispubsub"

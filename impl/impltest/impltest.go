@@ -45,8 +45,9 @@
 //     TTL returns without waiting for the TTL.
 //   - counters: an uncontended cycle counts round trips (drivers with
 //     servers); a contended acquire is seen as woken (Notifications or
-//     Wakeups) by drivers that declare a Theory of wake-ups, and as retried
-//     (Retries) by polling drivers.
+//     Wakeups) by drivers that declare a Theory of wake-ups, as retried
+//     (Retries) by polling drivers, and as neither by drivers whose
+//     waiters queue on the server (impl.ServerQueue).
 //
 // Every client gets a distinct Config.Client and every subtest a namespace
 // of its own, so subtests and repeated runs (-count) never see each
@@ -655,6 +656,12 @@ func (s *suite) counters(t *testing.T) {
 	release(t, r.lease)
 	after = b.Counters().Snapshot()
 	switch {
+	case impl.QueuesOnServer(s.d.Theory):
+		// The server queues the waiter inside its request: nothing is
+		// pushed to it and it never asks twice.
+		if d := after.Notifications + after.Wakeups + after.Retries - before.Notifications - before.Wakeups - before.Retries; d != 0 {
+			t.Errorf("%s declares waiters queued on the server, but a waiter counted %d notifications, wake-ups or retries", s.d.Name, d)
+		}
 	case s.d.Theory != nil:
 		if after.Notifications == before.Notifications && after.Wakeups == before.Wakeups {
 			t.Errorf("%s declares woken waiters (%s), but a waiter that got the lock after a release counted no notification and no wake-up", s.d.Name, s.d.Theory.Waiters)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,4 +49,15 @@ func procCPU(pid int) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(u+st) * time.Second / clockTicks, true
+}
+
+// inUse reports whether a process has dir as its working directory.
+func inUse(dir string) bool {
+	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, c := range cwds {
+		if d, err := os.Readlink(c); err == nil && d == dir {
+			return true
+		}
+	}
+	return false
 }

@@ -22,6 +22,14 @@ type Server struct {
 	args    []string
 	bin     string
 	ready   func(ctx context.Context, addr string) error
+	// user, if set, is the system account the server runs as when
+	// lockbench runs as root (PostgreSQL refuses to run as root).
+	user string
+	// stopSig is the signal Stop sends first; SIGTERM when zero.
+	stopSig syscall.Signal
+	// prestart, if set, runs before every start: waiting out what a
+	// killed predecessor left behind, say.
+	prestart func(ctx context.Context) error
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -44,6 +52,11 @@ func (s *Server) Running() bool {
 }
 
 func (s *Server) start(ctx context.Context) error {
+	if s.prestart != nil {
+		if err := s.prestart(ctx); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -54,6 +67,10 @@ func (s *Server) start(ctx context.Context) error {
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()
+	if err := runAs(cmd, s.user); err != nil {
+		logf.Close()
+		return err
+	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("sandbox: start %s: %w", s.bin, err)
@@ -92,7 +109,12 @@ func (s *Server) waitReady(ctx context.Context) error {
 
 // Stop terminates the server's process group and waits for it to exit. A
 // stopped server may be started again with Restart.
-func (s *Server) Stop() error { return s.signal(syscall.SIGTERM) }
+func (s *Server) Stop() error {
+	if s.stopSig != 0 {
+		return s.signal(s.stopSig)
+	}
+	return s.signal(syscall.SIGTERM)
+}
 
 // Kill stops the server with SIGKILL: no shutdown work at all, as in a crash.
 func (s *Server) Kill() error { return s.signal(syscall.SIGKILL) }

@@ -1,0 +1,19 @@
+package mysqlgetlock_test
+
+import (
+	"testing"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/impltest"
+	_ "github.com/lockbench/lockbench/impl/mysqlgetlock"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
+)
+
+func TestConformance(t *testing.T) {
+	d, ok := impl.Lookup("mysql-getlock")
+	if !ok {
+		t.Fatal("mysql-getlock is not registered")
+	}
+	servers := sandboxtest.Start(t, d.Needs...)
+	impltest.Run(t, d, servers, impltest.Options{})
+}

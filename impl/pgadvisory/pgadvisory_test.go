@@ -1,0 +1,24 @@
+package pgadvisory_test
+
+import (
+	"testing"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/impltest"
+	_ "github.com/lockbench/lockbench/impl/pgadvisory"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
+)
+
+func TestConformance(t *testing.T) {
+	d, _ := impl.Lookup("pg-advisory")
+	servers := sandboxtest.Start(t, d.Needs...)
+	for _, name := range []string{"pg-advisory", "pg-try", "pg-xact"} {
+		t.Run(name, func(t *testing.T) {
+			d, ok := impl.Lookup(name)
+			if !ok {
+				t.Fatalf("%s is not registered", name)
+			}
+			impltest.Run(t, d, servers, impltest.Options{})
+		})
+	}
+}
