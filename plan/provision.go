@@ -147,7 +147,7 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(),
 		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
 		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,
-		Seed: c.Seed, Impls: p.Impls, Scenarios: p.Scenarios, Clients: slices.Clone(p.Clients),
+		Seed: c.Seed, Impls: p.Impls, Libraries: impl.Abouts(p.Impls), Scenarios: p.Scenarios, Clients: slices.Clone(p.Clients),
 		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
 		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),
 		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options, SLO: p.SLO,

@@ -87,7 +87,7 @@ func (p *Plan) checkSharding() error {
 // which lockbench: shards of one run share it.
 func (p Plan) PlanHash() string {
 	m := p.meta(time.Time{}, &provisioned{})
-	m.Version, m.GoVersion, m.Host, m.Seed = "", "", nil, 0
+	m.Version, m.GoVersion, m.Host, m.Seed, m.Libraries = "", "", nil, 0, nil
 	b, _ := json.Marshal(m)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])

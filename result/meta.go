@@ -20,6 +20,10 @@ type Meta struct {
 	Host      map[string]string `json:"host"`
 	Seed      uint64            `json:"seed"`
 	Impls     []string          `json:"impls"`
+	// Libraries says what each implementation's row measured: the library
+	// it calls with the version the binary was built with, or what it is
+	// lockbench's own recipe of.
+	Libraries map[string]string `json:"libraries,omitempty"`
 	Scenarios []string          `json:"scenarios"`
 	Clients   []int             `json:"clients"`
 	Locks     int               `json:"locks"`

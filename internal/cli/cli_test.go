@@ -147,6 +147,11 @@ func TestViolationsExit3AfterWritingResults(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &meta) != nil {
 		t.Fatalf("meta.json: %v", err)
 	}
+	// meta.json says what the row measured: its library and release, or
+	// what it is lockbench's own code or recipe of.
+	if libs, _ := meta["libraries"].(map[string]any); len(libs) != 1 || libs[sum.Cells[0].Impl] == "" {
+		t.Errorf("meta.json libraries %v, want the row's", meta["libraries"])
+	}
 	if _, err := os.Stat(filepath.Join(dir, result.CellFile(sum.Cells[0])+".hlog")); err != nil {
 		t.Error(err)
 	}
