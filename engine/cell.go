@@ -119,6 +119,9 @@ type Progress struct {
 	Errors         int64
 	AcquiresPerS   float64
 	P99Us          float64 // approximate (±12%), from a coarse live histogram
+	// Holding and Waiting count the clients holding the lock and those
+	// inside an acquire at the moment of the snapshot (see clientStates).
+	Holding, Waiting int64
 }
 
 // ErrUsage is wrapped by errors about a spec that cannot run as given.

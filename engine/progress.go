@@ -41,6 +41,7 @@ func (r *cellRun) progress() Progress {
 			sum[i] += w.live.b[i].Load()
 		}
 	}
+	p.Holding, p.Waiting = r.clientStates()
 	p.Elapsed = max(time.Since(r.measureFrom), 0)
 	p.Warmup = time.Now().Before(r.measureFrom)
 	if !r.deadline.IsZero() {
