@@ -68,6 +68,7 @@ func (e *Exporter) register() {
 	}
 	e.errorsByClass = prometheus.NewCounterVec(prometheus.CounterOpts{Name: ErrorsByClass,
 		Help: "Errors by class (no_quorum, timeout, …), set when the cell ends."}, append([]string{"class"}, cellLabels...))
+	e.reg.MustRegister(e.errorsByClass)
 	gauge := func(name, help string, extra ...string) *prometheus.GaugeVec {
 		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, append(extra, cellLabels...))
 		e.reg.MustRegister(g)
