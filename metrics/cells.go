@@ -79,9 +79,8 @@ func (e *Exporter) register() {
 	e.running = gauge(Running, "1 while the cell runs, 0 once it has ended.")
 	e.cpuShare = gauge(GeneratorCPU, "lockbench's CPU over the cell as a share of all cores (set when the cell ends).")
 	e.lag = gauge(ScheduleLag, "Open loop: the generator's send lag behind schedule, by quantile (set when the cell ends).", "quantile")
-	hist := func(name, help string) *prometheus.HistogramVec {
-		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets,
-			NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 200}, cellLabels)
+	hist := func(name, help string) *latencyVec {
+		h := newLatencyVec(name, help)
 		e.reg.MustRegister(h)
 		return h
 	}
@@ -182,8 +181,8 @@ func (e *Exporter) Interval(c result.Cell, iv result.Interval) {
 	e.mu.Lock()
 	labels := e.cell(c.Impl, c.Scenario, c.Clients).labels
 	e.mu.Unlock()
-	observe(e.acquire.WithLabelValues(labels...), iv.Acquire)
-	observe(e.release.WithLabelValues(labels...), iv.Release)
+	e.acquire.add(labels, iv.Acquire)
+	e.release.add(labels, iv.Release)
 }
 
 // Result sets a cell's counters to its final figures — summary.json's —

@@ -46,8 +46,8 @@ type Exporter struct {
 	running       *prometheus.GaugeVec
 	cpuShare      *prometheus.GaugeVec
 	lag           *prometheus.GaugeVec
-	acquire       *prometheus.HistogramVec
-	release       *prometheus.HistogramVec
+	acquire       *latencyVec
+	release       *latencyVec
 }
 
 // Option configures an Exporter.

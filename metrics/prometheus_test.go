@@ -207,6 +207,14 @@ func TestPrometheusAgreesWithSummary(t *testing.T) {
 		t.Errorf("%s = %v (%v, %v); summary.json says %d", inc, v, ok, err, c.Acquires)
 	}
 	t.Logf("%s = %.0f (summary.json acquires: %d, errors: %d)", inc, v, c.Acquires, c.Errors)
+	// A quantile of the native histogram lies within its bucket (9% wide)
+	// of the HdrHistogram's.
+	p99 := "histogram_quantile(0.99, sum(" + metrics.AcquireLatency + sel + "))"
+	v, ok, err = prom.query(p99)
+	if want := c.AcquireLatencyUs.P99 / 1e6; err != nil || !ok || v < 0.85*want || v > 1.15*want {
+		t.Errorf("%s = %v (%v, %v); summary.json's p99 is %vs", p99, v, ok, err, want)
+	}
+	t.Logf("%s = %.6fs (summary.json p99: %.6fs)", p99, v, c.AcquireLatencyUs.P99/1e6)
 }
 
 // labelOf reads a label of the acquisitions series from e's exposition.
