@@ -42,6 +42,7 @@ func (r *cellRun) progress() Progress {
 		}
 	}
 	p.Holding, p.Waiting = r.clientStates()
+	p.Counts, p.Abandons = r.liveCounts()
 	p.Elapsed = max(time.Since(r.measureFrom), 0)
 	p.Warmup = time.Now().Before(r.measureFrom)
 	if !r.deadline.IsZero() {

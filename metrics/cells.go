@@ -16,18 +16,31 @@ import (
 type cellState struct {
 	labels []string
 	added  map[string]int64
+	// base is the clients' counters at the first progress snapshot after
+	// the warm-up: what the cell's counters are counted from while it runs.
+	base *result.Counts
+}
+
+// liveCounts are the counters progress snapshots carry (see
+// engine.Progress.Counts), by metric.
+var liveCounts = map[string]func(c result.Counts) int64{
+	Retries:        func(c result.Counts) int64 { return c.Retries },
+	Notifications:  func(c result.Counts) int64 { return c.Notifications },
+	Wakeups:        func(c result.Counts) int64 { return c.Wakeups },
+	ReleaseWakeups: func(c result.Counts) int64 { return c.ReleaseWakeups },
+	RoundTrips:     func(c result.Counts) int64 { return c.RoundTrips },
 }
 
 // counterHelp are the per-cell counters and what each counts.
 var counterHelp = map[string]string{
 	Acquisitions:   "Measured acquisitions (live; summary.json's acquires once the cell ends).",
 	Errors:         "Acquire and release errors of every class (live; summary.json's errors once the cell ends).",
-	Retries:        "Acquire attempts that did not get the lock (set when the cell ends).",
-	Notifications:  "Server-pushed events the clients received (set when the cell ends).",
-	Wakeups:        "Notifications a waiting client acted on (set when the cell ends).",
-	ReleaseWakeups: "Wake-ups whose re-read showed a node gone (set when the cell ends).",
-	RoundTrips:     "Requests sent to the servers (set when the cell ends).",
-	Abandonments:   "Acquisitions given up (acquire timeout, the abandon scenario; set when the cell ends).",
+	Retries:        "Acquire attempts that did not get the lock (live from the first second after the warm-up; summary.json's once the cell ends).",
+	Notifications:  "Server-pushed events the clients received (live from the first second after the warm-up; summary.json's once the cell ends).",
+	Wakeups:        "Notifications a waiting client acted on (live from the first second after the warm-up; summary.json's once the cell ends).",
+	ReleaseWakeups: "Wake-ups whose re-read showed a node gone (live from the first second after the warm-up; summary.json's once the cell ends).",
+	RoundTrips:     "Requests sent to the servers (live from the first second after the warm-up; summary.json's once the cell ends).",
+	Abandonments:   "Acquisitions given up (acquire timeout, the abandon scenario; live; summary.json's once the cell ends).",
 	Renewals:       "Lease renewals sent (--renew; set when the cell ends).",
 	Violations:     "Overlapping holders and fencing-token regressions seen (set when the cell ends).",
 }
@@ -57,8 +70,10 @@ var finalCounts = map[string]func(c result.Cell) int64{
 }
 
 // latencyBuckets are the classic buckets served beside the native ones,
-// for Prometheus servers without native histograms: 10µs to 10s.
-var latencyBuckets = prometheus.ExponentialBucketsRange(10e-6, 10, 16)
+// for Prometheus servers without native histograms: 10µs to 10s, 1-2.5-5
+// a decade, bounds a reader can say.
+var latencyBuckets = []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6,
+	1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1, 2.5, 5, 10}
 
 func (e *Exporter) register() {
 	e.counters = map[string]*prometheus.CounterVec{}
@@ -153,24 +168,39 @@ func (e *Exporter) raise(s *cellState, name string, total int64) {
 	}
 }
 
-// CellStarted marks a cell running.
+// CellStarted marks a cell running and serves its counters at 0.
 func (e *Exporter) CellStarted(impl, scenario string, clients int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.cell(impl, scenario, clients)
 	e.running.WithLabelValues(s.labels...).Set(1)
-	e.raise(s, Acquisitions, 0)
-	e.raise(s, Errors, 0)
+	// Every counter is served from 0 as the cell starts, so that
+	// increase() over the run sees it begin.
+	for name := range counterHelp {
+		e.raise(s, name, 0)
+	}
 }
 
-// Progress takes a cell's progress snapshot: acquisitions and errors so
-// far, clients holding and waiting.
+// Progress takes a cell's progress snapshot: acquisitions, errors,
+// abandonments, retries, notifications, wake-ups and round trips so far;
+// clients holding and waiting.
 func (e *Exporter) Progress(impl, scenario string, clients int, p plan.Progress) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.cell(impl, scenario, clients)
 	e.raise(s, Acquisitions, p.Acquires)
 	e.raise(s, Errors, p.Errors)
+	e.raise(s, Abandonments, p.Abandons)
+	if !p.Warmup {
+		// Counted from the first snapshot after the warm-up, which is
+		// after the result's base: never more than the result says.
+		if s.base == nil {
+			s.base = &p.Counts
+		}
+		for name, f := range liveCounts {
+			e.raise(s, name, f(p.Counts)-f(*s.base))
+		}
+	}
 	e.holding.WithLabelValues(s.labels...).Set(float64(p.Holding))
 	e.waiting.WithLabelValues(s.labels...).Set(float64(p.Waiting))
 }
