@@ -171,15 +171,23 @@ func TestPrometheusAgreesWithSummary(t *testing.T) {
 		_, ok, err := prom.query(`up{job="lockbench"} == 1`)
 		return ok, err
 	})
-	sum := runPlan(t, e, shortPlan(t))
+	p := shortPlan(t)
+	p.Impls = []string{flakyImpl}
+	sum := runPlan(t, e, p)
 	c := sum.Cells[0]
+	if c.Errors == 0 || c.SafetyViolations == 0 {
+		t.Fatalf("errors %d, violations %d: the flaky lock should have both", c.Errors, c.SafetyViolations)
+	}
 	runID := labelOf(t, e, "run_id")
-	sel := fmt.Sprintf(`{run_id=%q,impl="inproc",scenario="hot",clients="4"}`, runID)
+	match := fmt.Sprintf(`run_id=%q,impl=%q,scenario="hot",clients="4"`, runID, flakyImpl)
+	sel := "{" + match + "}"
 	want := map[string]float64{
-		"sum(" + metrics.Acquisitions + sel + ")":                    float64(c.Acquires),
-		"sum(" + metrics.Errors + sel + ")":                          float64(c.Errors),
-		"histogram_count(sum(" + metrics.AcquireLatency + sel + "))": float64(c.Acquires),
-		"histogram_count(sum(" + metrics.ReleaseLatency + sel + "))": float64(c.Acquires),
+		"sum(" + metrics.Acquisitions + sel + ")":                             float64(c.Acquires),
+		"sum(" + metrics.Errors + sel + ")":                                   float64(c.Errors),
+		"sum(" + metrics.ErrorsByClass + `{class="no_quorum",` + match + "})": float64(c.ErrorsByClass["no_quorum"]),
+		"sum(" + metrics.Violations + sel + ")":                               float64(c.SafetyViolations),
+		"histogram_count(sum(" + metrics.AcquireLatency + sel + "))":          float64(c.Acquires),
+		"histogram_count(sum(" + metrics.ReleaseLatency + sel + "))":          float64(c.Acquires),
 	}
 	got := map[string]float64{}
 	prom.await(t, 2*time.Minute, func() (bool, error) {
@@ -207,12 +215,14 @@ func TestPrometheusAgreesWithSummary(t *testing.T) {
 		t.Errorf("%s = %v (%v, %v); summary.json says %d", inc, v, ok, err, c.Acquires)
 	}
 	t.Logf("%s = %.0f (summary.json acquires: %d, errors: %d)", inc, v, c.Acquires, c.Errors)
-	// A quantile of the native histogram lies within its bucket (9% wide)
-	// of the HdrHistogram's.
+	// A quantile of the native histogram and the HdrHistogram's may
+	// differ where the tail is sparse (they round the rank differently),
+	// but by construction it lies between the neighbouring quantiles,
+	// give or take a native bucket (9%).
 	p99 := "histogram_quantile(0.99, sum(" + metrics.AcquireLatency + sel + "))"
 	v, ok, err = prom.query(p99)
-	if want := c.AcquireLatencyUs.P99 / 1e6; err != nil || !ok || v < 0.85*want || v > 1.15*want {
-		t.Errorf("%s = %v (%v, %v); summary.json's p99 is %vs", p99, v, ok, err, want)
+	if lo, hi := c.AcquireLatencyUs.P95/1e6/1.1, c.AcquireLatencyUs.Max/1e6*1.1; err != nil || !ok || v < lo || v > hi {
+		t.Errorf("%s = %v (%v, %v); summary.json's p95 and max bound it to [%v, %v]", p99, v, ok, err, lo, hi)
 	}
 	t.Logf("%s = %.6fs (summary.json p99: %.6fs)", p99, v, c.AcquireLatencyUs.P99/1e6)
 }
