@@ -118,11 +118,17 @@ func (e *Exporter) Attach(p *plan.Plan) {
 		}
 		e.CellStarted(spec.Impl, spec.Scenario.Name(), spec.Clients)
 	}
+	// A ramp's stairs report progress under the ramp's largest client
+	// count, not their own: counted live, a stair's figures would land on
+	// another stair's series. Its counters come with each stair's result.
+	ramp := p.Ramp != nil
 	p.OnProgress = func(i, n int, spec plan.CellSpec, pr plan.Progress) {
 		if onProgress != nil {
 			onProgress(i, n, spec, pr)
 		}
-		e.Progress(spec.Impl, spec.Scenario.Name(), spec.Clients, pr)
+		if !ramp {
+			e.Progress(spec.Impl, spec.Scenario.Name(), spec.Clients, pr)
+		}
 	}
 	p.OnInterval = func(c result.Cell, start time.Time, iv result.Interval) {
 		if onInterval != nil {

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/inproc"
 	"github.com/lockbench/lockbench/metrics"
@@ -43,8 +44,8 @@ func runPlan(t *testing.T, e *metrics.Exporter, p plan.Plan) *result.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sum.Cells) != 1 || sum.Cells[0].Acquires == 0 {
-		t.Fatalf("want one cell with acquisitions, got %+v", sum.Cells)
+	if len(sum.Cells) == 0 || sum.Cells[0].Acquires == 0 {
+		t.Fatalf("want cells with acquisitions, got %+v", sum.Cells)
 	}
 	return sum
 }
@@ -145,4 +146,37 @@ func clientsOf(m *dto.Metric) int {
 		}
 	}
 	return -1
+}
+
+// A ramp's stairs each get the counters of their own result: their
+// progress comes under the ramp's largest client count, so an earlier
+// stair's live figures would land on the last stair's series.
+func TestRampStairsCountEachTheirOwn(t *testing.T) {
+	t.Parallel()
+	e, err := metrics.Listen("127.0.0.1:0", metrics.WithLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	p := shortPlan(t)
+	p.Ramp = &plan.Ramp{Start: 2, Step: 2, Every: time.Second}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	e.Attach(&p)
+	spec := p.Cell
+	spec.Impl, spec.Clients = "inproc", 4 // as the plan reports every stair
+	spec.Scenario, _ = engine.LookupScenario("hot")
+	p.OnCell(0, 1, spec)
+	p.OnProgress(0, 1, spec, plan.Progress{Acquires: 100}) // stair 1, of 2 clients
+	p.OnResult(result.Cell{Impl: "inproc", Scenario: "hot", Clients: 2, Acquires: 100})
+	p.OnProgress(0, 1, spec, plan.Progress{Acquires: 30}) // stair 2, of 4
+	p.OnResult(result.Cell{Impl: "inproc", Scenario: "hot", Clients: 4, Acquires: 30})
+	got := map[int]float64{}
+	for _, m := range scrape(t, e)[metrics.Acquisitions].Metric {
+		got[clientsOf(m)] = m.Counter.GetValue()
+	}
+	if got[2] != 100 || got[4] != 30 {
+		t.Errorf("served %v acquisitions by clients, want 2:100 4:30", got)
+	}
 }
