@@ -119,6 +119,14 @@ type Progress struct {
 	Errors         int64
 	AcquiresPerS   float64
 	P99Us          float64 // approximate (±12%), from a coarse live histogram
+	// Holding and Waiting count the clients holding the lock and those
+	// inside an acquire at the moment of the snapshot (see clientStates).
+	Holding, Waiting int64
+	// Counts are the clients' counters summed, warm-up included (the
+	// result's are from the end of the warm-up), and Abandons the
+	// acquisitions given up while measuring; see liveCounts.
+	Counts   result.Counts
+	Abandons int64
 }
 
 // ErrUsage is wrapped by errors about a spec that cannot run as given.

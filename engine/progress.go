@@ -41,6 +41,8 @@ func (r *cellRun) progress() Progress {
 			sum[i] += w.live.b[i].Load()
 		}
 	}
+	p.Holding, p.Waiting = r.clientStates()
+	p.Counts, p.Abandons = r.liveCounts()
 	p.Elapsed = max(time.Since(r.measureFrom), 0)
 	p.Warmup = time.Now().Before(r.measureFrom)
 	if !r.deadline.IsZero() {

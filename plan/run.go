@@ -50,6 +50,13 @@ type Plan struct {
 	// OnSkip hears of cells skipped because their scenario does not apply
 	// to their implementation.
 	OnSkip func(spec CellSpec, err error)
+	// OnRunID hears the run's ID (shared by a sharded run's shards) before
+	// the first cell.
+	OnRunID func(id string)
+	// OnInterval hears each second of a load cell as it closes, on one
+	// goroutine of the cell's, after its .hlog line is written; the
+	// histograms are reused once it returns.
+	OnInterval func(c result.Cell, start time.Time, iv result.Interval)
 
 	// drivers and scenarios are Impls and Scenarios resolved by Validate,
 	// carried from then on.
@@ -89,6 +96,9 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 		defer m.shard.close()
 		m.runID = m.shard.runID
 		m.plan.Cell.Shard = m.shard.engineShard(plan)
+	}
+	if plan.OnRunID != nil {
+		plan.OnRunID(m.runID)
 	}
 	if plan.Out != "" {
 		if err := plan.writeMeta(ctx, sum.Started, fleet, m.shard); err != nil {
@@ -218,6 +228,9 @@ func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
 // its length. Errors are kept for keep to report: the log, once it could
 // not be created, is not tried again (a second try would truncate it).
 func (m *matrix) onInterval(c result.Cell, start time.Time, iv result.Interval) {
+	if m.plan.OnInterval != nil {
+		defer m.plan.OnInterval(c, start, iv)
+	}
 	key := c.Key()
 	if m.plan.Out == "" || m.logErr[key] != nil {
 		return

@@ -138,7 +138,10 @@ func decodeAll(dec runtime.Decoder, b []byte) ([]runtime.Object, error) {
 		if j, err := sigsyaml.YAMLToJSON(doc); err == nil && string(bytes.TrimSpace(j)) == "null" {
 			continue // comments only
 		}
-		obj, _, err := dec.Decode(doc, nil, nil)
+		obj, crd, err := decodeCRD(doc)
+		if !crd {
+			obj, _, err = dec.Decode(doc, nil, nil)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}

@@ -79,6 +79,7 @@ type runOpts struct {
 	cpuProfile, memProfile, trace    string
 	shard, startAt, runID            string
 	shardWait                        time.Duration
+	metricsAddr                      string
 
 	// Built from the registered drivers, server kinds and scenarios.
 	servers map[string]*string // role → addresses, comma-separated
@@ -147,6 +148,7 @@ func runFlags(o *runOpts, help io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.startAt, "start-at", "", "sharded: the first cell's common start, RFC 3339 (default: shard 0 publishes each start through the servers)")
 	fs.DurationVar(&o.shardWait, "shard-wait", rendezvous.DefaultWait, "sharded: how long a shard waits for the others at each meeting")
 	fs.StringVar(&o.runID, "run-id", os.Getenv("LOCKBENCH_RUN_ID"), "sharded: `ID` the shards of one run share on the servers (default: from the plan; env LOCKBENCH_RUN_ID)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve the run's figures live to Prometheus on `HOST:PORT` (/metrics; labels impl, scenario, clients, shard, run_id); at the end waits up to 20s for a last scrape")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof FILE)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile at the end of the run to `FILE`")
 	fs.StringVar(&o.trace, "trace", "", "write an execution trace of the whole run to `FILE` (go tool trace FILE)")
@@ -162,6 +164,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}
+	if err := checkMetricsAddr(o.metricsAddr); err != nil {
+		return err
+	}
 	p, err := o.plan(fs)
 	if err != nil {
 		return err
@@ -173,15 +178,22 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if p.Out, err = outDir(p.Out, o.force); err != nil {
 		return err
 	}
+	attachMetrics, stopMetrics, err := serveMetrics(ctx, o.metricsAddr, p.Shard, stderr)
+	if err != nil {
+		dropUnused(p.Out, had)
+		return err
+	}
 	stopProfiles, err := startProfiles(o.cpuProfile, o.memProfile, o.trace)
 	if err != nil {
+		stopMetrics()
 		return err
 	}
 	live := stdout
 	if o.format != formatTable {
 		live = io.Discard // the rows come as one document at the end
 	}
-	sum, err := runPlan(ctx, p, o.quiet, live, stderr)
+	sum, err := runPlan(ctx, p, o.quiet, live, stderr, attachMetrics)
+	stopMetrics()
 	if perr := stopProfiles(); perr != nil && err == nil {
 		err = perr
 	}
@@ -319,7 +331,7 @@ func foreign(ents []os.DirEntry) string {
 
 // runPlan runs the plan, printing the sandbox, a row per cell and the
 // progress line.
-func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Writer) (*result.Summary, error) {
+func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Writer, observers ...func(*plan.Plan)) (*result.Summary, error) {
 	table := report.NewTableFor(stdout, report.TableOptions{Impls: p.Impls, Scenarios: p.Scenarios, Herd: herdColumns(p.Impls)})
 	prog := newProgressLine(stderr, quiet)
 	p.OnServers = func(s impl.Servers, sandboxed []string) {
@@ -347,6 +359,9 @@ func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Wri
 		if l := result.LittleCheck(c, p.Cell.Hold, p.Cell.Think); l.Note != "" {
 			fmt.Fprintf(stderr, "note: %s: %s\n", c.Key(), l.Note)
 		}
+	}
+	for _, o := range observers {
+		o(&p)
 	}
 	sum, err := plan.Run(ctx, p)
 	prog.clear()
