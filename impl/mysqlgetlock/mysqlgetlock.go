@@ -174,9 +174,9 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 }
 
 // killOnDone sends KILL QUERY for this client's connection if ctx ends
-// before the returned stop is called; stop waits for the kill to finish,
-// so that it cannot land on a later statement, and reports whether it
-// was sent.
+// before the returned stop is called, again until the statement returns;
+// stop waits for the killing to end, so that no kill lands on a later
+// statement, and reports whether one was sent.
 func (l *Locker) killOnDone(ctx context.Context) (stop func() bool) {
 	if ctx.Done() == nil {
 		return func() bool { return false }
@@ -189,9 +189,20 @@ func (l *Locker) killOnDone(ctx context.Context) (stop func() bool) {
 		defer wg.Done()
 		select {
 		case <-ctx.Done():
-			l.ctl.kill(l.id)
-			killed = true
 		case <-done:
+			return
+		}
+		killed = true
+		// A KILL that arrives before the server has begun the GET_LOCK
+		// finds nothing to interrupt and is forgotten: kill again, more
+		// slowly, until the statement has returned.
+		for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+			l.ctl.kill(l.id)
+			select {
+			case <-done:
+				return
+			case <-time.After(wait):
+			}
 		}
 	}()
 	return func() bool {
