@@ -3,6 +3,7 @@ package pgadvisory
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,8 +48,14 @@ func TestBurstQueuesOnServer(t *testing.T) {
 			granted := make(chan int, n)
 			leases := make([]impl.Lease, n)
 			var arrival []uint32
+			var waiters sync.WaitGroup
+			// Cleanups run last first: on a failure the waiters are
+			// stopped before their connections close under them.
+			t.Cleanup(func() { cancel(); waiters.Wait() })
 			for i := 1; i < n; i++ {
+				waiters.Add(1)
 				go func() {
+					defer waiters.Done()
 					lease, err := clients[i].Acquire(ctx, "burst")
 					if err != nil {
 						t.Error(err)
@@ -115,11 +122,24 @@ func sideConn(t *testing.T, servers impl.Servers) *pgx.Conn {
 	return c
 }
 
-// serverQueue lists the backends waiting on advisory locks, by when
-// their wait began.
+// serverQueue lists the backends waiting on advisory locks in the lock
+// queue's own order: a waiter is blocked by the holder and by every
+// waiter ahead of it (pg_blocking_pids), so the fewer block it, the
+// nearer the head it is. (pg_locks' waitstart is stamped after the waiter
+// joined the queue, and on a loaded machine two can be stamped out of
+// order.)
 func serverQueue(t *testing.T, c *pgx.Conn) []uint32 {
 	t.Helper()
-	pids, err := waitingPIDs(context.Background(), c)
+	rows, err := c.Query(context.Background(), "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "+
+		"ORDER BY cardinality(pg_blocking_pids(pid)), pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (uint32, error) {
+		var pid int32
+		err := r.Scan(&pid)
+		return uint32(pid), err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
