@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
 )
 
 // The checker must catch what it exists for: a Redis lock whose TTL runs
@@ -19,7 +20,8 @@ func TestCheckerCatchesTTLShorterThanHold(t *testing.T) {
 		unsafe bool
 	}{{"redis", true}, {"zk-pred", false}} {
 		t.Run(tc.impl, func(t *testing.T) {
-			srv := allServers(t)
+			d, _ := impl.Lookup(tc.impl)
+			srv := sandboxtest.Start(t, d.Needs...)
 			cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: tc.impl, Scenario: hot, Clients: 4, Duration: 1500 * time.Millisecond, Hold: 60 * time.Millisecond,
 				Config: impl.Config{Servers: srv, Namespace: "ttl-" + t.Name(), TTL: 20 * time.Millisecond, Retry: 5 * time.Millisecond},
