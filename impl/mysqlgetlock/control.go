@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
@@ -18,19 +17,10 @@ import (
 // queries of cancelled waiters and lists the waiting connections. It is
 // a small pool of its own, outside every client's connection.
 type control struct {
-	db   *sql.DB
-	poke chan struct{}
-	view atomic.Pointer[queueView]
-
-	mu      sync.Mutex
-	running bool
-}
-
-// queueView is the connections waiting for a user lock as SHOW
-// PROCESSLIST showed them to a request sent at sent (unix ns).
-type queueView struct {
-	sent int64
-	ids  []int64
+	db *sql.DB
+	// queue is the connections waiting for a user lock, as SHOW
+	// PROCESSLIST last listed them.
+	queue *impl.QueueView[int64]
 }
 
 var (
@@ -50,7 +40,11 @@ func controlFor(addr string) (*control, error) {
 		return nil, err
 	}
 	db.SetConnMaxIdleTime(5 * time.Second)
-	c := &control{db: db, poke: make(chan struct{}, 1)}
+	c := &control{db: db}
+	c.queue = impl.NewQueueView(2*time.Second, func(context.Context) (func(context.Context) ([]int64, error), func(), error) {
+		list := func(ctx context.Context) ([]int64, error) { return userLockWaiters(ctx, db) }
+		return list, func() {}, nil
+	})
 	controls[addr] = c
 	return c, nil
 }
@@ -62,48 +56,9 @@ func (c *control) kill(id int64) {
 	c.db.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
 }
 
-// waiting reports whether the latest view, asked for after from, lists
-// connection id; otherwise it asks for a fresh one and says no.
-func (c *control) waiting(id, from int64) bool {
-	if v := c.view.Load(); v != nil && v.sent > from && slices.Contains(v.ids, id) {
-		return true
-	}
-	select {
-	case c.poke <- struct{}{}:
-	default:
-	}
-	c.mu.Lock()
-	if !c.running {
-		c.running = true
-		go c.run()
-	}
-	c.mu.Unlock()
-	return false
-}
-
-func (c *control) run() {
-	defer func() {
-		c.mu.Lock()
-		c.running = false
-		c.mu.Unlock()
-	}()
-	idle := time.NewTimer(2 * time.Second)
-	defer idle.Stop()
-	for {
-		select {
-		case <-c.poke:
-		case <-idle.C:
-			return
-		}
-		sent := time.Now().UnixNano()
-		ids, err := userLockWaiters(context.Background(), c.db)
-		if err != nil {
-			return
-		}
-		c.view.Store(&queueView{sent: sent, ids: ids})
-		idle.Reset(2 * time.Second)
-	}
-}
+// waiting reports whether the latest listing, asked for after from,
+// lists connection id; otherwise it asks for a fresh one and says no.
+func (c *control) waiting(id, from int64) bool { return c.queue.Waiting(id, from) }
 
 // userLockWaiters lists the connections in state "User lock". SHOW
 // PROCESSLIST rather than a SELECT, so that the server's Com_select

@@ -3,9 +3,7 @@ package pgadvisory
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,25 +11,11 @@ import (
 	"github.com/lockbench/lockbench/impl"
 )
 
-// observer watches one server's queue of advisory-lock waiters for the
-// clients of this process, on a connection of its own. It queries only
+// observer is one server's queue of advisory-lock waiters, read for the
+// clients of this process on a connection of its own: it queries only
 // while clients ask (Settled), and closes its connection once nobody has
 // asked for observerIdle.
-type observer struct {
-	cc   *pgx.ConnConfig
-	poke chan struct{}
-	view atomic.Pointer[queueView]
-
-	mu      sync.Mutex
-	running bool
-}
-
-// queueView is the backends waiting on advisory locks as pg_locks showed
-// them to a query sent at sent (unix ns).
-type queueView struct {
-	sent int64
-	pids []uint32
-}
+type observer = impl.QueueView[uint32]
 
 const observerIdle = 2 * time.Second
 
@@ -48,59 +32,17 @@ func observerFor(addr string, cc *pgx.ConnConfig) *observer {
 	if !ok {
 		side := cc.Copy()
 		side.Database = "template1"
-		o = &observer{cc: side, poke: make(chan struct{}, 1)}
+		o = impl.NewQueueView(observerIdle, func(ctx context.Context) (func(context.Context) ([]uint32, error), func(), error) {
+			c, err := connectSide(ctx, side)
+			if err != nil {
+				return nil, nil, err
+			}
+			list := func(ctx context.Context) ([]uint32, error) { return waitingPIDs(ctx, c) }
+			return list, func() { c.Close(context.Background()) }, nil
+		})
 		observers[addr] = o
 	}
 	return o
-}
-
-// waiting reports whether the latest view, taken by a query sent after
-// from, lists pid; otherwise it asks for a fresh view and says no.
-func (o *observer) waiting(pid uint32, from int64) bool {
-	if v := o.view.Load(); v != nil && v.sent > from && slices.Contains(v.pids, pid) {
-		return true
-	}
-	select {
-	case o.poke <- struct{}{}:
-	default:
-	}
-	o.mu.Lock()
-	if !o.running {
-		o.running = true
-		go o.run()
-	}
-	o.mu.Unlock()
-	return false
-}
-
-func (o *observer) run() {
-	defer func() {
-		o.mu.Lock()
-		o.running = false
-		o.mu.Unlock()
-	}()
-	ctx := context.Background()
-	c, err := connectSide(ctx, o.cc)
-	if err != nil {
-		return
-	}
-	defer c.Close(ctx)
-	idle := time.NewTimer(observerIdle)
-	defer idle.Stop()
-	for {
-		select {
-		case <-o.poke:
-		case <-idle.C:
-			return
-		}
-		sent := time.Now().UnixNano()
-		pids, err := waitingPIDs(ctx, c)
-		if err != nil {
-			return
-		}
-		o.view.Store(&queueView{sent: sent, pids: pids})
-		idle.Reset(observerIdle)
-	}
 }
 
 // connectSide connects on template1, or on the clients' own database if

@@ -318,7 +318,7 @@ func (l *Locker) Settled() bool {
 		return l.asleep.Load()
 	}
 	from := l.waitFrom.Load()
-	return from != 0 && l.obs.waiting(l.pid, from)
+	return from != 0 && l.obs.Waiting(l.pid, from)
 }
 
 // Counters returns this client's counters.
