@@ -9,7 +9,7 @@ import (
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // Every load scenario runs against every implementation over real servers:
@@ -18,8 +18,8 @@ func TestEveryScenarioOnEveryImplementation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives every implementation over real servers")
 	}
-	keys, _ := scenarios.ParseKeys("zipf:1.5")
-	hold, _ := scenarios.ParseDist("exp:500us")
+	keys, _ := dist.ParseKeys("zipf:1.5")
+	hold, _ := dist.ParseDist("exp:500us")
 	for _, name := range []string{"redis", "redlock", "redsync", "zk-naive", "zk-pred", "zk-ephemeral", "zk-lock"} {
 		// One sandbox of the servers the driver needs serves its four
 		// scenarios, each in a namespace of its own.

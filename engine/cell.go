@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // CellSpec describes one cell: an implementation under a scenario with a
@@ -40,10 +40,10 @@ type CellSpec struct {
 	Think  time.Duration // pause between release and the next acquire
 	// HoldDist and ThinkDist, when set, draw each hold and think time
 	// (exp:5ms, uniform:1ms-10ms); otherwise Hold and Think are fixed.
-	HoldDist, ThinkDist scenarios.Dist
+	HoldDist, ThinkDist dist.Dist
 	// Keys picks the lock of each acquisition in the keys scenario (and in
 	// rate with Locks > 1). Default uniform.
-	Keys scenarios.Keys
+	Keys dist.Keys
 	// Rate is the open loop's arrivals per second (scenario rate).
 	Rate float64
 	// Arrival is ArrivalConstant (default) or ArrivalPoisson.
@@ -285,10 +285,10 @@ func (s *CellSpec) defaults() {
 		s.Arrival = ArrivalConstant
 	}
 	if s.HoldDist.IsZero() {
-		s.HoldDist = scenarios.Fixed(s.Hold)
+		s.HoldDist = dist.Fixed(s.Hold)
 	}
 	if s.ThinkDist.IsZero() {
-		s.ThinkDist = scenarios.Fixed(s.Think)
+		s.ThinkDist = dist.Fixed(s.Think)
 	}
 	if s.Repeat <= 0 {
 		s.Repeat = 1

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 func TestKeysScenarioSpreadsOverNames(t *testing.T) {
 	t.Parallel()
-	keys, err := scenarios.ParseKeys("hot:0.25/0.9")
+	keys, err := dist.ParseKeys("hot:0.25/0.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestKeysScenarioSpreadsOverNames(t *testing.T) {
 
 func TestFairnessAndHandoff(t *testing.T) {
 	t.Parallel()
-	hold, _ := scenarios.ParseDist("uniform:100us-300us")
+	hold, _ := dist.ParseDist("uniform:100us-300us")
 	cell, err := RunCell(context.Background(), CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Acquires: 400, HoldDist: hold,
 		Config: impl.Config{Namespace: t.Name()},

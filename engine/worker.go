@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // worker is one simulated client: its own Locker, its own histograms and
@@ -25,7 +25,7 @@ type worker struct {
 	settler impl.Settler // nil when the implementation cannot say
 	timer   *time.Timer
 	rng     *rand.Rand
-	picker  *scenarios.Picker // keys scenario
+	picker  *dist.Picker // keys scenario
 
 	acquires atomic.Int64
 	errors   atomic.Int64

@@ -11,7 +11,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // A plan's cells read the servers' counters through the sandbox's kinds,
@@ -133,10 +133,10 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 	c := p.Cell.Config.WithDefaults()
 	hold, think := p.Cell.HoldDist, p.Cell.ThinkDist
 	if hold.IsZero() {
-		hold = scenarios.Fixed(p.Cell.Hold)
+		hold = dist.Fixed(p.Cell.Hold)
 	}
 	if think.IsZero() {
-		think = scenarios.Fixed(p.Cell.Think)
+		think = dist.Fixed(p.Cell.Think)
 	}
 	var ramp string
 	if r := p.Ramp; r != nil {

@@ -1,5 +1,4 @@
-// Package scenarios holds what shapes a scenario's load: distributions of
-// hold and think times (Dist) and of which lock each acquisition picks
-// (Keys). The scenarios themselves — hot, keys, burst, rate and the fault
-// scenarios — register with the engine (package engine), one type each.
+// Package scenarios will hold lockbench's load shapes, how a cell's
+// clients are driven, beside the distributions of scenarios/dist that
+// shape their hold, think and key choices.
 package scenarios

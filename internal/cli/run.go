@@ -27,7 +27,7 @@ import (
 	"github.com/lockbench/lockbench/rendezvous"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 const runSynopsis = `run [flags]
@@ -514,15 +514,15 @@ func parseShard(v string, getenv func(string) string) (*plan.Sharding, error) {
 
 // cell is the template cell the flags describe.
 func (o runOpts) cell() (plan.CellSpec, error) {
-	hold, err := scenarios.ParseDist(o.hold)
+	hold, err := dist.ParseDist(o.hold)
 	if err != nil {
 		return plan.CellSpec{}, fmt.Errorf("%w: --hold: %v", errUsage, err)
 	}
-	think, err := scenarios.ParseDist(o.think)
+	think, err := dist.ParseDist(o.think)
 	if err != nil {
 		return plan.CellSpec{}, fmt.Errorf("%w: --think: %v", errUsage, err)
 	}
-	keys, err := scenarios.ParseKeys(o.dist)
+	keys, err := dist.ParseKeys(o.dist)
 	if err != nil {
 		return plan.CellSpec{}, fmt.Errorf("%w: --dist: %v", errUsage, err)
 	}
