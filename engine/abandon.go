@@ -2,19 +2,18 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "abandon", kind: result.KindBurst, newShape: func() shape { return new(abandonRun) }, minClients: 3,
-		noTimeout:   "its waiters give up on its own schedule (every other one, one at a time)",
-		description: "a full queue in which every other waiter gives up: clients queue in id order behind client 0, the odd ones (but the last) leave one by one, the rest get the lock in queue order"})
+	RegisterScenario(Load(LoadSpec{Name: "abandon", Kind: result.KindBurst, NewShape: func() Shape { return new(abandonRun) }, MinClients: 3,
+		NoTimeout:   "its waiters give up on its own schedule (every other one, one at a time)",
+		Description: "a full queue in which every other waiter gives up: clients queue in id order behind client 0, the odd ones (but the last) leave one by one, the rest get the lock in queue order"}))
 }
 
 // abandonShape is the abandon scenario: waiters that give up while queued
@@ -28,7 +27,7 @@ func init() {
 // Afterwards the servers must hold nothing under the cell's namespace.
 // abandonRun is that shape in a cell, with the cell's state.
 type abandonRun struct {
-	settleBarrier
+	Barrier
 
 	gates  []chan struct{}      // client i may join the queue
 	leave  []context.CancelFunc // cancels an abandoner's wait; nil for others
@@ -42,117 +41,90 @@ type abandonRun struct {
 // last, so that each has a successor in the queue.
 func abandons(i, n int) bool { return i%2 == 1 && i < n-1 }
 
-func (a *abandonRun) prepare(r *cellRun) {
-	r.spec.Warmup, r.spec.Duration = 0, 0
-	n := len(r.workers)
+func (a *abandonRun) Prepare(r *Cell) {
+	r.Spec.Warmup, r.Spec.Duration = 0, 0
+	n := len(r.Clients)
 	a.gates, a.leave = make([]chan struct{}, n), make([]context.CancelFunc, n)
 	a.ready, a.order, a.left = make(chan struct{}), make([]int32, n), -1
-	for i, w := range r.workers {
+	for i, w := range r.Clients {
 		a.gates[i] = make(chan struct{})
 		if abandons(i, n) {
-			w.leave, a.leave[i] = context.WithCancel(context.Background())
+			var leave context.Context
+			leave, a.leave[i] = context.WithCancel(context.Background())
+			w.SetLeave(leave)
 		}
 	}
-	if r.driver.Theory != nil {
-		r.beforeRelease = func(ctx context.Context) { a.settle(ctx, r) }
+	if r.Driver.Theory != nil {
+		r.BeforeRelease = func(ctx context.Context) { a.Settle(ctx, r) }
 	}
-	r.afterClients = func(ctx context.Context) { a.countLeftovers(ctx, r) }
+	r.AfterClients = func(ctx context.Context) { a.countLeftovers(ctx, r) }
 }
 
-func (a *abandonRun) client(ctx context.Context, r *cellRun, w *worker) {
-	defer w.flush()
+func (a *abandonRun) Client(ctx context.Context, r *Cell, w *Client) {
+	defer w.Flush()
 	select {
-	case <-a.gates[w.id]:
+	case <-a.gates[w.ID()]:
 	case <-ctx.Done():
-		w.done.Store(true)
+		w.MarkDone()
 		return
 	}
 	start := time.Now()
 	var lease impl.Lease
 	for {
 		var err error
-		if lease, _, err = w.acquire(ctx, r.names.at(0), time.Now()); err == nil {
+		if lease, _, err = w.Acquire(ctx, r.LockName(0), time.Now()); err == nil {
 			break
 		}
-		if ctx.Err() != nil || err == errAbandoned {
-			w.done.Store(true)
+		if ctx.Err() != nil || errors.Is(err, ErrAbandoned) {
+			w.MarkDone()
 			return
 		}
-		w.fail(err) // tried again: it joins the queue's end
-		w.backoff(ctx, r.spec.Config.Retry)
+		w.Fail(err) // tried again: it joins the queue's end
+		w.Backoff(ctx, r.Spec.Config.Retry)
 	}
 	got := time.Now()
-	r.granted(w, 0, start, got, got.Sub(start))
-	a.order[a.grants.Add(1)-1] = int32(w.id)
-	w.done.Store(true)
-	if w.id == 0 {
+	r.Granted(w, 0, start, got, got.Sub(start))
+	a.order[a.grants.Add(1)-1] = int32(w.ID())
+	w.MarkDone()
+	if w.ID() == 0 {
 		select { // the first holder keeps the lock until the leavers left
 		case <-a.ready:
 		case <-ctx.Done():
 		}
 	}
-	r.holdAndRelease(ctx, w, 0, lease, got, true)
+	r.HoldAndRelease(ctx, w, 0, lease, got, true)
 }
 
 // drive lets the clients join the queue in id order, then has the
 // abandoners leave one at a time, each step waiting for a settled queue.
-func (a *abandonRun) drive(ctx context.Context, r *cellRun) {
+func (a *abandonRun) Drive(ctx context.Context, r *Cell) {
 	defer close(a.ready)
-	for i := range r.workers {
+	for i := range r.Clients {
 		close(a.gates[i])
-		a.settleUpTo(ctx, r, i)
+		a.SettleUpTo(ctx, r, i)
 	}
 	for i, leave := range a.leave {
 		if leave == nil {
 			continue
 		}
 		leave()
-		for !r.workers[i].done.Load() && ctx.Err() == nil {
+		for !r.Clients[i].IsDone() && ctx.Err() == nil {
 			time.Sleep(50 * time.Microsecond)
 		}
-		a.settleUpTo(ctx, r, len(r.workers)-1)
-	}
-}
-
-// settleUpTo waits until clients 0…i are each done (holding, or gone) or
-// settled in the queue — a poller once seen asleep between polls. A
-// driver that cannot say is given a few retry delays.
-func (a *abandonRun) settleUpTo(ctx context.Context, r *cellRun, i int) {
-	deadline := time.Now().Add(DefaultSettleTimeout)
-	for ctx.Err() == nil {
-		all := true
-		for _, w := range r.workers[:i+1] {
-			if w.settler == nil {
-				a.state.Store(2)
-				time.Sleep(5 * r.spec.Config.Retry)
-				return
-			}
-			if !w.done.Load() && !w.settler.Settled() {
-				all = false
-				break
-			}
-		}
-		if all {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.state.CompareAndSwap(0, 1)
-			return
-		}
-		time.Sleep(50 * time.Microsecond)
+		a.SettleUpTo(ctx, r, len(r.Clients)-1)
 	}
 }
 
 // countLeftovers asks the driver what the servers still hold under the
 // cell's namespace, with every client done but still connected: a queue
 // node or key left now was left by a client, not taken by a session's end.
-func (a *abandonRun) countLeftovers(ctx context.Context, r *cellRun) {
-	if r.driver.Residue == nil || ctx.Err() != nil {
+func (a *abandonRun) countLeftovers(ctx context.Context, r *Cell) {
+	if r.Driver.Residue == nil || ctx.Err() != nil {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if n, err := r.driver.Residue(cctx, r.spec.Config.Servers, r.spec.Config.Namespace); err == nil {
+	if n, err := r.Driver.Residue(cctx, r.Spec.Config.Servers, r.Spec.Config.Namespace); err == nil {
 		a.left = int64(n)
 	}
 }
@@ -160,7 +132,7 @@ func (a *abandonRun) countLeftovers(ctx context.Context, r *cellRun) {
 // finish adds who got the lock in which order, what was left behind, and
 // what theory predicts: each leave wakes Theory.Abandon(n) waiters with n
 // clients queued, then the burst of those left.
-func (a *abandonRun) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.Histogram) {
+func (a *abandonRun) Finish(r *Cell, c *result.Cell, _ Totals) {
 	if c.Abandon == nil {
 		c.Abandon = &result.Abandon{}
 	}
@@ -172,12 +144,12 @@ func (a *abandonRun) finish(r *cellRun, c *result.Cell, _ [nTags]*hdrhistogram.H
 		}
 		c.Abandon.Granted = append(g, int(id))
 	}
-	c.Settle = a.outcome()
-	t := r.driver.Theory
+	c.Settle = a.Outcome()
+	t := r.Driver.Theory
 	if t == nil {
 		return
 	}
-	n, queued := len(r.workers), len(r.workers)
+	n, queued := len(r.Clients), len(r.Clients)
 	var wake float64
 	for i := range n {
 		if abandons(i, n) {

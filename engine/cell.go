@@ -361,7 +361,7 @@ func fairness(per []int64, acq *hdrhistogram.Histogram) *result.Fairness {
 }
 
 // distributions merges the implementations' own distributions over clients.
-func distributions(ws []*worker) (map[string]result.Spread, map[string][]int64) {
+func distributions(ws []*Client) (map[string]result.Spread, map[string][]int64) {
 	hists := map[string]*hdrhistogram.Histogram{}
 	vecs := map[string][]int64{}
 	for _, w := range ws {

@@ -237,15 +237,15 @@ func TestConnectFailureClosesTheRest(t *testing.T) {
 func TestRecordingPathAllocatesNothing(t *testing.T) {
 	l, _ := inproc.New(context.Background(), impl.Config{Namespace: t.Name()})
 	w := newWorker(0, l, 1)
-	newIntervals(time.Now(), []*worker{w}, nil)
+	newIntervals(time.Now(), []*Client{w}, nil)
 	k := result.NewChecker(time.Now(), 1, result.LockName)
 	allocs := testing.AllocsPerRun(1000, func() {
 		t0 := time.Now()
 		w.recordAcquire(t0, time.Since(t0)+3*time.Millisecond)
 		v := k.Enter(0, 0, 1, false, t0)
 		k.Exit(v, 0, time.Now())
-		w.rec(tagRelease, t0, 2*time.Hour) // beyond range: clamped, no error value
-		w.rec(tagLag, t0, time.Microsecond)
+		w.Record(TagRelease, t0, 2*time.Hour) // beyond range: clamped, no error value
+		w.Record(TagLag, t0, time.Microsecond)
 		k.Released(0, t0)
 		k.Handoff(0, t0, time.Now())
 	})

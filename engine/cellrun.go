@@ -8,15 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
 // runLoad connects a load scenario's clients, runs the cell and closes
 // them again.
-func runLoad(ctx context.Context, spec CellSpec, sh shape) (Result, error) {
+func runLoad(ctx context.Context, spec CellSpec, sh Shape) (Result, error) {
 	d, lockers, err := setUp(ctx, spec)
 	if err != nil {
 		return Result{}, err
@@ -29,14 +27,28 @@ func runLoad(ctx context.Context, spec CellSpec, sh shape) (Result, error) {
 // ReleaseGrace is how long a release may run on after its cell ended.
 const ReleaseGrace = 2 * time.Second
 
-// cellRun is one cell in flight.
-type cellRun struct {
-	spec    CellSpec
-	driver  impl.Driver
-	shape   shape
-	workers []*worker
-	names   lockNames
-	check   *result.Checker
+// Cell is one load cell in flight: what every scenario's shape shares —
+// the spec, the driver, the clients and their lock names, the checker, the
+// clock — while the shape holds its own state.
+type Cell struct {
+	// Spec is the cell's checked spec; a shape's Prepare may adjust it.
+	Spec CellSpec
+	// Driver is the resolved driver of Spec.Impl.
+	Driver impl.Driver
+	// Clients are the cell's clients of this process, each on its own
+	// connection.
+	Clients []*Client
+	// BeforeRelease, if set by a shape's Prepare, runs before every
+	// release (the burst waits for its waiters there).
+	BeforeRelease func(ctx context.Context)
+	// AfterClients, if set by a shape's Prepare, runs once every client
+	// has stopped and before their sessions close (the abandon scenario
+	// counts leftovers there).
+	AfterClients func(ctx context.Context)
+
+	shape Shape
+	names lockNames
+	check *result.Checker
 
 	start, measureFrom, deadline time.Time
 	limited                      bool
@@ -45,9 +57,6 @@ type cellRun struct {
 	// keepOpen leaves the clients connected after the cell (a ramp's
 	// stairs share them).
 	keepOpen bool
-	// beforeRelease, if set, runs before every release (the burst waits
-	// for its waiters there).
-	beforeRelease func(ctx context.Context)
 	// wctx is the context clients serve under; it outlives the cell's
 	// deadline where a shape drains (the open loop).
 	wctx    context.Context
@@ -63,9 +72,6 @@ type cellRun struct {
 	// cell ended for want of it (see watchLivelock).
 	live     progress
 	livelock *result.Livelock
-	// afterClients, if set, runs once every client has stopped and before
-	// their sessions close (the abandon scenario counts leftovers there).
-	afterClients func(ctx context.Context)
 
 	// sharded: the grants' stream and the end of answering other shards'
 	// settle calls.
@@ -73,26 +79,26 @@ type cellRun struct {
 	stopServe context.CancelFunc
 }
 
-func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh shape) *cellRun {
-	r := &cellRun{spec: spec, driver: d, shape: sh}
+func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh Shape) *Cell {
+	r := &Cell{Spec: spec, Driver: d, shape: sh}
 	r.names = newLockNames(spec.Locks)
-	r.workers = make([]*worker, len(lockers))
+	r.Clients = make([]*Client, len(lockers))
 	lo, _ := spec.Shard.Range(spec.Clients)
 	for i, l := range lockers {
-		r.workers[i] = newWorker(lo+i, l, spec.Config.Seed)
-		r.workers[i].timeout = spec.AcquireTimeout
+		r.Clients[i] = newWorker(lo+i, l, spec.Config.Seed)
+		r.Clients[i].timeout = spec.AcquireTimeout
 	}
-	sh.prepare(r)
+	sh.Prepare(r)
 	return r
 }
 
-func (r *cellRun) closeAll() {
+func (r *Cell) closeAll() {
 	if r.keepOpen {
 		return
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		if w.l == nil {
 			continue
 		}
@@ -103,19 +109,19 @@ func (r *cellRun) closeAll() {
 		})
 	}
 	wg.Wait()
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		w.l = nil
 	}
 }
 
 // sink is where the cell's intervals go as they close: the spec's
 // OnInterval, told which cell they belong to, or nowhere but the result.
-func (r *cellRun) sink() func(result.Interval) {
-	if r.spec.OnInterval == nil {
+func (r *Cell) sink() func(result.Interval) {
+	if r.Spec.OnInterval == nil {
 		return nil
 	}
-	c := result.Cell{Impl: r.spec.Impl, Scenario: r.spec.Scenario.Name(), Clients: r.spec.Clients}
-	return func(iv result.Interval) { r.spec.OnInterval(c, r.measureFrom, iv) }
+	c := result.Cell{Impl: r.Spec.Impl, Scenario: r.Spec.Scenario.Name(), Clients: r.Spec.Clients}
+	return func(iv result.Interval) { r.Spec.OnInterval(c, r.measureFrom, iv) }
 }
 
 // clientCounts is what the clients counted, at the start of a cell (for
@@ -125,7 +131,7 @@ type clientCounts struct {
 	base          []impl.Counts // every counter when measuring began
 }
 
-func (r *cellRun) run(ctx context.Context) (Result, error) {
+func (r *Cell) run(ctx context.Context) (Result, error) {
 	// A shard reads the servers' counters once every shard is connected,
 	// so that no shard's connecting lands in another's span.
 	at, err := r.lineUp(ctx)
@@ -133,31 +139,31 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	defer r.release()
-	srv := startServerCounters(ctx, r.driver, r.spec.Config.Servers)
+	srv := startServerCounters(ctx, r.Driver, r.Spec.Config.Servers)
 	if err := sleepUntil(ctx, at); err != nil {
 		return Result{}, err
 	}
 	r.start = time.Now()
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		w.t0 = r.start
 	}
-	r.measureFrom = r.start.Add(r.spec.Warmup)
+	r.measureFrom = r.start.Add(r.Spec.Warmup)
 	r.check = result.NewChecker(r.start, r.names.len(), r.names.at)
-	iv := newIntervals(r.measureFrom, r.workers, r.sink())
+	iv := newIntervals(r.measureFrom, r.Clients, r.sink())
 	var cctx context.Context
 	var cancel context.CancelFunc
-	if r.spec.Duration > 0 {
+	if r.Spec.Duration > 0 {
 		// The cell time limit bounds a timed cell too: a duration beyond
 		// it is cut there, and the cell says so.
-		r.deadline = r.measureFrom.Add(min(r.spec.Duration, r.spec.MaxTime))
-		if r.spec.Duration > r.spec.MaxTime {
+		r.deadline = r.measureFrom.Add(min(r.Spec.Duration, r.Spec.MaxTime))
+		if r.Spec.Duration > r.Spec.MaxTime {
 			r.truncated = r.cutShort()
 		}
 		cctx, cancel = context.WithDeadline(ctx, r.deadline)
 	} else {
-		r.limited = r.spec.Acquires > 0
-		r.remaining.Store(r.spec.Shard.share(r.spec.Acquires, r.spec.Clients))
-		cctx, cancel = context.WithTimeout(ctx, r.spec.Warmup+r.spec.MaxTime)
+		r.limited = r.Spec.Acquires > 0
+		r.remaining.Store(r.Spec.Shard.share(r.Spec.Acquires, r.Spec.Clients))
+		cctx, cancel = context.WithTimeout(ctx, r.Spec.Warmup+r.Spec.MaxTime)
 	}
 	defer cancel()
 	r.stop = cancel
@@ -173,8 +179,8 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 	}
 	end := time.Now()
 	gen := health.stop()
-	if r.spec.OnClock != nil {
-		r.spec.OnClock(false)
+	if r.Spec.OnClock != nil {
+		r.Spec.OnClock(false)
 	}
 	stopProgress()
 	if warmDone != nil {
@@ -186,20 +192,20 @@ func (r *cellRun) run(ctx context.Context) (Result, error) {
 // baseCounts notes every client's counters before it acts, and again when
 // the warm-up ends (at once without one); warmDone closes when that is
 // done, or is nil when it already is.
-func (r *cellRun) baseCounts(cctx context.Context) (*clientCounts, chan struct{}) {
-	cc := &clientCounts{notifications: make([]int64, len(r.workers)), base: make([]impl.Counts, len(r.workers))}
-	for i, w := range r.workers {
+func (r *Cell) baseCounts(cctx context.Context) (*clientCounts, chan struct{}) {
+	cc := &clientCounts{notifications: make([]int64, len(r.Clients)), base: make([]impl.Counts, len(r.Clients))}
+	for i, w := range r.Clients {
 		cc.notifications[i] = w.l.Counters().Notifications.Load()
 		if d, ok := w.l.(impl.Distributions); ok {
 			d.ResetDistributions() // a ramp's previous stair, say
 		}
 	}
 	snap := func() {
-		for i, w := range r.workers {
+		for i, w := range r.Clients {
 			cc.base[i] = w.l.Counters().Snapshot()
 		}
 	}
-	if r.spec.Warmup <= 0 {
+	if r.Spec.Warmup <= 0 {
 		snap()
 		return cc, nil
 	}
@@ -207,7 +213,7 @@ func (r *cellRun) baseCounts(cctx context.Context) (*clientCounts, chan struct{}
 	go func() {
 		defer close(done)
 		select {
-		case <-time.After(r.spec.Warmup):
+		case <-time.After(r.Spec.Warmup):
 			snap()
 		case <-cctx.Done():
 		}
@@ -217,10 +223,10 @@ func (r *cellRun) baseCounts(cctx context.Context) (*clientCounts, chan struct{}
 
 // launch starts every client at once, runs the shape's own part and waits
 // for the clients to stop.
-func (r *cellRun) launch(ctx, cctx context.Context) {
+func (r *Cell) launch(ctx, cctx context.Context) {
 	r.wctx, r.wcancel = cctx, func() {}
-	if s, ok := r.shape.(servingShape); ok {
-		r.wctx, r.wcancel = s.serveContext(ctx, r)
+	if s, ok := r.shape.(Serving); ok {
+		r.wctx, r.wcancel = s.ServeContext(ctx, r)
 	}
 	defer r.wcancel()
 	// Releases outlive the clients' context — a holder releases what it
@@ -235,34 +241,34 @@ func (r *cellRun) launch(ctx, cctx context.Context) {
 	defer stopWatch()
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		wg.Go(func() {
 			defer r.recoverClient(w)
 			defer w.flushGrants()
 			<-gate
-			r.shape.client(r.wctx, r, w)
+			r.shape.Client(r.wctx, r, w)
 		})
 	}
-	if r.spec.OnClock != nil {
-		r.spec.OnClock(true)
+	if r.Spec.OnClock != nil {
+		r.Spec.OnClock(true)
 	}
 	close(gate)
-	r.shape.drive(cctx, r)
+	r.shape.Drive(cctx, r)
 	wg.Wait()
 	stopWatch()
-	if r.afterClients != nil {
-		r.afterClients(ctx)
+	if r.AfterClients != nil {
+		r.AfterClients(ctx)
 	}
 }
 
 // cutShort is the reason for a cell the time limit ended.
-func (r *cellRun) cutShort() string {
-	return fmt.Sprintf("cut short by the cell time limit (%v)", r.spec.MaxTime)
+func (r *Cell) cutShort() string {
+	return fmt.Sprintf("cut short by the cell time limit (%v)", r.Spec.MaxTime)
 }
 
 // recoverClient turns a client's panic into the end of the cell: the
 // others stop, and what was measured is kept and reported with the panic.
-func (r *cellRun) recoverClient(w *worker) {
+func (r *Cell) recoverClient(w *Client) {
 	p := recover()
 	if p == nil {
 		return
@@ -275,17 +281,17 @@ func (r *cellRun) recoverClient(w *worker) {
 
 // finish closes the clients, reads the servers' counters and cleans up,
 // then puts the cell's result together.
-func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *clientCounts, srv *serverCounters, gen *health) (Result, error) {
+func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *clientCounts, srv *serverCounters, gen *health) (Result, error) {
 	// The servers' CPU over the cell is read as the clients stop, before
 	// closing and cleaning up add their own.
 	serverCPU, serverSpan := srv.cpuUsed()
 	// Close every session before the final counts, so that notifications
 	// still in flight are delivered and counted on both sides.
-	counters := make([]*impl.Counters, len(r.workers))
-	for i, w := range r.workers {
+	counters := make([]*impl.Counters, len(r.Clients))
+	for i, w := range r.Clients {
 		counters[i] = w.l.Counters()
 	}
-	dists, vecs := distributions(r.workers)
+	dists, vecs := distributions(r.Clients)
 	ivs, totals := iv.finish(end)
 	r.closeAll()
 	doneErr := r.leave(ctx)
@@ -297,9 +303,9 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 	} else {
 		srv.err = fmt.Errorf("interrupted before the servers' counters were read: %w", ctx.Err())
 	}
-	if r.driver.Cleanup != nil && !r.keepOpen && ctx.Err() == nil && (r.spec.Shard == nil || r.spec.Shard.Index == 0) {
+	if r.Driver.Cleanup != nil && !r.keepOpen && ctx.Err() == nil && (r.Spec.Shard == nil || r.Spec.Shard.Index == 0) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		r.driver.Cleanup(cctx, r.spec.Config.Servers, r.spec.Config.Namespace)
+		r.Driver.Cleanup(cctx, r.Spec.Config.Servers, r.Spec.Config.Namespace)
 		cancel()
 	}
 	cell := r.collect(end, counters, cc.base, totals)
@@ -329,13 +335,13 @@ func (r *cellRun) finish(ctx context.Context, end time.Time, iv *intervals, cc *
 
 // collect feeds the cell's accumulator with what every client measured
 // and lets it derive the cell's figures; the scenario adds its own.
-func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.Counts, totals [nTags]*hdrhistogram.Histogram) result.Cell {
-	spec := r.spec
+func (r *Cell) collect(end time.Time, counters []*impl.Counters, base []impl.Counts, totals Totals) result.Cell {
+	spec := r.Spec
 	acc := result.NewAccumulator(result.Cell{
 		Impl: spec.Impl, Scenario: spec.Scenario.Name(), Kind: spec.Scenario.Kind(),
-		Clients: spec.Clients, Locks: spec.Locks, Theory: r.driver.Theory,
+		Clients: spec.Clients, Locks: spec.Locks, Theory: r.Driver.Theory,
 	})
-	for i, w := range r.workers {
+	for i, w := range r.Clients {
 		acc.AddClient(i, w.acquires.Load(), w.errClass, counters[i].Snapshot().Sub(base[i]))
 	}
 	for tag, name := range tagNames {
@@ -352,7 +358,37 @@ func (r *cellRun) collect(end time.Time, counters []*impl.Counters, base []impl.
 	acc.AddRenew(r.renewFigures())
 	acc.AddChecked(r.check)
 	cell := acc.Cell()
-	r.shape.finish(r, &cell, totals)
+	r.shape.Finish(r, &cell, totals)
 	r.livelockFinding(&cell)
 	return cell
 }
+
+// NumLocks is how many lock names the cell's clients share.
+func (r *Cell) NumLocks() int { return r.names.len() }
+
+// LockName is lock i's name, in the cell's namespace.
+func (r *Cell) LockName(i int) string { return r.names.at(i) }
+
+// Start is when the cell's clients started, warm-up included.
+func (r *Cell) Start() time.Time { return r.start }
+
+// MeasureFrom is when the warm-up ended: what starts before is not
+// counted.
+func (r *Cell) MeasureFrom() time.Time { return r.measureFrom }
+
+// Deadline is when a timed cell ends; zero for a counted one.
+func (r *Cell) Deadline() time.Time { return r.deadline }
+
+// Spend takes one acquisition from a counted cell's budget and reports
+// whether there was one: always true for a timed cell.
+func (r *Cell) Spend() bool { return !r.limited || r.remaining.Add(-1) >= 0 }
+
+// Serving is the context the clients serve under, which a Serving shape
+// may have made outlive the deadline.
+func (r *Cell) Serving() context.Context { return r.wctx }
+
+// StopServing ends the context the clients serve under.
+func (r *Cell) StopServing() { r.wcancel() }
+
+// Truncate says why the cell stopped before it was done.
+func (r *Cell) Truncate(why string) { r.truncated = why }

@@ -70,7 +70,7 @@ func (h *health) stop() *health {
 
 // report turns what was watched into the cell's Generator, with a warning
 // when lockbench, not the lock, may have been the bottleneck.
-func (h *health) report(r *cellRun, c result.Cell) *result.Generator {
+func (h *health) report(r *Cell, c result.Cell) *result.Generator {
 	g := &result.Generator{
 		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
 		CPUS: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(loadScenario{name: "hot", kind: result.KindClosed, newShape: func() shape { return closedLoop{} },
-		description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"})
+	RegisterScenario(Load(LoadSpec{Name: "hot", Kind: result.KindClosed, Shardable: true, NewShape: func() Shape { return closedLoop{} },
+		Description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"}))
 }
 
 // closedLoop is the hot scenario's shape: every client loops acquire →
@@ -20,56 +18,54 @@ func init() {
 // keys scenario is the same loop with each lock drawn afresh.
 type closedLoop struct{}
 
-func (closedLoop) prepare(*cellRun)                                              {}
-func (closedLoop) drive(context.Context, *cellRun)                               {}
-func (closedLoop) finish(*cellRun, *result.Cell, [nTags]*hdrhistogram.Histogram) {}
-func (closedLoop) client(ctx context.Context, r *cellRun, w *worker)             { r.closedLoop(ctx, w) }
+func (closedLoop) Prepare(*Cell)                                  {}
+func (closedLoop) Drive(context.Context, *Cell)                   {}
+func (closedLoop) Finish(*Cell, *result.Cell, Totals)             {}
+func (closedLoop) Client(ctx context.Context, r *Cell, w *Client) { r.closedLoop(ctx, w) }
 
 // closedLoop is acquire → hold → release → think until the cell ends.
-func (r *cellRun) closedLoop(ctx context.Context, w *worker) {
-	defer w.flush()
-	lock := w.id % r.names.len()
+func (r *Cell) closedLoop(ctx context.Context, w *Client) {
+	defer w.Flush()
+	lock := w.ID() % r.NumLocks()
 	warm := impl.WarmingUp(ctx)
 	for ctx.Err() == nil {
-		if w.picker != nil {
-			lock = w.picker.Pick()
+		if w.Picker != nil {
+			lock = w.Picker.Pick()
 		}
-		w.readyToWait()
-		start := w.reading()
-		measured := !start.Before(r.measureFrom)
-		if !r.deadline.IsZero() && !start.Before(r.deadline) {
+		w.ReadyToWait()
+		start := w.Reading()
+		measured := !start.Before(r.MeasureFrom())
+		if d := r.Deadline(); !d.IsZero() && !start.Before(d) {
 			return
 		}
-		if measured && r.limited && r.remaining.Add(-1) < 0 {
+		if measured && !r.Spend() {
 			return
 		}
 		actx := ctx
 		if !measured {
 			actx = warm
 		}
-		lease, got, err := w.acquire(actx, r.names.at(lock), start)
+		lease, got, err := w.Acquire(actx, r.LockName(lock), start)
 		if err != nil {
-			if r.over(ctx, got) {
+			if r.Over(ctx, got) {
 				return
 			}
-			if errors.Is(err, errAbandoned) {
+			if errors.Is(err, ErrAbandoned) {
 				// Given up, as tryLock's caller does: it comes back after
 				// its think time, with no back-off (no error happened).
-				w.streak = 0
-				w.pause(ctx, r.spec.ThinkDist.Sample(w.rng))
+				w.Pause(ctx, r.Spec.ThinkDist.Sample(w.Rand()))
 				continue
 			}
 			if measured {
-				w.fail(err)
+				w.Fail(err)
 			}
-			w.backoff(ctx, r.spec.Config.Retry)
+			w.Backoff(ctx, r.Spec.Config.Retry)
 			continue
 		}
-		w.streak = 0
 		if measured {
-			r.granted(w, lock, start, got, got.Sub(start))
+			r.Granted(w, lock, start, got, got.Sub(start))
 		}
-		r.holdAndRelease(ctx, w, lock, lease, got, measured)
-		w.pause(ctx, r.spec.ThinkDist.Sample(w.rng))
+		r.HoldAndRelease(ctx, w, lock, lease, got, measured)
+		w.Pause(ctx, r.Spec.ThinkDist.Sample(w.Rand()))
 	}
 }

@@ -14,13 +14,13 @@ import (
 
 // What a worker records, one histogram each per interval.
 const (
-	tagAcquire = iota // acquire latency (open loop: from the intended arrival)
-	tagRelease        // release latency
-	tagHandoff        // release completed → next holder's acquire returned
-	tagService        // open loop: acquire latency from the actual start
-	tagAbandon        // wait of an acquisition given up
+	TagAcquire = iota // acquire latency (open loop: from the intended arrival)
+	TagRelease        // release latency
+	TagHandoff        // release completed → next holder's acquire returned
+	TagService        // open loop: acquire latency from the actual start
+	TagAbandon        // wait of an acquisition given up
 	tagRenew          // lease renewal latency
-	tagLag            // open loop: actual send minus intended send (schedule lag)
+	TagLag            // open loop: actual send minus intended send (schedule lag)
 	nTags
 	// tagBits holds a tag beside its value in a batch.
 	tagBits = 3
@@ -30,8 +30,8 @@ const (
 // their names in result; the open loop's own (service, lag) it reads
 // itself.
 var tagNames = [nTags]string{
-	tagAcquire: result.TagAcquire, tagRelease: result.TagRelease, tagHandoff: result.TagHandoff,
-	tagAbandon: result.TagAbandon, tagRenew: result.TagRenew,
+	TagAcquire: result.TagAcquire, TagRelease: result.TagRelease, TagHandoff: result.TagHandoff,
+	TagAbandon: result.TagAbandon, tagRenew: result.TagRenew,
 }
 
 // batchLen is how many latencies a worker gathers before it hands them on:
@@ -67,7 +67,7 @@ type intervals struct {
 	batches sync.Pool
 	hists   sync.Pool
 	done    chan struct{}
-	workers []*worker
+	workers []*Client
 	sink    func(result.Interval)
 	// out takes closed intervals to the goroutine that hands them to the
 	// sink, so that a slow sink (a disk) never backs up the batches; wrote
@@ -76,9 +76,9 @@ type intervals struct {
 	wrote chan struct{}
 
 	// The collector's alone.
-	open        map[int]*[nTags]*hdrhistogram.Histogram
+	open        map[int]*Totals
 	closedBelow int
-	total       [nTags]*hdrhistogram.Histogram
+	total       Totals
 	kept        []result.Interval // without a sink
 	late        int64             // values that came after their interval closed
 	end         atomic.Int64      // ns after start; the last interval ends there
@@ -90,7 +90,7 @@ const noBatch = math.MaxInt64
 // newIntervals starts the collector. sink, if set, receives each interval
 // as it closes, in time order, on the collector's goroutine; without one
 // the intervals are kept for finish to return.
-func newIntervals(start time.Time, workers []*worker, sink func(result.Interval)) *intervals {
+func newIntervals(start time.Time, workers []*Client, sink func(result.Interval)) *intervals {
 	iv := &intervals{
 		start:   start,
 		ch:      make(chan *batch, chanBatches+2*len(workers)),
@@ -98,7 +98,7 @@ func newIntervals(start time.Time, workers []*worker, sink func(result.Interval)
 		done:    make(chan struct{}),
 		workers: workers,
 		sink:    sink,
-		open:    map[int]*[nTags]*hdrhistogram.Histogram{},
+		open:    map[int]*Totals{},
 	}
 	iv.batches.New = func() any { return new(batch) }
 	iv.hists.New = func() any { return newHist() }
@@ -215,7 +215,7 @@ func (iv *intervals) add(b *batch) {
 	}
 	into := iv.open[idx]
 	if into == nil {
-		into = new([nTags]*hdrhistogram.Histogram)
+		into = new(Totals)
 		iv.open[idx] = into
 	}
 	for _, v := range b.v[:b.n] {
@@ -261,7 +261,7 @@ func (iv *intervals) closeBefore(limit int) {
 	}
 }
 
-func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
+func (iv *intervals) emit(i int, hs *Totals) {
 	start := iv.start.Add(time.Duration(i) * result.IntervalLength)
 	end := start.Add(result.IntervalLength)
 	if e := iv.end.Load(); e > 0 && iv.start.Add(time.Duration(e)).Before(end) {
@@ -275,12 +275,12 @@ func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
 		iv.total[t].Merge(h)
 	}
 	out := result.Interval{Start: start, End: end,
-		Acquire: hs[tagAcquire], Release: hs[tagRelease], Handoff: hs[tagHandoff], Service: hs[tagService],
-		Abandon: hs[tagAbandon], Renew: hs[tagRenew]}
+		Acquire: hs[TagAcquire], Release: hs[TagRelease], Handoff: hs[TagHandoff], Service: hs[TagService],
+		Abandon: hs[TagAbandon], Renew: hs[tagRenew]}
 	// The schedule lag is the generator's, not the lock's: it goes into
 	// the cell's totals, not into the timeline.
-	hs[tagLag].Reset()
-	iv.hists.Put(hs[tagLag])
+	hs[TagLag].Reset()
+	iv.hists.Put(hs[TagLag])
 	if iv.out == nil {
 		iv.kept = append(iv.kept, out)
 		return
@@ -291,7 +291,7 @@ func (iv *intervals) emit(i int, hs *[nTags]*hdrhistogram.Histogram) {
 // finish stops the collector once every worker has stopped and flushed,
 // closes the remaining intervals — the last ending at end — and returns
 // the intervals kept (none with a sink) and the cell's totals per tag.
-func (iv *intervals) finish(end time.Time) ([]result.Interval, [nTags]*hdrhistogram.Histogram) {
+func (iv *intervals) finish(end time.Time) ([]result.Interval, Totals) {
 	iv.end.Store(max(int64(end.Sub(iv.start)), 1))
 	close(iv.ch)
 	iv.wake()
@@ -300,9 +300,9 @@ func (iv *intervals) finish(end time.Time) ([]result.Interval, [nTags]*hdrhistog
 }
 
 // rec records d under tag in the interval holding now.
-func (w *worker) rec(tag int, now time.Time, d time.Duration) {
+func (w *Client) Record(tag int, now time.Time, d time.Duration) {
 	if !now.Before(w.ivEnd) {
-		w.flush()
+		w.Flush()
 		w.ivIdx = int(now.Sub(w.iv.start) / result.IntervalLength)
 		w.ivEnd = w.iv.start.Add(time.Duration(w.ivIdx+1) * result.IntervalLength)
 	}
@@ -316,7 +316,7 @@ func (w *worker) rec(tag int, now time.Time, d time.Duration) {
 	b.v[b.n] = micros(d)<<tagBits | int64(tag)
 	b.n++
 	if b.n == batchLen {
-		w.flush()
+		w.Flush()
 	}
 }
 
@@ -336,17 +336,20 @@ func micros(d time.Duration) int64 {
 // starts: if that one stalls, its interval closes when it returns (or
 // gives up), and only after one has waited does the client hand on before
 // each acquisition (readyToWait).
-func (w *worker) flushBefore(t time.Time) {
+func (w *Client) FlushBefore(t time.Time) {
 	if w.batch != nil && !t.Before(w.ivEnd) {
-		w.flush()
+		w.Flush()
 	}
 }
 
 // flush hands the worker's batch to the collector.
-func (w *worker) flush() {
+func (w *Client) Flush() {
 	if b := w.batch; b != nil {
 		w.batch, w.fresh = nil, time.Time{}
 		w.iv.hand(b)
 		w.pending.Store(noBatch)
 	}
 }
+
+// Totals are a cell's merged histograms, one per tag.
+type Totals [nTags]*hdrhistogram.Histogram

@@ -15,7 +15,7 @@ import (
 // still reaches the totals, under its own tag, and finish returns.
 func TestBatchesBeyondTheChannelAreAllRecorded(t *testing.T) {
 	const workers, perWorker = 3, (chanBatches + 50) * batchLen
-	ws := make([]*worker, workers)
+	ws := make([]*Client, workers)
 	for i := range ws {
 		l, err := inproc.New(context.Background(), impl.Config{Namespace: t.Name()})
 		if err != nil {
@@ -30,15 +30,15 @@ func TestBatchesBeyondTheChannelAreAllRecorded(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer w.flush()
+			defer w.Flush()
 			for i := range perWorker {
-				w.rec(tagAcquire+i%2, start, time.Duration(w.id+1)*time.Millisecond)
+				w.Record(TagAcquire+i%2, start, time.Duration(w.id+1)*time.Millisecond)
 			}
 		}()
 	}
 	wg.Wait()
 	_, total := iv.finish(time.Now())
-	for _, tag := range []int{tagAcquire, tagRelease} {
+	for _, tag := range []int{TagAcquire, TagRelease} {
 		if got, want := total[tag].TotalCount(), int64(workers*perWorker/2); got != want {
 			t.Errorf("tag %d: %d values recorded, want %d", tag, got, want)
 		}
@@ -46,7 +46,7 @@ func TestBatchesBeyondTheChannelAreAllRecorded(t *testing.T) {
 			t.Errorf("tag %d: max %d µs, want the third worker's 3000", tag, got)
 		}
 	}
-	if n := total[tagHandoff].TotalCount(); n != 0 {
+	if n := total[TagHandoff].TotalCount(); n != 0 {
 		t.Errorf("%d hand-offs recorded, none sent", n)
 	}
 }

@@ -7,8 +7,8 @@ import "github.com/lockbench/lockbench/result"
 // atomics the workers already keep for the livelock watch, so the
 // recording path is untouched; the two reads are not one instant, so a
 // client handing over may be seen in both or neither.
-func (r *cellRun) clientStates() (holding, waiting int64) {
-	for _, w := range r.workers {
+func (r *Cell) clientStates() (holding, waiting int64) {
+	for _, w := range r.Clients {
 		if w.trying.Load() {
 			waiting++
 		}
@@ -21,8 +21,8 @@ func (r *cellRun) clientStates() (holding, waiting int64) {
 // recording path. They include the warm-up: a reader that wants the
 // measured part subtracts its first snapshot after the warm-up, and gets
 // at most what the result will say.
-func (r *cellRun) liveCounts() (c result.Counts, abandons int64) {
-	for _, w := range r.workers {
+func (r *Cell) liveCounts() (c result.Counts, abandons int64) {
+	for _, w := range r.Clients {
 		if w.l == nil {
 			continue
 		}

@@ -65,15 +65,15 @@ func (p *progress) holding() int64 {
 
 // watchLivelock ends the cell with the livelock finding when there has
 // been no progress for the limit; stop ends the watch.
-func (r *cellRun) watchLivelock() (stop func()) {
-	if r.spec.Shard != nil {
+func (r *Cell) watchLivelock() (stop func()) {
+	if r.Spec.Shard != nil {
 		return func() {}
 	}
-	lease, _ := r.driver.Caps.Lease(r.spec.Config)
+	lease, _ := r.Driver.Caps.Lease(r.Spec.Config)
 	if lease <= 0 {
-		lease = r.spec.Config.TTL
+		lease = r.Spec.Config.TTL
 	}
-	limit := livelockLimit(r.spec.Config.Retry, lease)
+	limit := livelockLimit(r.Spec.Config.Retry, lease)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -104,16 +104,16 @@ func (r *cellRun) watchLivelock() (stop func()) {
 	return func() { once.Do(func() { close(done); <-finished }) }
 }
 
-func (r *cellRun) unreachableCount() int64 {
+func (r *Cell) unreachableCount() int64 {
 	var n int64
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		n += w.unreachable.Load()
 	}
 	return n
 }
 
-func (r *cellRun) anyTrying() bool {
-	for _, w := range r.workers {
+func (r *Cell) anyTrying() bool {
+	for _, w := range r.Clients {
 		if w.trying.Load() {
 			return true
 		}
@@ -122,7 +122,7 @@ func (r *cellRun) anyTrying() bool {
 }
 
 // livelockFinding fills in the cell's livelock figures from its counts.
-func (r *cellRun) livelockFinding(c *result.Cell) {
+func (r *Cell) livelockFinding(c *result.Cell) {
 	if r.livelock == nil {
 		return
 	}

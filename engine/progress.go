@@ -8,14 +8,14 @@ import (
 
 // startProgress reports the cell's progress every ProgressEvery until the
 // returned stop is called.
-func (r *cellRun) startProgress(ctx context.Context) (stop func()) {
-	if r.spec.Progress == nil {
+func (r *Cell) startProgress(ctx context.Context) (stop func()) {
+	if r.Spec.Progress == nil {
 		return func() {}
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(r.spec.ProgressEvery)
+		t := time.NewTicker(r.Spec.ProgressEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -24,17 +24,17 @@ func (r *cellRun) startProgress(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				r.spec.Progress(r.progress())
+				r.Spec.Progress(r.progress())
 			}
 		}
 	})
 	return func() { close(done); wg.Wait() }
 }
 
-func (r *cellRun) progress() Progress {
+func (r *Cell) progress() Progress {
 	var p Progress
 	var sum [len(liveHist{}.b)]int64
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		p.Acquires += w.acquires.Load()
 		p.Errors += w.errors.Load()
 		for i := range sum {

@@ -56,7 +56,7 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	ls, ok := spec.Scenario.(interface{ loadShape() shape })
+	ls, ok := spec.Scenario.(interface{ NewShape() Shape })
 	if k := spec.Scenario.Kind(); !ok || k != result.KindClosed && k != result.KindOpen {
 		return nil, fmt.Errorf("%w: --ramp needs a closed- or open-loop scenario, not %s", ErrUsage, spec.Scenario.Name())
 	}
@@ -87,7 +87,7 @@ func RunRamp(ctx context.Context, spec CellSpec, ramp Ramp) ([]Result, error) {
 		if i > 0 {
 			s.Warmup = 0
 		}
-		r := newCellRun(s, d, lockers[:k], ls.loadShape())
+		r := newCellRun(s, d, lockers[:k], ls.NewShape())
 		r.keepOpen = true
 		res, err := r.run(ctx)
 		if res.Impl != "" {

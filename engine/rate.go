@@ -7,29 +7,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(rateScenario{loadScenario{name: "rate", kind: result.KindOpen, newShape: func() shape { return new(openLoop) },
-		description: "open loop: --rate arrivals/s (--arrival constant|poisson), latency from the intended time; beyond --max-inflight dropped"}})
+	RegisterScenario(Load(LoadSpec{Name: "rate", Kind: result.KindOpen, NewShape: func() Shape { return new(openLoop) }, Check: checkRate,
+		Description: "open loop: --rate arrivals/s (--arrival constant|poisson), latency from the intended time; beyond --max-inflight dropped"}))
 }
 
-// rateScenario is the open loop: it needs a rate, and bounds what is in
-// flight by the clients unless told otherwise.
-type rateScenario struct{ loadScenario }
-
-func (s rateScenario) Check(spec *CellSpec) error {
+// checkRate wants a rate, and bounds what is in flight by the clients
+// unless told otherwise.
+func checkRate(spec *CellSpec) error {
 	if spec.Rate <= 0 {
-		return fmt.Errorf("%w: scenario %s needs a rate > 0 (--rate)", ErrUsage, s.name)
+		return fmt.Errorf("%w: scenario rate needs a rate > 0 (--rate)", ErrUsage)
 	}
 	if spec.MaxInflight <= 0 {
 		spec.MaxInflight = spec.Clients
 	}
-	return s.loadScenario.Check(spec)
+	return nil
 }
 
 // openLoop is the rate scenario's shape: arrivals come at the rate on a
@@ -46,57 +42,57 @@ type openLoop struct {
 	unfinished atomic.Int64
 }
 
-func (o *openLoop) prepare(r *cellRun) {
-	o.sched = newSchedule(r.spec)
-	for _, w := range r.workers {
-		w.picker = r.spec.Keys.NewPicker(r.spec.Locks, w.rng)
+func (o *openLoop) Prepare(r *Cell) {
+	o.sched = newSchedule(r.Spec)
+	for _, w := range r.Clients {
+		w.Picker = r.Spec.Keys.NewPicker(r.Spec.Locks, w.Rand())
 	}
 }
 
-func (o *openLoop) client(ctx context.Context, r *cellRun, w *worker) { o.serve(ctx, r, w) }
+func (o *openLoop) Client(ctx context.Context, r *Cell, w *Client) { o.serve(ctx, r, w) }
 
 // MaxDrain bounds how long the open loop serves arrivals let in before its
 // end; what is still unserved then is counted unfinished.
 const MaxDrain = 10 * time.Second
 
-// serveContext lets the clients outlive the arrivals: every arrival let in
+// ServeContext lets the clients outlive the arrivals: every arrival let in
 // before the end is served, however late, or its tail would go missing
 // exactly where a stalled lock shows (coordinated omission again) — within
 // MaxDrain (or the cell time limit, if shorter) after the last arrival.
-func (o *openLoop) serveContext(parent context.Context, r *cellRun) (context.Context, context.CancelFunc) {
-	end := r.deadline
+func (o *openLoop) ServeContext(parent context.Context, r *Cell) (context.Context, context.CancelFunc) {
+	end := r.Deadline()
 	if end.IsZero() {
-		end = r.start.Add(r.spec.Warmup + r.spec.MaxTime)
+		end = r.Start().Add(r.Spec.Warmup + r.Spec.MaxTime)
 	}
-	return context.WithDeadline(parent, end.Add(min(MaxDrain, r.spec.MaxTime)))
+	return context.WithDeadline(parent, end.Add(min(MaxDrain, r.Spec.MaxTime)))
 }
 
 // drive waits for the schedule to end — the clients run it themselves —
 // settles what came due while every client was still busy, then waits for
 // those in flight to be served; what the time limit leaves unserved is
 // counted, and the cell truncated.
-func (o *openLoop) drive(ctx context.Context, r *cellRun) {
+func (o *openLoop) Drive(ctx context.Context, r *Cell) {
 	select {
 	case <-o.sched.ended:
 	case <-ctx.Done():
 	}
 	o.endSchedule(r, errors.Is(ctx.Err(), context.DeadlineExceeded))
-	for o.inflight.Load()+o.waiting.Load() > 0 && r.wctx.Err() == nil {
+	for o.inflight.Load()+o.waiting.Load() > 0 && r.Serving().Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
 	o.unfinished.Store(o.inflight.Load())
-	if r.wctx.Err() != nil && context.Cause(ctx) != context.Canceled && o.unfinished.Load() > 0 {
-		r.truncated = fmt.Sprintf("%d arrivals were still unserved %v after the last one", o.unfinished.Load(), min(MaxDrain, r.spec.MaxTime))
+	if r.Serving().Err() != nil && context.Cause(ctx) != context.Canceled && o.unfinished.Load() > 0 {
+		r.Truncate(fmt.Sprintf("%d arrivals were still unserved %v after the last one", o.unfinished.Load(), min(MaxDrain, r.Spec.MaxTime)))
 	}
-	r.wcancel()
+	r.StopServing()
 }
 
-func (o *openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.Histogram) {
-	s := r.spec
+func (o *openLoop) Finish(r *Cell, c *result.Cell, totals Totals) {
+	s := r.Spec
 	c.Open = &result.OpenLoop{
 		Rate: s.Rate, Arrival: s.Arrival, MaxInflight: s.MaxInflight,
 		Offered: o.offered.Load(), Dropped: o.dropped.Load(), Unfinished: o.unfinished.Load(),
-		ServiceLatencyUs: result.LatencyOf(totals[tagService]), ScheduleLagUs: result.LatencyOf(totals[tagLag]),
+		ServiceLatencyUs: result.LatencyOf(totals[TagService]), ScheduleLagUs: result.LatencyOf(totals[TagLag]),
 	}
 }
 
@@ -106,16 +102,14 @@ func (o *openLoop) finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogra
 // from the actual start is recorded beside it, and the schedule lag —
 // actual send minus intended send, for an arrival a client was free for —
 // tells the generator's own lateness from the lock's.
-func (o *openLoop) serve(ctx context.Context, r *cellRun, w *worker) {
-	defer w.flush()
-	if w.alarm = newAlarm(ctx, spinAllowance(r.spec.Rate)); w.alarm != nil {
-		defer func() { w.alarm.close(); w.alarm = nil }()
-	}
-	lock := w.id % r.names.len()
+func (o *openLoop) serve(ctx context.Context, r *Cell, w *Client) {
+	defer w.Flush()
+	defer w.ArmAlarm(ctx, r.Spec.Rate)()
+	lock := w.ID() % r.NumLocks()
 	warm := impl.WarmingUp(ctx)
 	serving := false // counted in flight for the arrival just served
 	for {
-		taken := w.now()
+		taken := w.Now()
 		due, admitted, ok := o.take(r, taken) // still in flight, if serving
 		if serving {
 			o.inflight.Add(-1)
@@ -125,8 +119,8 @@ func (o *openLoop) serve(ctx context.Context, r *cellRun, w *worker) {
 			return
 		}
 		if !admitted {
-			w.flushBefore(due) // an idle client holds no interval open
-			if !w.waitUntil(ctx, due) {
+			w.FlushBefore(due) // an idle client holds no interval open
+			if !w.WaitUntil(ctx, due) {
 				o.waiting.Add(-1)
 				return
 			}
@@ -135,35 +129,35 @@ func (o *openLoop) serve(ctx context.Context, r *cellRun, w *worker) {
 			}
 		}
 		serving = true
-		if w.picker != nil {
-			lock = w.picker.Pick()
+		if w.Picker != nil {
+			lock = w.Picker.Pick()
 		}
-		w.readyToWait()
-		start := w.now()
-		measured := !due.Before(r.measureFrom)
+		w.ReadyToWait()
+		start := w.Now()
+		measured := !due.Before(r.MeasureFrom())
 		actx := ctx
 		if !measured {
 			actx = warm
 		}
 		if measured {
-			w.rec(tagLag, start, start.Sub(later(due, taken)))
+			w.Record(TagLag, start, start.Sub(later(due, taken)))
 		}
-		lease, got, err := w.acquire(actx, r.names.at(lock), start)
+		lease, got, err := w.Acquire(actx, r.LockName(lock), start)
 		if err != nil {
 			if ctx.Err() != nil {
 				o.inflight.Add(-1)
 				return
 			}
-			if measured && !errors.Is(err, errAbandoned) {
-				w.fail(err)
+			if measured && !errors.Is(err, ErrAbandoned) {
+				w.Fail(err)
 			}
 			continue
 		}
 		if measured {
-			r.granted(w, lock, start, got, got.Sub(due))
-			w.rec(tagService, got, got.Sub(start))
+			r.Granted(w, lock, start, got, got.Sub(due))
+			w.Record(TagService, got, got.Sub(start))
 		}
-		r.holdAndRelease(ctx, w, lock, lease, got, measured)
+		r.HoldAndRelease(ctx, w, lock, lease, got, measured)
 	}
 }
 

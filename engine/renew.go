@@ -20,13 +20,13 @@ func renewEvery(ttl time.Duration) time.Duration { return ttl / 3 }
 // lock no longer ours ends the hold at once: the holder has learnt it
 // lost the lock and stops working (it still releases, which undoes what
 // it may hold on a Redlock minority).
-func (r *cellRun) hold(ctx context.Context, w *worker, lease impl.Lease, d time.Duration, measured bool) {
+func (r *Cell) hold(ctx context.Context, w *Client, lease impl.Lease, d time.Duration, measured bool) {
 	rn, ok := lease.(impl.Renewer)
-	if !r.spec.Renew || !ok {
-		w.pause(ctx, d)
+	if !r.Spec.Renew || !ok {
+		w.Pause(ctx, d)
 		return
 	}
-	every := renewEvery(r.spec.Config.TTL)
+	every := renewEvery(r.Spec.Config.TTL)
 	start := time.Now()
 	end := start.Add(d)
 	defer func() {
@@ -36,10 +36,10 @@ func (r *cellRun) hold(ctx context.Context, w *worker, lease impl.Lease, d time.
 	}()
 	for ctx.Err() == nil {
 		if left := time.Until(end); left <= every {
-			w.pause(ctx, left)
+			w.Pause(ctx, left)
 			return
 		}
-		if w.pause(ctx, every); ctx.Err() != nil {
+		if w.Pause(ctx, every); ctx.Err() != nil {
 			return
 		}
 		t := time.Now()
@@ -47,7 +47,7 @@ func (r *cellRun) hold(ctx context.Context, w *worker, lease impl.Lease, d time.
 		now := time.Now()
 		if measured {
 			w.renewals++
-			w.rec(tagRenew, now, now.Sub(t))
+			w.Record(tagRenew, now, now.Sub(t))
 		}
 		switch {
 		case err == nil:
@@ -62,19 +62,19 @@ func (r *cellRun) hold(ctx context.Context, w *worker, lease impl.Lease, d time.
 			// The server did not answer in time: the lease may still be
 			// ours; the next renewal will tell.
 			w.renewErrors++
-			w.fail(err)
+			w.Fail(err)
 		}
 	}
 }
 
 // renewFigures is what the cell's renewals cost, nil without --renew.
-func (r *cellRun) renewFigures() *result.Renew {
-	if !r.spec.Renew {
+func (r *Cell) renewFigures() *result.Renew {
+	if !r.Spec.Renew {
 		return nil
 	}
 	out := &result.Renew{}
 	var held time.Duration
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		out.Count += w.renewals
 		out.Lost += w.renewLost
 		out.Errors += w.renewErrors
@@ -86,14 +86,14 @@ func (r *cellRun) renewFigures() *result.Renew {
 
 // abandonFigures counts the acquisitions given up, nil when no client
 // could give up; the accumulator derives their wait and cost.
-func (r *cellRun) abandonFigures() *result.Abandon {
+func (r *Cell) abandonFigures() *result.Abandon {
 	var n, rt int64
-	for _, w := range r.workers {
+	for _, w := range r.Clients {
 		n += w.abandons.Load()
 		rt += w.abandonRT
 	}
-	if n == 0 && r.spec.AcquireTimeout <= 0 {
+	if n == 0 && r.Spec.AcquireTimeout <= 0 {
 		return nil
 	}
-	return &result.Abandon{TimeoutMs: float64(r.spec.AcquireTimeout) / float64(time.Millisecond), Count: n, RoundTrips: rt}
+	return &result.Abandon{TimeoutMs: float64(r.Spec.AcquireTimeout) / float64(time.Millisecond), Count: n, RoundTrips: rt}
 }

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"context"
 	"fmt"
 	"slices"
@@ -93,68 +91,89 @@ func ScenarioOptions() []impl.Option {
 	return out
 }
 
-// shape is what a load scenario adds to the shared cell runner (load.go):
-// what each client does, what the runner does meanwhile, and what the
-// scenario adds to the cell's result. A shape is made for one cell and
-// holds that cell's scenario state (a burst's grants, the open loop's
-// schedule); the runner holds only what every scenario shares.
-type shape interface {
-	// prepare adjusts a run before any client starts.
-	prepare(r *cellRun)
-	// client is one client's part, on a goroutine of its own.
-	client(ctx context.Context, r *cellRun, w *worker)
-	// drive runs on the runner's goroutine once the clients started; it
+// Shape is what a load scenario adds to the shared cell runner
+// (cellrun.go): what each client does, what the runner does meanwhile, and
+// what the scenario adds to the cell's result. A shape is made for one
+// cell and holds that cell's scenario state (a burst's grants, the open
+// loop's schedule); the runner holds only what every scenario shares.
+type Shape interface {
+	// Prepare adjusts a cell before any client starts.
+	Prepare(c *Cell)
+	// Client is one client's part, on a goroutine of its own.
+	Client(ctx context.Context, c *Cell, w *Client)
+	// Drive runs on the runner's goroutine once the clients started; it
 	// returns when the scenario's own load is over (nothing to do for a
 	// closed loop, whose clients stop at the deadline).
-	drive(ctx context.Context, r *cellRun)
-	// finish adds the scenario's own figures to the cell.
-	finish(r *cellRun, c *result.Cell, totals [nTags]*hdrhistogram.Histogram)
+	Drive(ctx context.Context, c *Cell)
+	// Finish adds the scenario's own figures to the cell's result.
+	Finish(c *Cell, into *result.Cell, totals Totals)
 }
 
-// servingShape is a shape whose clients outlive the cell's deadline to
+// Serving is a shape whose clients outlive the cell's deadline to
 // serve what was let in before it (the open loop): its clients run under
-// the context serveContext derives from the cell's parent context.
-type servingShape interface {
-	serveContext(parent context.Context, r *cellRun) (context.Context, context.CancelFunc)
+// the context ServeContext derives from the cell's parent context.
+type Serving interface {
+	ServeContext(parent context.Context, c *Cell) (context.Context, context.CancelFunc)
 }
 
-// loadScenario is the part every load scenario shares: its name, words and
-// kind, and running through the shared cell runner.
-type loadScenario struct {
-	name, description string
-	kind              result.Kind
-	// newShape makes the scenario's shape for one cell: its state is the
+// LoadSpec declares a load scenario: its name, words and kind, and the
+// shape it runs through the shared cell runner.
+type LoadSpec struct {
+	Name, Description string
+	Kind              result.Kind
+	// NewShape makes the scenario's shape for one cell: its state is the
 	// cell's own, never shared with another cell.
-	newShape func() shape
-	// minClients is the fewest clients the scenario means anything with.
-	minClients int
-	// noTimeout, if set, says why --acquire-timeout cannot apply: the
+	NewShape func() Shape
+	// MinClients is the fewest clients the scenario means anything with.
+	MinClients int
+	// NoTimeout, if set, says why --acquire-timeout cannot apply: the
 	// scenario counts on nobody giving up, or gives up on its own schedule.
-	noTimeout string
+	NoTimeout string
+	// Shardable says the scenario can run split over shards: its shards
+	// need to agree only on when to start and, in a queue, when to hand on.
+	Shardable bool
+	// Check, if set, checks and completes the scenario's own settings
+	// before the checks every load scenario shares.
+	Check func(spec *CellSpec) error
 }
 
-func (s loadScenario) Name() string           { return s.name }
-func (s loadScenario) Description() string    { return s.description }
-func (s loadScenario) Kind() result.Kind      { return s.kind }
+// Load makes the scenario s declares; RegisterScenario makes it
+// selectable.
+func Load(s LoadSpec) Scenario { return loadScenario{s} }
+
+// loadScenario is a declared load scenario, run through the shared cell
+// runner.
+type loadScenario struct{ s LoadSpec }
+
+func (s loadScenario) Name() string           { return s.s.Name }
+func (s loadScenario) Description() string    { return s.s.Description }
+func (s loadScenario) Kind() result.Kind      { return s.s.Kind }
 func (s loadScenario) Options() []impl.Option { return nil }
 
 // Check wants exactly one of a duration and a count of acquisitions (a
 // burst sets its own), the scenario's fewest clients, and no acquire
 // timeout where the scenario cannot have one.
 func (s loadScenario) Check(spec *CellSpec) error {
+	d := s.s
+	if d.Check != nil {
+		if err := d.Check(spec); err != nil {
+			return err
+		}
+	}
 	switch {
-	case s.kind != result.KindBurst && (spec.Duration > 0) == (spec.Acquires > 0):
+	case d.Kind != result.KindBurst && (spec.Duration > 0) == (spec.Acquires > 0):
 		return fmt.Errorf("%w: give exactly one of duration and acquires", ErrUsage)
-	case spec.Clients < s.minClients:
-		return fmt.Errorf("%w: scenario %s needs at least %d clients, got --clients %d", ErrUsage, s.name, s.minClients, spec.Clients)
-	case spec.AcquireTimeout > 0 && s.noTimeout != "":
-		return fmt.Errorf("%w: --acquire-timeout %v cannot apply to scenario %s: %s", ErrUsage, spec.AcquireTimeout, s.name, s.noTimeout)
+	case spec.Clients < d.MinClients:
+		return fmt.Errorf("%w: scenario %s needs at least %d clients, got --clients %d", ErrUsage, d.Name, d.MinClients, spec.Clients)
+	case spec.AcquireTimeout > 0 && d.NoTimeout != "":
+		return fmt.Errorf("%w: --acquire-timeout %v cannot apply to scenario %s: %s", ErrUsage, spec.AcquireTimeout, d.Name, d.NoTimeout)
 	}
 	return nil
 }
 
-func (s loadScenario) loadShape() shape { return s.newShape() }
+// NewShape makes the scenario's shape for one cell.
+func (s loadScenario) NewShape() Shape { return s.s.NewShape() }
 
 func (s loadScenario) Run(ctx context.Context, spec CellSpec) (Result, error) {
-	return runLoad(ctx, spec, s.newShape())
+	return runLoad(ctx, spec, s.s.NewShape())
 }

@@ -39,14 +39,13 @@ func newSchedule(spec CellSpec) *schedule {
 // advance returns the next arrival's intended time, after the cell's
 // start, unless the schedule has ended: at the cell's deadline, or once a
 // counted cell's arrivals are all given out. Called with mu held.
-func (o *openLoop) advance(r *cellRun) (time.Duration, bool) {
+func (o *openLoop) advance(r *Cell) (time.Duration, bool) {
 	s := o.sched
 	if s.done {
 		return 0, false
 	}
-	at := r.start.Add(s.next)
-	if (!r.deadline.IsZero() && !at.Before(r.deadline)) ||
-		(!at.Before(r.measureFrom) && r.limited && r.remaining.Add(-1) < 0) {
+	at := r.Start().Add(s.next)
+	if dl := r.Deadline(); (!dl.IsZero() && !at.Before(dl)) || (!at.Before(r.MeasureFrom()) && !r.Spend()) {
 		s.done = true
 		close(s.ended)
 		return 0, false
@@ -66,7 +65,7 @@ func (o *openLoop) advance(r *cellRun) (time.Duration, bool) {
 // sent at its intended time and let in then (see admit). ok is false when
 // nothing is left. A caller that just served an arrival is still counted
 // in flight for it: it was not free when the arrivals settled here came due.
-func (o *openLoop) take(r *cellRun, now time.Time) (due time.Time, admitted, ok bool) {
+func (o *openLoop) take(r *Cell, now time.Time) (due time.Time, admitted, ok bool) {
 	s := o.sched
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,30 +76,30 @@ func (o *openLoop) take(r *cellRun, now time.Time) (due time.Time, admitted, ok 
 		if s.head == len(s.queue) {
 			s.queue, s.head = s.queue[:0], 0
 		}
-		return r.start.Add(d), true, true
+		return r.Start().Add(d), true, true
 	}
 	d, ok := o.advance(r)
 	if ok {
 		o.waiting.Add(1) // until admit, so that the cell waits for it
 	}
-	return r.start.Add(d), false, ok
+	return r.Start().Add(d), false, ok
 }
 
 // settleLate decides every arrival whose intended time is past and that no
 // client took: no client was free then, so it is let in (queued) if fewer
 // than --max-inflight were in flight, or dropped. Called with mu held.
-func (o *openLoop) settleLate(r *cellRun, now time.Time) {
+func (o *openLoop) settleLate(r *Cell, now time.Time) {
 	s := o.sched
-	for !s.done && r.start.Add(s.next).Before(now) {
+	for !s.done && r.Start().Add(s.next).Before(now) {
 		d, ok := o.advance(r)
 		if !ok {
 			return
 		}
-		measured := !r.start.Add(d).Before(r.measureFrom)
+		measured := !r.Start().Add(d).Before(r.MeasureFrom())
 		if measured {
 			o.offered.Add(1)
 		}
-		if o.inflight.Load() >= int64(r.spec.MaxInflight) {
+		if o.inflight.Load() >= int64(r.Spec.MaxInflight) {
 			if measured {
 				o.dropped.Add(1)
 			}
@@ -114,13 +113,13 @@ func (o *openLoop) settleLate(r *cellRun, now time.Time) {
 // admit lets in an arrival a client took ahead and waited for, at its
 // intended time, unless --max-inflight are already in flight: then it is
 // dropped and counted, never re-timed.
-func (o *openLoop) admit(r *cellRun, due time.Time) bool {
+func (o *openLoop) admit(r *Cell, due time.Time) bool {
 	defer o.waiting.Add(-1)
-	measured := !due.Before(r.measureFrom)
+	measured := !due.Before(r.MeasureFrom())
 	if measured {
 		o.offered.Add(1)
 	}
-	if o.inflight.Add(1) > int64(r.spec.MaxInflight) {
+	if o.inflight.Add(1) > int64(r.Spec.MaxInflight) {
 		o.inflight.Add(-1)
 		if measured {
 			o.dropped.Add(1)
@@ -134,14 +133,14 @@ func (o *openLoop) admit(r *cellRun, due time.Time) bool {
 // (settle true) what came due before it while every client was busy is
 // settled first, so that none of it goes unaccounted; an interrupted cell
 // offers nothing more.
-func (o *openLoop) endSchedule(r *cellRun, settle bool) {
+func (o *openLoop) endSchedule(r *Cell, settle bool) {
 	s := o.sched
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if settle {
 		end := time.Now()
-		if !r.deadline.IsZero() && r.deadline.Before(end) {
-			end = r.deadline
+		if dl := r.Deadline(); !dl.IsZero() && dl.Before(end) {
+			end = dl
 		}
 		o.settleLate(r, end)
 	}

@@ -7,8 +7,8 @@ import (
 
 // scheduleRun is an open-loop cell's runner with no clients, its clock
 // started at t0, for driving the schedule by hand.
-func scheduleRun(t0 time.Time, spec CellSpec) (*cellRun, *openLoop) {
-	r := &cellRun{spec: spec, start: t0, measureFrom: t0, deadline: t0.Add(time.Second)}
+func scheduleRun(t0 time.Time, spec CellSpec) (*Cell, *openLoop) {
+	r := &Cell{Spec: spec, start: t0, measureFrom: t0, deadline: t0.Add(time.Second)}
 	return r, &openLoop{sched: newSchedule(spec)}
 }
 

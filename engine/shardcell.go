@@ -50,9 +50,9 @@ type Meeting struct {
 }
 
 // meeting is this cell's Meeting.
-func (r *cellRun) meeting() Meeting {
-	m := Meeting{Key: r.spec.Config.Namespace}
-	for _, n := range r.driver.Needs {
+func (r *Cell) meeting() Meeting {
+	m := Meeting{Key: r.Spec.Config.Namespace}
+	for _, n := range r.Driver.Needs {
 		m.Kinds = append(m.Kinds, n.Kind)
 	}
 	return m
@@ -91,14 +91,7 @@ func (s *Shard) check(spec *CellSpec) error {
 // a burst, when to hand on.
 func Shardable(s Scenario) bool {
 	ls, ok := s.(loadScenario)
-	if !ok {
-		return false
-	}
-	switch ls.newShape().(type) {
-	case closedLoop, keysLoop, *burstRun:
-		return true
-	}
-	return false
+	return ok && ls.s.Shardable
 }
 
 // share is this shard's part of n acquisitions, split as the clients are.
@@ -143,7 +136,7 @@ func newGrantLog(sink func([]result.Grant), workers int) *grantLog {
 }
 
 // add notes one grant of w's.
-func (w *worker) addGrant(x result.Grant) {
+func (w *Client) addGrant(x result.Grant) {
 	if w.grantLog == nil {
 		return
 	}
@@ -158,7 +151,7 @@ func (w *worker) addGrant(x result.Grant) {
 	}
 }
 
-func (w *worker) flushGrants() {
+func (w *Client) flushGrants() {
 	if b := w.grantBuf; b != nil {
 		w.grantBuf = nil
 		w.grantLog.ch <- b
@@ -179,16 +172,16 @@ func (g *grantLog) close() {
 // returns the common start (zero in a cell of one process); a burst's
 // shard answers the others' settle calls from then until all are done.
 // The grants' stream opens here too.
-func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
-	sh := r.spec.Shard
+func (r *Cell) lineUp(ctx context.Context) (time.Time, error) {
+	sh := r.Spec.Shard
 	if sh == nil {
 		return time.Time{}, nil
 	}
 	m := r.meeting()
 	if sh.Grants != nil {
-		c := result.Cell{Impl: r.spec.Impl, Scenario: r.spec.Scenario.Name(), Clients: r.spec.Clients}
-		r.grantLog = newGrantLog(func(gs []result.Grant) { sh.Grants(c, gs) }, len(r.workers))
-		for _, w := range r.workers {
+		c := result.Cell{Impl: r.Spec.Impl, Scenario: r.Spec.Scenario.Name(), Clients: r.Spec.Clients}
+		r.grantLog = newGrantLog(func(gs []result.Grant) { sh.Grants(c, gs) }, len(r.Clients))
+		for _, w := range r.Clients {
 			w.grantLog = r.grantLog
 		}
 	}
@@ -197,7 +190,8 @@ func (r *cellRun) lineUp(ctx context.Context) (time.Time, error) {
 		r.release()
 		return at, err
 	}
-	if b, burst := r.shape.(*burstRun); burst {
+	if q, ok := r.shape.(Queued); ok {
+		b := q.HandoffBarrier()
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		r.stopServe = cancel
 		go sh.Coord.Serve(sctx, m, func(ctx context.Context) { b.localSettle(ctx, r) })
@@ -225,8 +219,8 @@ func sleepUntil(ctx context.Context, at time.Time) error {
 // leave, in a sharded cell, closes the grants' stream and waits for every
 // shard to finish the cell before the servers' counters are read and the
 // first shard cleans up.
-func (r *cellRun) leave(ctx context.Context) error {
-	sh := r.spec.Shard
+func (r *Cell) leave(ctx context.Context) error {
+	sh := r.Spec.Shard
 	if sh == nil {
 		return nil
 	}
@@ -243,7 +237,7 @@ func (r *cellRun) leave(ctx context.Context) error {
 // answering of settle calls — on whatever path the cell ends by: run
 // defers it, so an interrupt during the start lead or a panic before
 // finish leaks neither goroutine. It may be called more than once.
-func (r *cellRun) release() {
+func (r *Cell) release() {
 	r.grantLog.close()
 	if r.stopServe != nil {
 		r.stopServe()
@@ -251,12 +245,12 @@ func (r *cellRun) release() {
 }
 
 // shardNotes adds what a merge needs to a shard's cell.
-func (r *cellRun) shardNotes(c *result.Cell, srv *serverCounters) {
-	sh := r.spec.Shard
+func (r *Cell) shardNotes(c *result.Cell, srv *serverCounters) {
+	sh := r.Spec.Shard
 	if sh == nil {
 		return
 	}
-	lo, hi := sh.Range(r.spec.Clients)
+	lo, hi := sh.Range(r.Spec.Clients)
 	c.Shard = &result.CellShard{Index: sh.Index, Count: sh.Count, First: lo, Clients: hi - lo}
 	if srv.before != nil && srv.after != nil {
 		c.ServerRaw = &result.ServerReadings{Before: srv.before, After: srv.after}

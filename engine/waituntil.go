@@ -16,7 +16,7 @@ import (
 const timerMargin = 2 * time.Millisecond
 
 // waitUntil returns at due, or false as soon as ctx is done.
-func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
+func (w *Client) WaitUntil(ctx context.Context, due time.Time) bool {
 	if w.alarm != nil {
 		if !w.alarm.wakeBefore(due) {
 			return false

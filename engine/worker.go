@@ -15,17 +15,19 @@ import (
 	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
-// worker is one simulated client: its own Locker, its own histograms and
+// Client is one simulated client: its own Locker, its own histograms and
 // random stream. Only its goroutine records; what it records is merged when
 // the second is over (see intervals), because hdrhistogram-go is not safe
 // for concurrent use.
-type worker struct {
+type Client struct {
 	id      int
 	l       impl.Locker
 	settler impl.Settler // nil when the implementation cannot say
 	timer   *time.Timer
 	rng     *rand.Rand
-	picker  *dist.Picker // keys scenario
+	// Picker, if a shape's Prepare sets it, draws each acquisition's lock
+	// (the keys and rate scenarios).
+	Picker *dist.Picker
 
 	acquires atomic.Int64
 	errors   atomic.Int64
@@ -64,8 +66,8 @@ type worker struct {
 	ivEnd   time.Time
 }
 
-func newWorker(id int, l impl.Locker, seed uint64) *worker {
-	w := &worker{id: id, l: l, timer: time.NewTimer(time.Hour), t0: time.Now(),
+func newWorker(id int, l impl.Locker, seed uint64) *Client {
+	w := &Client{id: id, l: l, timer: time.NewTimer(time.Hour), t0: time.Now(),
 		rng: rand.New(rand.NewPCG(seed, uint64(id)^0x9e3779b97f4a7c15))}
 	w.timer.Stop()
 	w.settler, _ = l.(impl.Settler)
@@ -76,25 +78,25 @@ func newWorker(id int, l impl.Locker, seed uint64) *worker {
 // taken as the last release returned, if nothing that takes time (a
 // pause, a hand-on of latencies) came since, else a fresh one. Clock
 // reads were a third of the harness's own time per cycle.
-func (w *worker) reading() time.Time {
+func (w *Client) Reading() time.Time {
 	if t := w.fresh; !t.IsZero() {
 		w.fresh = time.Time{}
 		return t
 	}
-	return w.now()
+	return w.Now()
 }
 
 // now is the time read from the monotonic clock alone, its wall reading
 // derived from the cell's start: half the cost of time.Now, which reads
 // the wall clock too — and on a virtual machine's clock a reading costs
 // more than the rest of the harness's work per cycle.
-func (w *worker) now() time.Time { return w.t0.Add(time.Since(w.t0)) }
+func (w *Client) Now() time.Time { return w.t0.Add(time.Since(w.t0)) }
 
 // record adds one latency to h, allocation-free (see impl.RecordMicros).
 func record(h *hdrhistogram.Histogram, d time.Duration) { impl.RecordMicros(h, d) }
 
-func (w *worker) recordAcquire(now time.Time, d time.Duration) {
-	w.rec(tagAcquire, now, d)
+func (w *Client) recordAcquire(now time.Time, d time.Duration) {
+	w.Record(TagAcquire, now, d)
 	w.acquires.Add(1)
 	w.live.add(d.Microseconds())
 }
@@ -108,15 +110,15 @@ const waitFlush = time.Millisecond
 // likely wait — its last one did — so that a waiting client holds no
 // interval open; fast ones hand on once per interval. It runs before the
 // acquisition's clock starts, so the hand-off is never measured.
-func (w *worker) readyToWait() {
+func (w *Client) ReadyToWait() {
 	if w.waited {
-		w.flush()
+		w.Flush()
 	}
 }
 
-// errAbandoned is what acquire returns for an acquisition the client gave
+// ErrAbandoned is what acquire returns for an acquisition the client gave
 // up on: not an error of the lock, and counted apart.
-var errAbandoned = errors.New("engine: acquisition given up")
+var ErrAbandoned = errors.New("engine: acquisition given up")
 
 // acquire is w.l.Acquire from start (the caller's clock reading just
 // before), returning when it returned and noting whether it had to wait
@@ -124,9 +126,9 @@ var errAbandoned = errors.New("engine: acquisition given up")
 // harness per cycle, so each reading serves twice. The client gives up
 // when its timeout passes or its leave context is done, before ctx ends:
 // the driver sees its context cancelled, withdraws (deletes its queue
-// node, undoes its SETs) and returns, and acquire returns errAbandoned,
+// node, undoes its SETs) and returns, and acquire returns ErrAbandoned,
 // having recorded the wait and what it cost.
-func (w *worker) acquire(ctx context.Context, name string, start time.Time) (impl.Lease, time.Time, error) {
+func (w *Client) Acquire(ctx context.Context, name string, start time.Time) (impl.Lease, time.Time, error) {
 	actx := ctx
 	var cancel context.CancelFunc
 	switch {
@@ -140,8 +142,11 @@ func (w *worker) acquire(ctx context.Context, name string, start time.Time) (imp
 	w.trying.Store(true)
 	lease, err := w.l.Acquire(actx, name)
 	w.trying.Store(false)
-	now := w.now()
+	now := w.Now()
 	w.waited = now.Sub(start) >= waitFlush
+	if err == nil {
+		w.streak = 0
+	}
 	if cancel == nil {
 		return lease, now, err
 	}
@@ -149,21 +154,24 @@ func (w *worker) acquire(ctx context.Context, name string, start time.Time) (imp
 	gaveUp := err != nil && actx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if gaveUp {
+		// Given up, as tryLock's caller does: no error happened, so no
+		// back-off follows.
+		w.streak = 0
 		w.gaveUp(now, now.Sub(start), w.l.Counters().RoundTrips.Load()-rt, !impl.IsWarmingUp(ctx))
-		return nil, now, errAbandoned
+		return nil, now, ErrAbandoned
 	}
 	return lease, now, err
 }
 
 // gaveUp counts an acquisition given up after waiting d, which sent rt
 // requests.
-func (w *worker) gaveUp(now time.Time, d time.Duration, rt int64, measured bool) {
+func (w *Client) gaveUp(now time.Time, d time.Duration, rt int64, measured bool) {
 	if !measured {
 		return
 	}
 	w.abandons.Add(1)
 	w.abandonRT += rt
-	w.rec(tagAbandon, now, d)
+	w.Record(TagAbandon, now, d)
 }
 
 // maxBackoff caps the pause after consecutive acquire errors.
@@ -174,16 +182,16 @@ const maxBackoff = time.Second
 // hammered a failing or overloaded server at the retry interval would keep
 // it overloaded (a thousand Redlock clients did, for ten minutes, with one
 // acquisition); real clients back off, and so do these.
-func (w *worker) backoff(ctx context.Context, retry time.Duration) {
+func (w *Client) Backoff(ctx context.Context, retry time.Duration) {
 	d := retry << min(w.streak, 20)
 	if d <= 0 || d > maxBackoff {
 		d = maxBackoff
 	}
 	w.streak++
-	w.pause(ctx, d/2+time.Duration(w.rng.Int64N(int64(d/2)+1)))
+	w.Pause(ctx, d/2+time.Duration(w.rng.Int64N(int64(d/2)+1)))
 }
 
-func (w *worker) fail(err error) {
+func (w *Client) Fail(err error) {
 	w.errors.Add(1)
 	if errors.Is(err, impl.ErrUnreachable) {
 		w.unreachable.Add(1)
@@ -195,13 +203,13 @@ func (w *worker) fail(err error) {
 }
 
 // pause sleeps d on the worker's timer or until ctx is done.
-func (w *worker) pause(ctx context.Context, d time.Duration) {
+func (w *Client) Pause(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	w.fresh = time.Time{}
 	if d >= waitFlush {
-		w.flush()
+		w.Flush()
 	}
 	w.timer.Reset(d)
 	select {
@@ -214,43 +222,43 @@ func (w *worker) pause(ctx context.Context, d time.Duration) {
 // over reports whether the cell has ended. A client library may time out
 // on the cell's deadline a moment before the context says so; an error then
 // is the end of the cell, not a failure of the lock.
-func (r *cellRun) over(ctx context.Context, now time.Time) bool {
+func (r *Cell) Over(ctx context.Context, now time.Time) bool {
 	return ctx.Err() != nil || (!r.deadline.IsZero() && !now.Before(r.deadline))
 }
 
 // holdAndRelease keeps the lock for a hold time, under the checker's eye,
 // then releases it. A lost lease is counted by the implementation
 // (Counters.Lost), not as an error.
-func (r *cellRun) holdAndRelease(ctx context.Context, w *worker, lock int, lease impl.Lease, got time.Time, measured bool) {
+func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease impl.Lease, got time.Time, measured bool) {
 	tok, fenced := lease.Fence()
 	v := r.check.Enter(lock, w.id, tok, fenced, got)
 	r.live.granted()
-	r.hold(ctx, w, lease, r.spec.HoldDist.Sample(w.rng), measured)
-	if r.beforeRelease != nil {
-		r.beforeRelease(ctx)
+	r.hold(ctx, w, lease, r.Spec.HoldDist.Sample(w.rng), measured)
+	if r.BeforeRelease != nil {
+		r.BeforeRelease(ctx)
 	}
-	t := w.now() // even with no hold: the hand-off gap and overlaps are measured from it
+	t := w.Now() // even with no hold: the hand-off gap and overlaps are measured from it
 	r.check.Exit(v, w.id, t)
 	w.addGrant(result.Grant{Enter: got.UnixNano(), Exit: t.UnixNano(), Token: tok, Fenced: fenced, Lock: int32(lock), Client: int32(w.id)})
 	r.check.Released(lock, t)
 	err := lease.Release(r.relCtx)
-	now := w.now()
+	now := w.Now()
 	w.fresh = now
 	r.live.released()
 	if measured {
-		w.rec(tagRelease, now, now.Sub(t))
+		w.Record(TagRelease, now, now.Sub(t))
 	}
 	if err != nil && !errors.Is(err, impl.ErrLockLost) {
-		w.fail(err)
+		w.Fail(err)
 	}
 }
 
 // granted records an acquisition: its latency, and the hand-off gap when
 // this client was waiting as the previous holder released.
-func (r *cellRun) granted(w *worker, lock int, start, got time.Time, latency time.Duration) {
+func (r *Cell) Granted(w *Client, lock int, start, got time.Time, latency time.Duration) {
 	w.recordAcquire(got, latency)
 	if gap, ok := r.check.Handoff(lock, start, got); ok {
-		w.rec(tagHandoff, got, gap)
+		w.Record(TagHandoff, got, gap)
 	}
 }
 
@@ -278,3 +286,32 @@ func liveValue(i int) int64 {
 }
 
 func (h *liveHist) add(us int64) { h.b[liveBucket(us)].Add(1) }
+
+// ID is the client's number in the cell, across shards.
+func (w *Client) ID() int { return w.id }
+
+// Rand is the client's own random stream.
+func (w *Client) Rand() *rand.Rand { return w.rng }
+
+// MarkDone says the client has got its one grant, or gave up (a queue's
+// hand-off no longer waits for it).
+func (w *Client) MarkDone() { w.done.Store(true) }
+
+// IsDone reports whether MarkDone was called.
+func (w *Client) IsDone() bool { return w.done.Load() }
+
+// MarkQueued says a polling client has tried, so it is in the queue's
+// fray.
+func (w *Client) MarkQueued() { w.queued.Store(true) }
+
+// SetLeave makes the client give up its waits once leave is done.
+func (w *Client) SetLeave(leave context.Context) { w.leave = leave }
+
+// ArmAlarm prepares the client to wait for arrivals at rate per second
+// (see WaitUntil); disarm releases what that took.
+func (w *Client) ArmAlarm(ctx context.Context, rate float64) (disarm func()) {
+	if w.alarm = newAlarm(ctx, spinAllowance(rate)); w.alarm == nil {
+		return func() {}
+	}
+	return func() { w.alarm.close(); w.alarm = nil }
+}

@@ -19,28 +19,28 @@ func TestReadingIsReusedOnlyRightAfterARelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newWorker(0, l, 1)
-	w.iv = newIntervals(time.Now(), []*worker{w}, nil)
+	w.iv = newIntervals(time.Now(), []*Client{w}, nil)
 	defer func() { close(w.iv.ch); <-w.iv.done }()
 
 	released := time.Now().Add(-time.Hour) // recognisable: no fresh reading is this old
 	w.fresh = released
-	if got := w.reading(); !got.Equal(released) {
+	if got := w.Reading(); !got.Equal(released) {
 		t.Fatalf("right after a release the start is %v, want the release's reading", got)
 	}
-	if got := w.reading(); got.Equal(released) {
+	if got := w.Reading(); got.Equal(released) {
 		t.Fatal("a reading was used twice")
 	}
 
 	w.fresh = released
-	w.pause(context.Background(), time.Microsecond)
-	if got := w.reading(); got.Equal(released) {
+	w.Pause(context.Background(), time.Microsecond)
+	if got := w.Reading(); got.Equal(released) {
 		t.Fatal("after a pause the start is the release's reading: the pause would count as latency")
 	}
 
 	w.fresh = released
-	w.rec(tagAcquire, time.Now(), time.Millisecond)
-	w.flush()
-	if got := w.reading(); got.Equal(released) {
+	w.Record(TagAcquire, time.Now(), time.Millisecond)
+	w.Flush()
+	if got := w.Reading(); got.Equal(released) {
 		t.Fatal("after a hand-on the start is the release's reading: the hand-on would count as latency")
 	}
 }
