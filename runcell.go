@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/result"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 // The cell runner's types and entry points, re-exported so that the CLI,

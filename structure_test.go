@@ -116,8 +116,10 @@ func TestDriverNamesStayInTheirPackages(t *testing.T) {
 	}
 }
 
-// Arrows run one way: the fault scenarios, the plan and the root facade
-// meet in the engine below them all, and the reports render from result
+// Arrows run one way: the fault scenarios, the load scenarios, the plan
+// and the root facade meet in the engine below them all; the load
+// scenarios know no driver and no server, and their distributions
+// (scenarios/dist) nothing of lockbench, and the reports render from result
 // data alone, never from a driver, the engine or the facade. The faults
 // stage their failures by what drivers and server kinds declare, so they
 // import no driver and speak no server's protocol; the drivers' bundle
@@ -138,6 +140,8 @@ func TestArrowsRunOneWay(t *testing.T) {
 		{"./result", []string{mod, mod + "/impl", mod + "/engine", mod + "/report"}},
 		{"./engine", []string{mod + "/internal/sandbox", mod + "/plan", mod + "/faults"}},
 		{"./impl/all", []string{mod + "/faults", mod + "/engine"}},
+		{"./scenarios", []string{mod, mod + "/impl/", mod + "/plan", mod + "/faults", mod + "/internal/sandbox"}},
+		{"./scenarios/dist", []string{mod + "/engine", mod + "/impl"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", tc.pkg).Output()
 		if err != nil {

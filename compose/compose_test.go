@@ -23,6 +23,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/internal/cli"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 const (

@@ -392,3 +392,16 @@ func (r *Cell) StopServing() { r.wcancel() }
 
 // Truncate says why the cell stopped before it was done.
 func (r *Cell) Truncate(why string) { r.truncated = why }
+
+// NewCell is a cell of spec with no clients whose clock started at start,
+// its warm-up and duration counted from there: for driving a shape's own
+// bookkeeping by hand, as its tests do.
+func NewCell(spec CellSpec, start time.Time) *Cell {
+	r := &Cell{Spec: spec, start: start, measureFrom: start.Add(spec.Warmup)}
+	if spec.Duration > 0 {
+		r.deadline = r.measureFrom.Add(spec.Duration)
+	}
+	r.limited = spec.Duration == 0 && spec.Acquires > 0
+	r.remaining.Store(spec.Acquires)
+	return r
+}

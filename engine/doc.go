@@ -5,9 +5,11 @@
 // servers' own counters around each cell, and streams each second's
 // histograms out as it closes.
 //
-// Load scenarios (hot, keys, burst, rate) are types of this package, one
-// file each, behind Scenario; fault scenarios register through
-// RegisterFault from a package of their own (faults), which this package
-// does not know. The root package lockbench re-exports what callers need
-// and plans matrices of cells.
+// Load scenarios (hot, keys, burst, rate, abandon) live in package
+// scenarios, one file each: each declares itself (LoadSpec) and makes a
+// Shape per cell, holding that cell's state, while the runner gives every
+// shape what they share — the Cell, its Clients, the hand-off Barrier.
+// Fault scenarios register through RegisterFault from package faults.
+// Neither is known to this package by name. The root package lockbench
+// re-exports what benchmarks need; package plan runs matrices of cells.
 package engine

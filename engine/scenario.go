@@ -11,10 +11,9 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-// Scenario is a load shape: how a cell's clients are driven. Each kind
-// lives in a file of its own (hot.go, keys.go, burst.go, rate.go, and the
-// fault scenarios of package faults through fault.go); the cell runner and
-// the plan know none of them by name.
+// Scenario is how a cell's clients are driven: a load shape of package
+// scenarios (through Load) or a fault scenario of package faults (through
+// RegisterFault); the cell runner and the plan know none of them by name.
 type Scenario interface {
 	Name() string
 	Description() string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/scenarios"
 )
 
 // DefaultLatencyDuration is the measured time of each latency repeat when
@@ -37,7 +38,7 @@ func runLatency(ctx context.Context, spec engine.CellSpec, s subject) (result.Ce
 		return result.Cell{}, needServers(spec, s)
 	}
 	loop := spec
-	loop.Scenario, _ = engine.LookupScenario("hot")
+	loop.Scenario = scenarios.Hot
 	if loop.Duration <= 0 && loop.Acquires <= 0 {
 		loop.Duration = DefaultLatencyDuration
 	}

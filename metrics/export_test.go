@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 // shortPlan is a hot cell on the in-process lock, writing its results to

@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 // Validate checks the whole plan before any server is touched — every

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 // memBoard is a Board in memory, shared by the shards of a test.

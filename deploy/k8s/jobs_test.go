@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/internal/cli"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 // pendingRunFlags are flags that sharding (issue 13) adds to `lockbench

@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/result"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 func TestLibraryConformance(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redisfair"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 // A burst of 64 through the engine: each release tells the head waiter

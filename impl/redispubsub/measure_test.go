@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
 // TestMeasure measures the driver beside the single-instance polling lock

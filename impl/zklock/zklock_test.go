@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
+	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 
 	_ "github.com/lockbench/lockbench/impl/zklock"
 )

@@ -1,4 +1,4 @@
-package engine
+package scenarios
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(Load(LoadSpec{Name: "burst", Kind: result.KindBurst, Shardable: true, NewShape: func() Shape { return new(burstRun) },
+	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "burst", Kind: result.KindBurst, Shardable: true, NewShape: func() engine.Shape { return new(burstRun) },
 		NoTimeout:   "the lock passes down the whole queue once and its theory counts assume no waiter gives up",
 		Description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"}))
 }
@@ -20,29 +21,31 @@ func init() {
 // once; the lock passes down a full queue, each hand-off meeting every
 // remaining waiter settled, so the herd's counts come out exact.
 type burstRun struct {
-	Barrier
+	engine.Barrier
 	grants atomic.Int64
 }
 
 // HandoffBarrier is the barrier the burst's hand-offs wait on.
-func (b *burstRun) HandoffBarrier() *Barrier { return &b.Barrier }
+func (b *burstRun) HandoffBarrier() *engine.Barrier { return &b.Barrier }
 
 // prepare drops the warm-up (one acquisition each leaves nothing to warm)
 // and, for drivers whose waiters are woken, holds each release until the
 // remaining waiters have settled again.
-func (b *burstRun) Prepare(r *Cell) {
+func (b *burstRun) Prepare(r *engine.Cell) {
 	r.Spec.Warmup, r.Spec.Duration = 0, 0
 	if r.Driver.Theory != nil {
 		r.BeforeRelease = func(ctx context.Context) { b.Settle(ctx, r) }
 	}
 }
 
-func (b *burstRun) Drive(context.Context, *Cell)                   {}
-func (b *burstRun) Client(ctx context.Context, r *Cell, w *Client) { b.acquireOnce(ctx, r, w) }
+func (b *burstRun) Drive(context.Context, *engine.Cell) {}
+func (b *burstRun) Client(ctx context.Context, r *engine.Cell, w *engine.Client) {
+	b.acquireOnce(ctx, r, w)
+}
 
 // finish adds what theory predicts for one lock, and how the hand-off
 // barrier went.
-func (b *burstRun) Finish(r *Cell, c *result.Cell, _ Totals) {
+func (b *burstRun) Finish(r *engine.Cell, c *result.Cell, _ engine.Totals) {
 	if r.Spec.Locks != 1 {
 		return
 	}
@@ -57,7 +60,7 @@ func (b *burstRun) Finish(r *Cell, c *result.Cell, _ Totals) {
 // client is queued and settled; each holder hands on only when all
 // remaining waiters have settled again, so every release meets a full,
 // armed queue — the herd in its exact form.
-func (b *burstRun) acquireOnce(ctx context.Context, r *Cell, w *Client) {
+func (b *burstRun) acquireOnce(ctx context.Context, r *engine.Cell, w *engine.Client) {
 	defer w.Flush()
 	lock := w.ID() % r.NumLocks()
 	start := time.Now()
@@ -68,7 +71,7 @@ func (b *burstRun) acquireOnce(ctx context.Context, r *Cell, w *Client) {
 		if err == nil {
 			break
 		}
-		if ctx.Err() != nil || errors.Is(err, ErrAbandoned) {
+		if ctx.Err() != nil || errors.Is(err, engine.ErrAbandoned) {
 			w.MarkDone() // each client asks once: one given up is done
 			return
 		}

@@ -1,9 +1,11 @@
-package engine
+package scenarios
 
 import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/engine"
 )
 
 // schedule is the open loop's arrivals, shared by its clients in the
@@ -27,11 +29,11 @@ type schedule struct {
 	ended   chan struct{}   // closed once done
 }
 
-func newSchedule(spec CellSpec) *schedule {
+func newSchedule(spec engine.CellSpec) *schedule {
 	return &schedule{
 		rng:     rand.New(rand.NewPCG(spec.Config.Seed, 0xa11ce)),
 		mean:    time.Duration(float64(time.Second) / spec.Rate),
-		poisson: spec.Arrival == ArrivalPoisson,
+		poisson: spec.Arrival == engine.ArrivalPoisson,
 		ended:   make(chan struct{}),
 	}
 }
@@ -39,7 +41,7 @@ func newSchedule(spec CellSpec) *schedule {
 // advance returns the next arrival's intended time, after the cell's
 // start, unless the schedule has ended: at the cell's deadline, or once a
 // counted cell's arrivals are all given out. Called with mu held.
-func (o *openLoop) advance(r *Cell) (time.Duration, bool) {
+func (o *openLoop) advance(r *engine.Cell) (time.Duration, bool) {
 	s := o.sched
 	if s.done {
 		return 0, false
@@ -65,7 +67,7 @@ func (o *openLoop) advance(r *Cell) (time.Duration, bool) {
 // sent at its intended time and let in then (see admit). ok is false when
 // nothing is left. A caller that just served an arrival is still counted
 // in flight for it: it was not free when the arrivals settled here came due.
-func (o *openLoop) take(r *Cell, now time.Time) (due time.Time, admitted, ok bool) {
+func (o *openLoop) take(r *engine.Cell, now time.Time) (due time.Time, admitted, ok bool) {
 	s := o.sched
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -88,7 +90,7 @@ func (o *openLoop) take(r *Cell, now time.Time) (due time.Time, admitted, ok boo
 // settleLate decides every arrival whose intended time is past and that no
 // client took: no client was free then, so it is let in (queued) if fewer
 // than --max-inflight were in flight, or dropped. Called with mu held.
-func (o *openLoop) settleLate(r *Cell, now time.Time) {
+func (o *openLoop) settleLate(r *engine.Cell, now time.Time) {
 	s := o.sched
 	for !s.done && r.Start().Add(s.next).Before(now) {
 		d, ok := o.advance(r)
@@ -113,7 +115,7 @@ func (o *openLoop) settleLate(r *Cell, now time.Time) {
 // admit lets in an arrival a client took ahead and waited for, at its
 // intended time, unless --max-inflight are already in flight: then it is
 // dropped and counted, never re-timed.
-func (o *openLoop) admit(r *Cell, due time.Time) bool {
+func (o *openLoop) admit(r *engine.Cell, due time.Time) bool {
 	defer o.waiting.Add(-1)
 	measured := !due.Before(r.MeasureFrom())
 	if measured {
@@ -133,7 +135,7 @@ func (o *openLoop) admit(r *Cell, due time.Time) bool {
 // (settle true) what came due before it while every client was busy is
 // settled first, so that none of it goes unaccounted; an interrupted cell
 // offers nothing more.
-func (o *openLoop) endSchedule(r *Cell, settle bool) {
+func (o *openLoop) endSchedule(r *engine.Cell, settle bool) {
 	s := o.sched
 	s.mu.Lock()
 	defer s.mu.Unlock()

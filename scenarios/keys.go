@@ -1,9 +1,12 @@
-package engine
+package scenarios
 
-import "github.com/lockbench/lockbench/result"
+import (
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/result"
+)
 
 func init() {
-	RegisterScenario(Load(LoadSpec{Name: "keys", Kind: result.KindClosed, Shardable: true, NewShape: func() Shape { return keysLoop{} },
+	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "keys", Kind: result.KindClosed, Shardable: true, NewShape: func() engine.Shape { return keysLoop{} },
 		Description: "closed loop over --locks names, each acquisition's name drawn by --dist uniform|zipf:S|hot:F/P"}))
 }
 
@@ -11,7 +14,7 @@ func init() {
 // drawing its lock from --locks names by the key distribution.
 type keysLoop struct{ closedLoop }
 
-func (keysLoop) Prepare(r *Cell) {
+func (keysLoop) Prepare(r *engine.Cell) {
 	for _, w := range r.Clients {
 		w.Picker = r.Spec.Keys.NewPicker(r.Spec.Locks, w.Rand())
 	}

@@ -1,15 +1,18 @@
-package engine
+package scenarios
 
 import (
+	"github.com/lockbench/lockbench/engine"
 	"testing"
 	"time"
 )
 
-// scheduleRun is an open-loop cell's runner with no clients, its clock
-// started at t0, for driving the schedule by hand.
-func scheduleRun(t0 time.Time, spec CellSpec) (*Cell, *openLoop) {
-	r := &Cell{Spec: spec, start: t0, measureFrom: t0, deadline: t0.Add(time.Second)}
-	return r, &openLoop{sched: newSchedule(spec)}
+// scheduleRun is an open-loop cell with no clients, its clock
+// started at t0 (1 s long unless spec says), for driving the schedule by hand.
+func scheduleRun(t0 time.Time, spec engine.CellSpec) (*engine.Cell, *openLoop) {
+	if spec.Duration == 0 {
+		spec.Duration = time.Second
+	}
+	return engine.NewCell(spec, t0), &openLoop{sched: newSchedule(spec)}
 }
 
 // Arrivals that came due while every client was busy are settled as a
@@ -19,7 +22,7 @@ func scheduleRun(t0 time.Time, spec CellSpec) (*Cell, *openLoop) {
 func TestScheduleSettlesWhatCameDueWhileClientsWereBusy(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)
-	r, o := scheduleRun(t0, CellSpec{Clients: 2, MaxInflight: 3, Rate: 1000})
+	r, o := scheduleRun(t0, engine.CellSpec{Clients: 2, MaxInflight: 3, Rate: 1000})
 	o.inflight.Store(2) // both clients busy, the caller among them
 
 	due, admitted, ok := o.take(r, t0.Add(10*time.Millisecond+500*time.Microsecond))
@@ -51,12 +54,11 @@ func TestScheduleSettlesWhatCameDueWhileClientsWereBusy(t *testing.T) {
 func TestScheduleQueuesUpToMaxInflightAndEndsAtTheDeadline(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)
-	r, o := scheduleRun(t0, CellSpec{Clients: 1, MaxInflight: 4, Rate: 100})
+	r, o := scheduleRun(t0, engine.CellSpec{Clients: 1, MaxInflight: 4, Rate: 100})
 	o.inflight.Store(1)
 	o.endSchedule(r, false) // not yet: only a deadline settles
-	r2, o2 := scheduleRun(t0, CellSpec{Clients: 1, MaxInflight: 4, Rate: 100})
+	r2, o2 := scheduleRun(t0, engine.CellSpec{Clients: 1, MaxInflight: 4, Rate: 100, Duration: 95 * time.Millisecond})
 	o2.inflight.Store(1)
-	r2.deadline = t0.Add(95 * time.Millisecond)
 	o2.endSchedule(r2, true) // arrivals at 0, 10, … 90ms: 10
 	if o, d, in := o2.offered.Load(), o2.dropped.Load(), o2.inflight.Load(); o != 10 || d != 7 || in != 4 {
 		t.Fatalf("offered %d dropped %d in flight %d, want 10 offered, 3 queued, 7 dropped", o, d, in)

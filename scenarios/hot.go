@@ -1,30 +1,33 @@
-package engine
+package scenarios
 
 import (
 	"context"
 	"errors"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
-func init() {
-	RegisterScenario(Load(LoadSpec{Name: "hot", Kind: result.KindClosed, Shardable: true, NewShape: func() Shape { return closedLoop{} },
-		Description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"}))
-}
+// Hot is the closed loop on --locks locks: what the latency fault loads
+// its lock with, too.
+var Hot = engine.Load(engine.LoadSpec{Name: "hot", Kind: result.KindClosed, Shardable: true, NewShape: func() engine.Shape { return closedLoop{} },
+	Description: "closed loop; client i uses lock i mod --locks (default 1: every client on one lock)"})
+
+func init() { engine.RegisterScenario(Hot) }
 
 // closedLoop is the hot scenario's shape: every client loops acquire →
 // hold → release → think on lock id mod --locks until the cell ends. The
 // keys scenario is the same loop with each lock drawn afresh.
 type closedLoop struct{}
 
-func (closedLoop) Prepare(*Cell)                                  {}
-func (closedLoop) Drive(context.Context, *Cell)                   {}
-func (closedLoop) Finish(*Cell, *result.Cell, Totals)             {}
-func (closedLoop) Client(ctx context.Context, r *Cell, w *Client) { r.closedLoop(ctx, w) }
+func (closedLoop) Prepare(*engine.Cell)                                         {}
+func (closedLoop) Drive(context.Context, *engine.Cell)                          {}
+func (closedLoop) Finish(*engine.Cell, *result.Cell, engine.Totals)             {}
+func (closedLoop) Client(ctx context.Context, r *engine.Cell, w *engine.Client) { loop(ctx, r, w) }
 
-// closedLoop is acquire → hold → release → think until the cell ends.
-func (r *Cell) closedLoop(ctx context.Context, w *Client) {
+// loop is acquire → hold → release → think until the cell ends.
+func loop(ctx context.Context, r *engine.Cell, w *engine.Client) {
 	defer w.Flush()
 	lock := w.ID() % r.NumLocks()
 	warm := impl.WarmingUp(ctx)
@@ -50,7 +53,7 @@ func (r *Cell) closedLoop(ctx context.Context, w *Client) {
 			if r.Over(ctx, got) {
 				return
 			}
-			if errors.Is(err, ErrAbandoned) {
+			if errors.Is(err, engine.ErrAbandoned) {
 				// Given up, as tryLock's caller does: it comes back after
 				// its think time, with no back-off (no error happened).
 				w.Pause(ctx, r.Spec.ThinkDist.Sample(w.Rand()))

@@ -1,7 +1,9 @@
-package engine
+package scenarios
 
 import (
 	"context"
+	"github.com/lockbench/lockbench/engine"
+	_ "github.com/lockbench/lockbench/impl/inproc"
 	"testing"
 	"time"
 
@@ -15,7 +17,7 @@ func TestKeysScenarioSpreadsOverNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell, err := RunCell(context.Background(), CellSpec{
+	cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "keys"), Clients: 4, Locks: 8, Keys: keys,
 		Acquires: 2000, Config: impl.Config{Namespace: t.Name(), Seed: 7},
 	})
@@ -30,7 +32,7 @@ func TestKeysScenarioSpreadsOverNames(t *testing.T) {
 func TestFairnessAndHandoff(t *testing.T) {
 	t.Parallel()
 	hold, _ := dist.ParseDist("uniform:100us-300us")
-	cell, err := RunCell(context.Background(), CellSpec{
+	cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Acquires: 400, HoldDist: hold,
 		Config: impl.Config{Namespace: t.Name()},
 	})
@@ -55,7 +57,7 @@ func TestFairnessAndHandoff(t *testing.T) {
 
 	// A duration, not a shared budget of acquisitions: on an in-process
 	// lock one client could spend a budget before the others start.
-	own, err := RunCell(context.Background(), CellSpec{
+	own, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Locks: 4, Duration: 300 * time.Millisecond,
 		Hold: 100 * time.Microsecond, Config: impl.Config{Namespace: t.Name() + "own"},
 	})
@@ -70,23 +72,12 @@ func TestFairnessAndHandoff(t *testing.T) {
 	}
 }
 
-func TestFairnessIndex(t *testing.T) {
-	t.Parallel()
-	h := newHist()
-	if f := fairness([]int64{5, 5, 5, 5}, h); f.Jain != 1 || f.Starved != 0 {
-		t.Errorf("equal shares: %+v", f)
-	}
-	if f := fairness([]int64{20, 0, 0, 0}, h); f.Jain != 0.25 || f.Starved != 3 || f.MaxShare != 1 {
-		t.Errorf("one took all: %+v", f)
-	}
-}
-
 // A lock that serves 100/s offered 200/s: latency from the intended
 // arrival grows with the queue, the service time does not.
 func TestOpenLoopShowsQueueingServiceTimeDoesNot(t *testing.T) {
 	t.Parallel()
 	const hold = 10 * time.Millisecond
-	cell, err := RunCell(context.Background(), CellSpec{
+	cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Rate: 200, MaxInflight: 1000,
 		Duration: time.Second, Hold: hold, Config: impl.Config{Namespace: t.Name()},
 	})
@@ -110,8 +101,8 @@ func TestOpenLoopShowsQueueingServiceTimeDoesNot(t *testing.T) {
 	}
 
 	// With no room to queue, surplus arrivals are dropped, not delayed.
-	tight, err := RunCell(context.Background(), CellSpec{
-		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Rate: 200, Arrival: ArrivalPoisson,
+	tight, err := engine.RunCell(context.Background(), engine.CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Rate: 200, Arrival: engine.ArrivalPoisson,
 		Duration: time.Second, Hold: hold, Config: impl.Config{Namespace: t.Name() + "tight", Seed: 3},
 	})
 	if err != nil {
@@ -127,7 +118,7 @@ func TestOpenLoopShowsQueueingServiceTimeDoesNot(t *testing.T) {
 
 func TestRateNeedsARate(t *testing.T) {
 	t.Parallel()
-	_, err := RunCell(context.Background(), CellSpec{Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Duration: time.Second})
+	_, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 1, Duration: time.Second})
 	if err == nil {
 		t.Fatal("rate without --rate accepted")
 	}
@@ -135,14 +126,14 @@ func TestRateNeedsARate(t *testing.T) {
 
 func TestRampRunsAStaircaseOverOneSetOfClients(t *testing.T) {
 	t.Parallel()
-	r, err := ParseRamp("1:2:300ms")
+	r, err := engine.ParseRamp("1:2:300ms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Stairs(6); len(got) != 4 || got[0] != 1 || got[1] != 3 || got[2] != 5 || got[3] != 6 {
 		t.Fatalf("stairs to 6: %v", got)
 	}
-	res, err := RunRamp(context.Background(), CellSpec{
+	res, err := engine.RunRamp(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 5, Hold: 100 * time.Microsecond,
 		Warmup: 50 * time.Millisecond, Config: impl.Config{Namespace: t.Name()},
 	}, r)
@@ -159,7 +150,7 @@ func TestRampRunsAStaircaseOverOneSetOfClients(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"4:4", "0:1:1s", "1:0:1s", "1:1:0s", "a:1:1s"} {
-		if _, err := ParseRamp(bad); err == nil {
+		if _, err := engine.ParseRamp(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
@@ -167,7 +158,7 @@ func TestRampRunsAStaircaseOverOneSetOfClients(t *testing.T) {
 
 func TestCountedOpenLoopServesEveryArrivalLetIn(t *testing.T) {
 	t.Parallel()
-	cell, err := RunCell(context.Background(), CellSpec{
+	cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 2, Rate: 500, MaxInflight: 100,
 		Acquires: 200, Hold: time.Millisecond, Config: impl.Config{Namespace: t.Name()},
 	})
@@ -183,7 +174,7 @@ func TestCountedOpenLoopServesEveryArrivalLetIn(t *testing.T) {
 // none silently lost at the end of the cell, where the slowest are.
 func TestTimedOpenLoopAccountsForEveryArrival(t *testing.T) {
 	t.Parallel()
-	cell, err := RunCell(context.Background(), CellSpec{
+	cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "rate"), Clients: 4, Rate: 200, MaxInflight: 40,
 		Duration: time.Second, Hold: 20 * time.Millisecond, Config: impl.Config{Namespace: t.Name()},
 	})
@@ -201,7 +192,7 @@ func TestTimedOpenLoopAccountsForEveryArrival(t *testing.T) {
 
 func TestMaxTimeTruncationIsReported(t *testing.T) {
 	t.Parallel()
-	cell, err := RunCell(context.Background(), CellSpec{
+	cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Acquires: 1_000_000, Hold: time.Millisecond,
 		MaxTime: 200 * time.Millisecond, Config: impl.Config{Namespace: t.Name()},
 	})
@@ -211,10 +202,18 @@ func TestMaxTimeTruncationIsReported(t *testing.T) {
 	if cell.Truncated == "" || cell.Acquires >= 1_000_000 {
 		t.Errorf("a cell cut short by its time limit says %q after %d acquisitions", cell.Truncated, cell.Acquires)
 	}
-	done, err := RunCell(context.Background(), CellSpec{
+	done, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Acquires: 10, Config: impl.Config{Namespace: t.Name() + "done"},
 	})
 	if err != nil || done.Truncated != "" {
 		t.Errorf("a finished cell reported truncated: %q %v", done.Truncated, err)
 	}
+}
+
+func scenario(t testing.TB, name string) engine.Scenario {
+	s, ok := engine.LookupScenario(name)
+	if !ok {
+		t.Fatalf("no scenario %s", name)
+	}
+	return s
 }

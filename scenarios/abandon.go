@@ -1,4 +1,4 @@
-package engine
+package scenarios
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(Load(LoadSpec{Name: "abandon", Kind: result.KindBurst, NewShape: func() Shape { return new(abandonRun) }, MinClients: 3,
+	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "abandon", Kind: result.KindBurst, NewShape: func() engine.Shape { return new(abandonRun) }, MinClients: 3,
 		NoTimeout:   "its waiters give up on its own schedule (every other one, one at a time)",
 		Description: "a full queue in which every other waiter gives up: clients queue in id order behind client 0, the odd ones (but the last) leave one by one, the rest get the lock in queue order"}))
 }
@@ -27,7 +28,7 @@ func init() {
 // Afterwards the servers must hold nothing under the cell's namespace.
 // abandonRun is that shape in a cell, with the cell's state.
 type abandonRun struct {
-	Barrier
+	engine.Barrier
 
 	gates  []chan struct{}      // client i may join the queue
 	leave  []context.CancelFunc // cancels an abandoner's wait; nil for others
@@ -41,7 +42,7 @@ type abandonRun struct {
 // last, so that each has a successor in the queue.
 func abandons(i, n int) bool { return i%2 == 1 && i < n-1 }
 
-func (a *abandonRun) Prepare(r *Cell) {
+func (a *abandonRun) Prepare(r *engine.Cell) {
 	r.Spec.Warmup, r.Spec.Duration = 0, 0
 	n := len(r.Clients)
 	a.gates, a.leave = make([]chan struct{}, n), make([]context.CancelFunc, n)
@@ -60,7 +61,7 @@ func (a *abandonRun) Prepare(r *Cell) {
 	r.AfterClients = func(ctx context.Context) { a.countLeftovers(ctx, r) }
 }
 
-func (a *abandonRun) Client(ctx context.Context, r *Cell, w *Client) {
+func (a *abandonRun) Client(ctx context.Context, r *engine.Cell, w *engine.Client) {
 	defer w.Flush()
 	select {
 	case <-a.gates[w.ID()]:
@@ -75,7 +76,7 @@ func (a *abandonRun) Client(ctx context.Context, r *Cell, w *Client) {
 		if lease, _, err = w.Acquire(ctx, r.LockName(0), time.Now()); err == nil {
 			break
 		}
-		if ctx.Err() != nil || errors.Is(err, ErrAbandoned) {
+		if ctx.Err() != nil || errors.Is(err, engine.ErrAbandoned) {
 			w.MarkDone()
 			return
 		}
@@ -97,7 +98,7 @@ func (a *abandonRun) Client(ctx context.Context, r *Cell, w *Client) {
 
 // drive lets the clients join the queue in id order, then has the
 // abandoners leave one at a time, each step waiting for a settled queue.
-func (a *abandonRun) Drive(ctx context.Context, r *Cell) {
+func (a *abandonRun) Drive(ctx context.Context, r *engine.Cell) {
 	defer close(a.ready)
 	for i := range r.Clients {
 		close(a.gates[i])
@@ -118,7 +119,7 @@ func (a *abandonRun) Drive(ctx context.Context, r *Cell) {
 // countLeftovers asks the driver what the servers still hold under the
 // cell's namespace, with every client done but still connected: a queue
 // node or key left now was left by a client, not taken by a session's end.
-func (a *abandonRun) countLeftovers(ctx context.Context, r *Cell) {
+func (a *abandonRun) countLeftovers(ctx context.Context, r *engine.Cell) {
 	if r.Driver.Residue == nil || ctx.Err() != nil {
 		return
 	}
@@ -132,7 +133,7 @@ func (a *abandonRun) countLeftovers(ctx context.Context, r *Cell) {
 // finish adds who got the lock in which order, what was left behind, and
 // what theory predicts: each leave wakes Theory.Abandon(n) waiters with n
 // clients queued, then the burst of those left.
-func (a *abandonRun) Finish(r *Cell, c *result.Cell, _ Totals) {
+func (a *abandonRun) Finish(r *engine.Cell, c *result.Cell, _ engine.Totals) {
 	if c.Abandon == nil {
 		c.Abandon = &result.Abandon{}
 	}

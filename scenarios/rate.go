@@ -1,4 +1,4 @@
-package engine
+package scenarios
 
 import (
 	"context"
@@ -7,20 +7,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
-	RegisterScenario(Load(LoadSpec{Name: "rate", Kind: result.KindOpen, NewShape: func() Shape { return new(openLoop) }, Check: checkRate,
+	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "rate", Kind: result.KindOpen, NewShape: func() engine.Shape { return new(openLoop) }, Check: checkRate,
 		Description: "open loop: --rate arrivals/s (--arrival constant|poisson), latency from the intended time; beyond --max-inflight dropped"}))
 }
 
 // checkRate wants a rate, and bounds what is in flight by the clients
 // unless told otherwise.
-func checkRate(spec *CellSpec) error {
+func checkRate(spec *engine.CellSpec) error {
 	if spec.Rate <= 0 {
-		return fmt.Errorf("%w: scenario rate needs a rate > 0 (--rate)", ErrUsage)
+		return fmt.Errorf("%w: scenario rate needs a rate > 0 (--rate)", engine.ErrUsage)
 	}
 	if spec.MaxInflight <= 0 {
 		spec.MaxInflight = spec.Clients
@@ -42,14 +43,14 @@ type openLoop struct {
 	unfinished atomic.Int64
 }
 
-func (o *openLoop) Prepare(r *Cell) {
+func (o *openLoop) Prepare(r *engine.Cell) {
 	o.sched = newSchedule(r.Spec)
 	for _, w := range r.Clients {
 		w.Picker = r.Spec.Keys.NewPicker(r.Spec.Locks, w.Rand())
 	}
 }
 
-func (o *openLoop) Client(ctx context.Context, r *Cell, w *Client) { o.serve(ctx, r, w) }
+func (o *openLoop) Client(ctx context.Context, r *engine.Cell, w *engine.Client) { o.serve(ctx, r, w) }
 
 // MaxDrain bounds how long the open loop serves arrivals let in before its
 // end; what is still unserved then is counted unfinished.
@@ -59,7 +60,7 @@ const MaxDrain = 10 * time.Second
 // before the end is served, however late, or its tail would go missing
 // exactly where a stalled lock shows (coordinated omission again) — within
 // MaxDrain (or the cell time limit, if shorter) after the last arrival.
-func (o *openLoop) ServeContext(parent context.Context, r *Cell) (context.Context, context.CancelFunc) {
+func (o *openLoop) ServeContext(parent context.Context, r *engine.Cell) (context.Context, context.CancelFunc) {
 	end := r.Deadline()
 	if end.IsZero() {
 		end = r.Start().Add(r.Spec.Warmup + r.Spec.MaxTime)
@@ -71,7 +72,7 @@ func (o *openLoop) ServeContext(parent context.Context, r *Cell) (context.Contex
 // settles what came due while every client was still busy, then waits for
 // those in flight to be served; what the time limit leaves unserved is
 // counted, and the cell truncated.
-func (o *openLoop) Drive(ctx context.Context, r *Cell) {
+func (o *openLoop) Drive(ctx context.Context, r *engine.Cell) {
 	select {
 	case <-o.sched.ended:
 	case <-ctx.Done():
@@ -87,12 +88,12 @@ func (o *openLoop) Drive(ctx context.Context, r *Cell) {
 	r.StopServing()
 }
 
-func (o *openLoop) Finish(r *Cell, c *result.Cell, totals Totals) {
+func (o *openLoop) Finish(r *engine.Cell, c *result.Cell, totals engine.Totals) {
 	s := r.Spec
 	c.Open = &result.OpenLoop{
 		Rate: s.Rate, Arrival: s.Arrival, MaxInflight: s.MaxInflight,
 		Offered: o.offered.Load(), Dropped: o.dropped.Load(), Unfinished: o.unfinished.Load(),
-		ServiceLatencyUs: result.LatencyOf(totals[TagService]), ScheduleLagUs: result.LatencyOf(totals[TagLag]),
+		ServiceLatencyUs: result.LatencyOf(totals[engine.TagService]), ScheduleLagUs: result.LatencyOf(totals[engine.TagLag]),
 	}
 }
 
@@ -102,7 +103,7 @@ func (o *openLoop) Finish(r *Cell, c *result.Cell, totals Totals) {
 // from the actual start is recorded beside it, and the schedule lag —
 // actual send minus intended send, for an arrival a client was free for —
 // tells the generator's own lateness from the lock's.
-func (o *openLoop) serve(ctx context.Context, r *Cell, w *Client) {
+func (o *openLoop) serve(ctx context.Context, r *engine.Cell, w *engine.Client) {
 	defer w.Flush()
 	defer w.ArmAlarm(ctx, r.Spec.Rate)()
 	lock := w.ID() % r.NumLocks()
@@ -140,7 +141,7 @@ func (o *openLoop) serve(ctx context.Context, r *Cell, w *Client) {
 			actx = warm
 		}
 		if measured {
-			w.Record(TagLag, start, start.Sub(later(due, taken)))
+			w.Record(engine.TagLag, start, start.Sub(later(due, taken)))
 		}
 		lease, got, err := w.Acquire(actx, r.LockName(lock), start)
 		if err != nil {
@@ -148,14 +149,14 @@ func (o *openLoop) serve(ctx context.Context, r *Cell, w *Client) {
 				o.inflight.Add(-1)
 				return
 			}
-			if measured && !errors.Is(err, ErrAbandoned) {
+			if measured && !errors.Is(err, engine.ErrAbandoned) {
 				w.Fail(err)
 			}
 			continue
 		}
 		if measured {
 			r.Granted(w, lock, start, got, got.Sub(due))
-			w.Record(TagService, got, got.Sub(start))
+			w.Record(engine.TagService, got, got.Sub(start))
 		}
 		r.HoldAndRelease(ctx, w, lock, lease, got, measured)
 	}
