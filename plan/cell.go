@@ -1,6 +1,9 @@
 package plan
 
-import "github.com/lockbench/lockbench/engine"
+import (
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/impl"
+)
 
 // The cell runner's types a plan is made of, so that the CLI speaks to
 // this package alone for running and merging.
@@ -13,6 +16,8 @@ type (
 	Progress = engine.Progress
 	// Ramp is a staircase of client counts.
 	Ramp = engine.Ramp
+	// Servers are the addresses of each role's servers.
+	Servers = impl.Servers
 )
 
 // The cell defaults.

@@ -142,7 +142,11 @@ type capRun struct {
 // check reads the flags into a base plan, judged by Plan.Validate as a
 // trial would be.
 func (o capOpts) check(fs *pflag.FlagSet) (*capRun, error) {
-	if o.run.shard != "" {
+	base, err := o.run.plan.Plan(fs)
+	if err != nil {
+		return nil, err
+	}
+	if base.Shard != nil {
 		return nil, fmt.Errorf("%w: capacity across shards is not supported yet; run it unsharded against the same servers", errUsage)
 	}
 	for _, name := range capacityRefused {
@@ -157,8 +161,9 @@ func (o capOpts) check(fs *pflag.FlagSet) (*capRun, error) {
 		return nil, fmt.Errorf("%w: capacity writes --format table or json", errUsage)
 	}
 	c := &capRun{o: o}
-	for _, w := range splitList(o.find) {
-		switch w {
+	for _, w := range strings.Split(o.find, ",") {
+		switch strings.TrimSpace(w) {
+		case "":
 		case "rate":
 			c.rate = true
 		case "knee":
@@ -175,22 +180,20 @@ func (o capOpts) check(fs *pflag.FlagSet) (*capRun, error) {
 		return nil, fmt.Errorf("%w: --precision %q: want a percentage above 0 and at most 50, e.g. 5%%", errUsage, o.precision)
 	}
 	c.precision = p / 100
-	if c.slo, err = result.ParseSLO(o.run.slo); err != nil {
+	if c.slo, err = result.ParseSLO(base.SLO); err != nil {
 		return nil, fmt.Errorf("%w: --slo: %v", errUsage, err)
 	}
 	switch {
-	case o.trial <= 0 || o.run.duration <= 0:
+	case o.trial <= 0 || base.Cell.Duration <= 0:
 		return nil, fmt.Errorf("%w: --trial and --duration must be positive", errUsage)
 	case !(o.start >= 1 && o.maxRate >= o.start && o.maxRate <= 1e7):
 		return nil, fmt.Errorf("%w: want 1 ≤ --start-rate ≤ --max-rate ≤ 10000000, got %g and %g", errUsage, o.start, o.maxRate)
 	case o.inflight < 1 || o.maxClients < 1 || o.maxTrials < 3 || o.maxTime <= 0:
 		return nil, fmt.Errorf("%w: --inflight and --max-clients must be ≥ 1, --max-trials ≥ 3, --max-time positive", errUsage)
 	}
-	o.run.clients = strconv.Itoa(max(o.inflight, o.maxClients))
-	o.run.scens, o.run.rateText = "rate", strconv.FormatFloat(o.start, 'f', -1, 64)
-	if c.base, err = o.run.plan(fs); err != nil {
-		return nil, err
-	}
+	base.Clients = []int{max(o.inflight, o.maxClients)}
+	base.Scenarios, base.Cell.Rate = []string{"rate"}, o.start
+	c.base = base
 	c.base.SLO = c.slo.String()
 	if c.knee { // validate the knee's scenario as well as the rate's
 		c.base.Scenarios = []string{"rate", "hot"}
@@ -211,7 +214,7 @@ func (c *capRun) run(ctx context.Context, stderr io.Writer) (*result.CapacityRep
 	}
 	defer stop()
 	if len(sandboxed) > 0 {
-		fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", plan.Version, describeServers(servers, sandboxed))
+		fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", plan.Version, plan.DescribeServers(servers, sandboxed))
 	}
 	c.base.Cell.Config.Servers = servers
 	rep := &result.CapacityReport{Schema: result.SchemaVersion, Version: plan.Version, Started: time.Now().UTC(),
@@ -301,7 +304,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		n++
 		d := c.o.trial
 		if full {
-			d = c.o.run.duration
+			d = c.base.Cell.Duration
 		}
 		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate))
 		if err != nil {

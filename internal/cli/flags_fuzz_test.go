@@ -54,7 +54,7 @@ func FuzzRunFlags(f *testing.F) {
 		err := parse(fs, args)
 		if err == nil {
 			var p plan.Plan
-			if p, err = o.plan(fs); err == nil {
+			if p, err = o.plan.Plan(fs); err == nil {
 				err = p.Validate()
 			}
 		}

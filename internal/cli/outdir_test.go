@@ -107,16 +107,8 @@ func TestForceClearsAShardsResults(t *testing.T) {
 	}
 }
 
-// --rate takes 500 or 500/s; --noise takes 5%, 5 or 0.05, all one share.
-func TestRatesAndSharesAsPeopleWriteThem(t *testing.T) {
-	for _, in := range []string{"500", "500/s", " 500/s "} {
-		if r, err := parseRate(in); err != nil || r != 500 {
-			t.Errorf("--rate %q = %v, %v; want 500", in, r, err)
-		}
-	}
-	if _, err := parseRate("fast"); err == nil {
-		t.Error("--rate fast was accepted")
-	}
+// --noise takes 5%, 5 or 0.05, all one share.
+func TestSharesAsPeopleWriteThem(t *testing.T) {
 	for _, in := range []string{"5%", "5", "0.05"} {
 		if v, err := parseNoise(in); err != nil || v < 0.0499 || v > 0.0501 {
 			t.Errorf("--noise %q = %v, %v; want 0.05", in, v, err)
