@@ -122,6 +122,8 @@ h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-b
 .verdict .q { font-weight: bold; }
 .verdict li.bad { color: #8e0000; }
 .verdict a { font-size: 0.9em; white-space: nowrap; }
+.verdict table.vt { margin: 0.4em 0 0.2em; font-size: 0.9em; }
+.verdict table.vt td:first-child { font-weight: bold; }
 .unsafe { background: #fde8e8; border: 2px solid #c62828; color: #8e0000; padding: 0.8em 1em; border-radius: 4px; }
 .unsafe strong { font-size: 1.15em; }
 ul.headlines li { margin-bottom: 0.4em; }
@@ -145,7 +147,9 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <h1>{{.Title}}</h1>
 <p class="run">{{.Run}}</p>
 {{if .Verdict}}<div class="verdict" id="verdict"><h2>Verdict</h2>
-<ul>{{range .Verdict}}<li{{if .Bad}} class="bad"{{end}}><span class="q">{{.Question}}:</span> {{.Answer}} <a href="#{{.Anchor}}">evidence ↓</a></li>
+<ul>{{range .Verdict}}<li{{if .Bad}} class="bad"{{end}}><span class="q">{{.Question}}:</span> {{.Answer}} <a href="#{{.Anchor}}">evidence ↓</a>{{with .Table}}
+<table class="vt"><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}
+<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}</li>
 {{end}}</ul></div>{{end}}
 {{if .Unsafe}}<div class="unsafe"><strong>Mutual exclusion was violated.</strong> These cells saw two holders at once, a fencing token go backwards, or (pause) a stale holder's write accepted where the lock's users write — without a token when the lock has none, with its token when it has one.
 <ul>{{range .Unsafe}}<li>{{.}}</li>{{end}}</ul></div>{{end}}

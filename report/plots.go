@@ -489,17 +489,46 @@ func openLoopFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, 
 		}))
 }
 
+// burstFigure is the herd's cost per hand-off against clients, one
+// panel per cost — wake-ups (theory dashed), the servers' CPU, the
+// hand-off gap — on log–log axes, a line with markers per lock so that
+// lines lying on one another stay visible.
 func burstFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
-	measured, theory := burstSeries(cells)
-	all := append(slices.Clone(measured), theory...)
-	return one(simpleFigure(st, "burst-wakeups", "Burst: wake-ups vs clients", "clients n (log)", "wake-ups (log)",
-		"All clients queue at once and the lock passes down the queue once. Dashed grey: n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.",
-		all, func(p *plot.Plot) {
-			clientAxis(&p.X, measured)
-			_, _, ymin, ymax := bounds(all)
-			logAxis(&p.Y, ymin, ymax)
-			p.Y.Tick.Marker = logTicks{}
-		}))
+	wakes, cpu, gap, theory := burstCostSeries(cells)
+	if len(wakes) == 0 {
+		return nil, nil
+	}
+	f := &figure{Name: "burst-costs", Title: "Burst: what a hand-off costs", legend: newLegend(),
+		Caption: "All clients queue at once and the lock passes down the queue once; each point is a cell's total over its n−1 hand-offs. " +
+			"Dashed grey: theory, n(n−1)/2 wake-ups over n−1 hand-offs (n/2 each) when every waiter watches every change, 1 each with a predecessor watch. " +
+			"Server CPU is the sandboxed servers' time on a CPU (per thread, nanoseconds), queueing included; a lock at 0 wake-ups has no point on the log axis."}
+	panels := []struct {
+		title, y string
+		ss       []series
+	}{
+		{"Wake-ups per hand-off", "wake-ups (log)", append(slices.Clone(wakes), theory...)},
+		{"Server CPU per hand-off", "µs (log)", cpu},
+		{"Hand-off gap p50 (release → next grant)", "µs (log)", gap},
+	}
+	for _, pn := range panels {
+		if len(pn.ss) == 0 {
+			continue
+		}
+		p := newPlot(pn.title, "clients n (log)", pn.y)
+		legend := &f.legend
+		if len(f.panels) > 0 {
+			legend = nil // one legend for every panel
+		}
+		if err := st.add(p, legend, pn.ss...); err != nil {
+			return nil, err
+		}
+		clientAxis(&p.X, wakes)
+		_, _, ymin, ymax := bounds(pn.ss)
+		logAxis(&p.Y, ymin, ymax)
+		p.Y.Tick.Marker = logTicks{}
+		f.panels = append(f.panels, p)
+	}
+	return []*figure{f}, nil
 }
 
 func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog, ramp bool) ([]*figure, error) {

@@ -381,7 +381,7 @@ func TestRenderPlots(t *testing.T) {
 	t.Parallel()
 	dir, written := renderFixture(t, fixtureSummary(), true, RenderOptions{})
 	want := []string{"latency-hot", "latency-burst", "throughput", "p99", "p99-vs-throughput", "per-acquire",
-		"burst-wakeups", "timeline-hot", "fairness-hot"}
+		"burst-costs", "timeline-hot", "fairness-hot"}
 	for _, name := range want {
 		p := filepath.Join(dir, PlotsDir, name+".png")
 		if !slices.Contains(written, p) {
@@ -409,7 +409,7 @@ func TestRenderSkipsPlotsWithoutData(t *testing.T) {
 	t.Parallel()
 	sum := &Summary{Cells: []Cell{fixtureCells()[0]}} // redis, hot, one client: no retries, no bursts
 	dir, written := renderFixture(t, sum, false, RenderOptions{})
-	for _, name := range []string{"per-acquire", "burst-wakeups", "timeline-hot", "latency-burst"} {
+	for _, name := range []string{"per-acquire", "burst-costs", "timeline-hot", "latency-burst"} {
 		if _, err := os.Stat(filepath.Join(dir, PlotsDir, name+".png")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s.png written without data (err %v)", name, err)
 		}

@@ -236,46 +236,52 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 	return measured, theory
 }
 
-// burstSeries is, for bursts, the wake-ups of each implementation that has
-// any against the number of clients, with the theories the cells carry
-// (n(n−1)/2, n−1, …) for reference over n ≥ 2.
-func burstSeries(cells []Cell) (measured, theory []series) {
-	var burst []Cell
-	for _, c := range cells {
-		if isBurst(c) && !leavingQueue(c) {
-			burst = append(burst, c)
-		}
-	}
+// burstCostSeries is, per lock with bursts on one lock, its cost per
+// hand-off against clients: release wake-ups, the servers' CPU (µs) and
+// the hand-off gap's p50 (µs); and theory's wake-ups per hand-off, one
+// dashed line per waiting scheme. A cost ≤ 0 has no point on a log axis.
+func burstCostSeries(cells []Cell) (wakes, cpu, gap, theory []series) {
 	var ns []int
 	var theories []result.Theory
-	for _, g := range result.GroupCells(burst) {
-		s := series{Impl: g.Impl, Scenario: g.Scenario}
-		for _, c := range g.Cells {
+	for _, b := range collectBurstCosts(cells) {
+		w := series{Impl: b.impl, Scenario: "burst", Label: b.impl}
+		sc, sg := w, w
+		for _, c := range b.cells {
+			h, _ := result.HandoffCosts(c)
+			x := float64(c.Clients)
+			if h.Wakeups > 0 {
+				w.XYs = append(w.XYs, plotter.XY{X: x, Y: h.Wakeups})
+			}
+			if h.ServerCPUUs != nil && *h.ServerCPUUs > 0 {
+				sc.XYs = append(sc.XYs, plotter.XY{X: x, Y: *h.ServerCPUUs})
+			}
+			if h.GapUs != nil && h.GapUs.P50 > 0 {
+				sg.XYs = append(sg.XYs, plotter.XY{X: x, Y: h.GapUs.P50})
+			}
 			if t := c.TheoryOf(); t != nil && !slices.Contains(theories, *t) {
 				theories = append(theories, *t)
 			}
-			n, what := releaseWakeups(c)
-			if n <= 0 {
-				continue
-			}
-			s.Label = g.Impl + " " + what
-			s.XYs = append(s.XYs, plotter.XY{X: float64(c.Clients), Y: float64(n)})
-			if c.Clients >= 2 && !slices.Contains(ns, c.Clients) {
+			if !slices.Contains(ns, c.Clients) {
 				ns = append(ns, c.Clients)
 			}
 		}
-		if len(s.XYs) > 0 {
-			measured = append(measured, s)
+		for _, p := range []struct {
+			s   series
+			out *[]series
+		}{{w, &wakes}, {sc, &cpu}, {sg, &gap}} {
+			if len(p.s.XYs) > 0 {
+				*p.out = append(*p.out, p.s)
+			}
 		}
 	}
-	if len(measured) == 0 {
-		return nil, nil
-	}
 	slices.Sort(ns)
-	for _, t := range theories {
-		theory = append(theory, theoryLine("theory "+t.Formula+" ("+t.Waiters+")", ns, t.Burst))
+	if len(wakes) == 0 || len(ns) == 0 || ns[0] < 2 {
+		return wakes, cpu, gap, nil
 	}
-	return measured, theory
+	for _, t := range theories {
+		theory = append(theory, theoryLine("theory "+t.Formula+" over n−1 hand-offs ("+t.Waiters+")", ns, func(n float64) float64 { return t.Burst(n) / (n - 1) }))
+	}
+	return wakes, cpu, gap, theory
 }
 
 // openLoopSeries is, for open loops, the achieved acquisitions per second

@@ -176,40 +176,44 @@ func TestPerAcquireSeries(t *testing.T) {
 	}
 }
 
-func TestBurstSeries(t *testing.T) {
+// A burst's cost per hand-off: a total over the cell's n−1 hand-offs
+// (zk-naive's 120 wake-ups at 16 clients are 8 per hand-off), theory
+// per hand-off beside it, and a server CPU and a gap line only where the
+// cells measured them.
+func TestBurstCostSeries(t *testing.T) {
 	t.Parallel()
-	measured, theory := burstSeries(fixtureCells())
-	if len(measured) != 2 {
-		t.Fatalf("%d measured series, want zk-naive and zk-pred (redis polls: no wake-ups)", len(measured))
-	}
-	assertXYs(t, "zk-naive", findSeries(t, measured, "zk-naive release wake-ups").XYs, plotter.XYs{{X: 4, Y: 6}, {X: 16, Y: 120}})
-	assertXYs(t, "zk-pred", findSeries(t, measured, "zk-pred release wake-ups").XYs, plotter.XYs{{X: 4, Y: 3}, {X: 16, Y: 15}})
-	quad := findSeries(t, theory, "theory n(n−1)/2 (all watch all)")
-	lin := findSeries(t, theory, "theory n−1 (predecessor watch)")
-	at := func(s series, x float64) float64 {
-		for _, p := range s.XYs {
-			if p.X == x {
-				return p.Y
-			}
-		}
-		t.Fatalf("%s has no point at n=%v", s.Label, x)
-		return 0
-	}
-	for _, n := range []float64{4, 16} {
-		if got := at(quad, n); got != n*(n-1)/2 {
-			t.Errorf("n(n−1)/2 at %v = %v", n, got)
-		}
-		if got := at(lin, n); got != n-1 {
-			t.Errorf("n−1 at %v = %v", n, got)
+	cells := fixtureCells()
+	for i := range cells {
+		if cells[i].Impl == "zk-naive" && cells[i].Scenario == "burst" {
+			cells[i].Generator = &result.Generator{CPUS: 0.1, ServerCPUS: map[string]float64{"zk": 0.003 * float64(cells[i].Clients-1)}}
+			cells[i].HandoffGapUs = &result.Latency{P50: 250}
 		}
 	}
-	for _, p := range quad.XYs {
-		if !near(p.Y, p.X*(p.X-1)/2) {
-			t.Errorf("n(n−1)/2 line has %v", p)
+	wakes, cpu, gap, theory := burstCostSeries(cells)
+	if len(wakes) != 2 {
+		t.Fatalf("%d wake-up series, want zk-naive and zk-pred (redis polls: no wake-ups)", len(wakes))
+	}
+	assertXYs(t, "zk-naive", findSeries(t, wakes, "zk-naive").XYs, plotter.XYs{{X: 4, Y: 2}, {X: 16, Y: 8}})
+	assertXYs(t, "zk-pred", findSeries(t, wakes, "zk-pred").XYs, plotter.XYs{{X: 4, Y: 1}, {X: 16, Y: 1}})
+	if len(cpu) != 1 || len(gap) != 1 {
+		t.Fatalf("server CPU %v, gap %v: want zk-naive's alone", cpu, gap)
+	}
+	assertXYs(t, "zk-naive CPU", cpu[0].XYs, plotter.XYs{{X: 4, Y: 3000}, {X: 16, Y: 3000}})
+	assertXYs(t, "zk-naive gap", gap[0].XYs, plotter.XYs{{X: 4, Y: 250}, {X: 16, Y: 250}})
+	half := findSeries(t, theory, "theory n(n−1)/2 over n−1 hand-offs (all watch all)")
+	one := findSeries(t, theory, "theory n−1 over n−1 hand-offs (predecessor watch)")
+	for _, p := range half.XYs {
+		if !near(p.Y, p.X/2) {
+			t.Errorf("n/2 line has %v", p)
 		}
 	}
-	if m, th := burstSeries(fixtureCells()[:5]); m != nil || th != nil {
-		t.Errorf("burst series %v %v for redis alone, which has no wake-ups", m, th)
+	for _, p := range one.XYs {
+		if p.Y != 1 {
+			t.Errorf("predecessor line has %v", p)
+		}
+	}
+	if w, _, _, th := burstCostSeries(fixtureCells()[:5]); w != nil || th != nil {
+		t.Errorf("burst series %v %v for redis alone, which has no wake-ups", w, th)
 	}
 }
 

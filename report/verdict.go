@@ -19,6 +19,8 @@ type VerdictLine struct {
 	Anchor string
 	// Bad marks an answer that is a failure: unsafe, or no capacity.
 	Bad bool
+	// Table, if set, gives the answer's figures as a small table.
+	Table *VerdictTable
 }
 
 // DefaultSLO is what capacity is judged against when a run names no SLO:
@@ -107,56 +109,10 @@ func safetyVerdict(cells []Cell) VerdictLine {
 // bursts, of its largest closed loop) with theory, and says whether the
 // server's own count of watch events matches what the clients received.
 func herdVerdict(cells []Cell) (VerdictLine, bool) {
-	var parts []string
-	perHandoff := map[string]float64{}
-	var largest int
-	anchor := figureAnchor("burst-wakeups")
-	for _, g := range result.GroupCells(result.WithoutFaults(cells)) {
-		if !isBurst(g.Cells[0]) {
-			continue
-		}
-		c, ok := largestMeasured(g.Cells)
-		// A queue that waiters left (the abandon scenario, a burst by
-		// kind) follows no burst curve: theory does not judge it.
-		if !ok || c.TheoryOf() == nil || c.Clients < 2 || leavingQueue(c) {
-			continue
-		}
-		handoffs := float64(c.Clients - 1)
-		n, what := releaseWakeups(c)
-		t := c.TheoryOf()
-		want := t.BurstWakeups(c.Clients)
-		if want == 0 {
-			// A server-side queue: nobody to wake, so no figure per
-			// hand-off to rank beside the watchers'.
-			parts = append(parts, quietQueueClause(c, n))
-			continue
-		}
-		s := fmt.Sprintf("%s %s %s for %s hand-offs at %s (%s per hand-off); theory %s = %s %s",
-			c.Impl, commas(n), what, commas(int64(c.Clients-1)), plural(int64(c.Clients), "client"), perAcq(float64(n)/handoffs),
-			t.Formula, commas(want), exactAgreement(n, want))
-		s += serverClause(c)
-		parts = append(parts, s)
-		perHandoff[c.Impl] = float64(n) / handoffs
-		largest = max(largest, c.Clients)
+	if v, ok := herdCostVerdict(cells); ok {
+		return v, true
 	}
-	if len(parts) == 0 {
-		return loopHerdVerdict(cells)
-	}
-	return VerdictLine{Question: "Herd cost", Answer: strings.Join(parts, "; ") + ratioClause(perHandoff, largest) + ".",
-		Anchor: anchor}, true
-}
-
-// quietQueueClause says what a burst cost a lock whose theory wakes
-// nobody (waiters queued on the server): ✓ when no notification and no
-// wake-up was counted.
-func quietQueueClause(c Cell, wakeups int64) string {
-	got := wakeups + c.Notifications + c.WastedWakeups
-	mark := "✓"
-	if got != 0 {
-		mark = fmt.Sprintf("✗ (measured %s)", commas(got))
-	}
-	return fmt.Sprintf("%s woke nobody in %s hand-offs at %s, waiters %s (theory 0 notifications, 0 wake-ups %s)",
-		c.Impl, commas(int64(c.Clients-1)), plural(int64(c.Clients), "client"), c.TheoryOf().Waiters, mark)
+	return loopHerdVerdict(cells)
 }
 
 // loopHerdVerdict is the herd line from closed loops: release wake-ups

@@ -62,9 +62,9 @@ func TestVerdict(t *testing.T) {
 	}{
 		{name: "fixture", cells: fixtureCells(), want: map[string][]string{
 			"Safety": {"✓ 0 violations in"},
-			"Herd cost": {"zk-naive 120 release wake-ups for 15 hand-offs at 16 clients (8.00 per hand-off); theory n(n−1)/2 = 120 ✓",
-				"zk-pred 15 release wake-ups for 15 hand-offs at 16 clients (1.00 per hand-off); theory n−1 = 15 ✓",
-				"server fired 136 watches", "zk-naive wakes 8× as many waiters per hand-off as zk-pred"},
+			"Herd cost": {"zk-naive | 16 | 8.00 | 8.00 (n(n−1)/2) ✓", "zk-pred | 16 | 1.00 | 1.00 (n−1) ✓",
+				"server fired 136 watches", "zk-naive wakes 8× as many waiters per hand-off as zk-pred",
+				"| n^1.00; — |", "| n^0.00; — |"},
 			"Capacity (hot)": {"p99 ≤ 10ms (default", "redis ≥ 16 clients at 11,500 acq/s", "zk-naive 4 clients at 2,100 acq/s",
 				"zk-pred 4 clients at 2,300 acq/s", "redis serves most"},
 		}, absent: []string{"Capacity (burst)", "Open loop", "Fault cost"}},
@@ -75,23 +75,22 @@ func TestVerdict(t *testing.T) {
 			"Capacity (hot)": {"no implementation met it"},
 		}, bad: []string{"Capacity (hot)"}},
 		{name: "off theory", cells: offTheory, want: map[string][]string{
-			"Herd cost": {"theory n(n−1)/2 = 120 ✗ (measured +30, +25.0%)"},
+			"Herd cost": {"zk-naive | 16 | 10.00 | 8.00 (n(n−1)/2) ✗ (measured +30, +25.0%)"},
 		}, absent: []string{"Capacity (burst)"}},
 		{name: "one off theory", cells: offByOne, want: map[string][]string{
-			"Herd cost": {"zk-naive 121 release wake-ups", "theory n(n−1)/2 = 120 ✗ (measured +1, +0.8%)"},
+			"Herd cost": {"zk-naive | 16 | 8.07 | 8.00 (n(n−1)/2) ✗ (measured +1, +0.8%)"},
 		}},
 		{name: "release counter broken", cells: brokenCounter, want: map[string][]string{
-			"Herd cost": {"zk-naive 0 release wake-ups for 15 hand-offs", "theory n(n−1)/2 = 120 ✗ (measured -120, -100.0%)"},
+			"Herd cost": {"zk-naive | 16 | 0.00 | 8.00 (n(n−1)/2) ✗ (measured -120, -100.0%)"},
 		}},
 		{name: "abandon", cells: abandon, want: map[string][]string{
-			"Herd cost": {"zk-pred 15 release wake-ups for 15 hand-offs at 16 clients (1.00 per hand-off); theory n−1 = 15 ✓"},
+			"Herd cost": {"zk-pred | 16 | 1.00 | 1.00 (n−1) ✓"},
 		}, absent: []string{"Capacity (burst)"}},
 		{name: "server queue", cells: quiet, want: map[string][]string{
-			"Herd cost": {"db-queue woke nobody in 15 hand-offs at 16 clients, waiters queued on the server (theory 0 notifications, 0 wake-ups ✓)",
-				"zk-naive wakes 8× as many waiters per hand-off as zk-pred"},
+			"Herd cost": {"db-queue | 16 | 0.00 | 0.00 (0) ✓", "zk-naive wakes 8× as many waiters per hand-off as zk-pred"},
 		}},
 		{name: "server queue notified", cells: noisy, want: map[string][]string{
-			"Herd cost": {"(theory 0 notifications, 0 wake-ups ✗ (measured 3))"},
+			"Herd cost": {"db-queue | 16 | 0.00 | 0.00 (0) ✗ (measured 3)"},
 		}},
 		{name: "unsafe", cells: unsafe, want: map[string][]string{
 			"Safety": {"UNSAFE — 2 violations in", "zk-pred hot at 16 clients (2)"},
@@ -119,9 +118,10 @@ func TestVerdict(t *testing.T) {
 					t.Errorf("no %q line; got %v", q, got)
 					continue
 				}
+				text := v.Answer + tableText(v.Table)
 				for _, s := range texts {
-					if !strings.Contains(v.Answer, s) {
-						t.Errorf("%s: %q lacks %q", q, v.Answer, s)
+					if !strings.Contains(text, s) {
+						t.Errorf("%s: %q lacks %q", q, text, s)
 					}
 				}
 			}
@@ -181,8 +181,8 @@ func TestRenderHTMLVerdictAndLabels(t *testing.T) {
 	t.Parallel()
 	dir, _ := renderFixture(t, browserFixture(), true, RenderOptions{})
 	page := string(readFile(t, dir+"/"+HTMLFile))
-	for _, want := range []string{`id="verdict"`, `href="#capacity"`, `id="capacity"`, `href="#fig-burst-wakeups"`,
-		`id="fig-burst-wakeups"`, `id="open-loop"`, "from intended start", "service", `id="faults"`,
+	for _, want := range []string{`id="verdict"`, `href="#capacity"`, `id="capacity"`, `href="#fig-burst-costs"`,
+		`id="fig-burst-costs"`, `id="open-loop"`, "from intended start", "service", `id="faults"`,
 		"stale grant, fenced ×3", "<th class=\"n\">p95</th>", "<th class=\"n\">p99.99</th>", "12.0ms"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
@@ -259,4 +259,17 @@ func TestLimitVerdict(t *testing.T) {
 	if v, ok := limit(noServers); ok {
 		t.Errorf("without the servers' CPU: %+v", v)
 	}
+}
+
+// tableText is a verdict's table as text, a line per row, cells joined by
+// " | ".
+func tableText(t *VerdictTable) string {
+	if t == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range append([][]string{t.Header}, t.Rows...) {
+		b.WriteString("\n" + strings.Join(r, " | "))
+	}
+	return b.String()
 }

@@ -1,0 +1,143 @@
+package result
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// HandoffCost is what one hand-off of a burst cost, in the units a user
+// pays: wake-ups and notifications, the messages the server handled, the
+// CPU it and lockbench spent, and how long the lock stood free between a
+// release and the next grant. A burst of n clients on one lock hands the
+// lock on n−1 times; every figure but the gap is the cell's total over
+// those hand-offs, so the queueing before the first release is shared out
+// too (it is part of what each hand-off's waiter cost).
+type HandoffCost struct {
+	Handoffs      int64
+	Wakeups       float64 // release wake-ups per hand-off
+	Notifications float64 // notifications the clients received, per hand-off
+	// Theory is the wake-ups per hand-off the driver's theory predicts,
+	// nil without one.
+	Theory *float64
+	// Messages is what the servers handled per hand-off, in MessagesUnit
+	// ("packets", "commands + pushes", "gRPC messages"); nil when the
+	// server kind counts none.
+	Messages     *float64
+	MessagesUnit string
+	// ServerCPUUs is the servers' CPU time per hand-off, in µs; nil when
+	// lockbench did not start them (their CPU is unknown).
+	ServerCPUUs *float64
+	// GeneratorCPUUs is lockbench's own CPU time per hand-off, in µs.
+	GeneratorCPUUs *float64
+	// GapUs is the hand-off gap (release → next grant); nil when none was
+	// measured.
+	GapUs *Latency
+}
+
+// HandoffCosts derives c's cost per hand-off; false unless c is a burst
+// on one lock with at least one hand-off.
+func HandoffCosts(c Cell) (HandoffCost, bool) {
+	if c.KindOf() != KindBurst || c.Locks > 1 || c.Acquires < 2 {
+		return HandoffCost{}, false
+	}
+	h := HandoffCost{Handoffs: c.Acquires - 1}
+	per := func(x float64) float64 { return x / float64(h.Handoffs) }
+	h.Wakeups = per(float64(c.ReleaseWakeups))
+	h.Notifications = per(float64(c.Notifications))
+	if t := c.TheoryOf(); t != nil && c.Clients >= 2 {
+		w := t.Burst(float64(c.Clients)) / float64(c.Clients-1)
+		h.Theory = &w
+	}
+	if n, unit, ok := ServerMessages(c.Server); ok {
+		m := per(float64(n))
+		h.Messages, h.MessagesUnit = &m, unit
+	}
+	if g := c.Generator; g != nil {
+		if len(g.ServerCPUS) > 0 {
+			var s float64
+			for _, v := range g.ServerCPUS {
+				s += v
+			}
+			us := per(s * 1e6)
+			h.ServerCPUUs = &us
+		}
+		if g.CPUS > 0 {
+			us := per(g.CPUS * 1e6)
+			h.GeneratorCPUUs = &us
+		}
+	}
+	h.GapUs = c.HandoffGapUs
+	return h, true
+}
+
+// ServerMessages is what the servers of a cell handled, by what their kind
+// counts: ZooKeeper's packets in and out (mntr), etcd's gRPC messages in
+// and out, Redis's commands (INFO commandstats, INFO itself aside) plus
+// the messages it pushed to subscribers. False when the kind counts none
+// of these.
+func ServerMessages(server map[string]int64) (int64, string, bool) {
+	if r, ok := server["packets_received"]; ok {
+		return r + server["packets_sent"], "packets", true
+	}
+	if r, ok := server["grpc_messages_received"]; ok {
+		return r + server["grpc_messages_sent"], "gRPC messages", true
+	}
+	var cmds int64
+	found := false
+	for k, v := range server {
+		if strings.HasPrefix(k, "cmdstat_") && strings.HasSuffix(k, "_calls") && k != "cmdstat_info_calls" {
+			cmds += v
+			found = true
+		}
+	}
+	if !found {
+		return 0, "", false
+	}
+	return cmds + server["client_notifications"], "commands + pushes", true
+}
+
+// Growth is how a cost grows with the number of clients n: the exponent
+// b of cost ≈ a·n^b, fitted by least squares on log–log axes, with its
+// 95 % confidence interval (Student's t on n−2 degrees of freedom; with
+// two points the interval is unknown, NaN).
+type Growth struct {
+	Exponent, Low, High float64
+	Points              int
+}
+
+// FitGrowth fits the growth of ys (costs, > 0) over xs (client counts);
+// false with fewer than two usable points or one client count only.
+func FitGrowth(xs, ys []float64) (Growth, bool) {
+	var lx, ly []float64
+	for i := range xs {
+		if xs[i] > 0 && ys[i] > 0 && !math.IsInf(ys[i], 0) {
+			lx, ly = append(lx, math.Log(xs[i])), append(ly, math.Log(ys[i]))
+		}
+	}
+	if len(lx) < 2 || slices.Min(lx) == slices.Max(lx) {
+		return Growth{}, false
+	}
+	_, b := stat.LinearRegression(lx, ly, nil, false)
+	g := Growth{Exponent: b, Low: math.NaN(), High: math.NaN(), Points: len(lx)}
+	if df := len(lx) - 2; df > 0 {
+		var ss float64
+		mx := stat.Mean(lx, nil)
+		for i := range lx {
+			a := stat.Mean(ly, nil) - b*mx
+			r := ly[i] - (a + b*lx[i])
+			ss += r * r
+		}
+		var sxx float64
+		for _, x := range lx {
+			sxx += (x - mx) * (x - mx)
+		}
+		se := math.Sqrt(ss / float64(df) / sxx)
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
+		g.Low, g.High = b-t*se, b+t*se
+	}
+	return g, true
+}

@@ -1,0 +1,90 @@
+package result
+
+import (
+	"math"
+	"testing"
+)
+
+// A watch-all herd wakes n/2 waiters per hand-off on average (n(n−1)/2
+// over n−1): exponent 1; a predecessor watch one: exponent 0. Exact
+// points give an interval of zero width around them; noisy ones an
+// interval that holds the true exponent.
+func TestFitGrowth(t *testing.T) {
+	ns := []float64{8, 32, 128, 512}
+	var herd, pred, noisy []float64
+	for i, n := range ns {
+		herd = append(herd, n*(n-1)/2/(n-1))
+		pred = append(pred, 1)
+		noisy = append(noisy, 5*n*[]float64{1.1, 0.9, 1.05, 0.97}[i])
+	}
+	for _, tc := range []struct {
+		name string
+		ys   []float64
+		want float64
+	}{{"herd", herd, 1}, {"pred", pred, 0}, {"noisy", noisy, 1}} {
+		g, ok := FitGrowth(ns, tc.ys)
+		if !ok || g.Points != 4 {
+			t.Fatalf("%s: %+v %v", tc.name, g, ok)
+		}
+		if math.Abs(g.Exponent-tc.want) > 0.05 || g.Low > tc.want || g.High < tc.want || g.Low > g.Exponent || g.High < g.Exponent {
+			t.Errorf("%s: exponent %.3f [%.3f, %.3f], want about %v inside", tc.name, g.Exponent, g.Low, g.High, tc.want)
+		}
+	}
+	if g, ok := FitGrowth([]float64{8, 32}, []float64{4, 16}); !ok || math.Abs(g.Exponent-1) > 1e-9 || !math.IsNaN(g.Low) {
+		t.Errorf("two points: %+v %v, want exponent 1 and no interval", g, ok)
+	}
+	if _, ok := FitGrowth([]float64{8, 8}, []float64{4, 5}); ok {
+		t.Error("one client count fitted")
+	}
+}
+
+// Each server kind's messages are counted in its own unit; a kind that
+// counts none gives none.
+func TestServerMessages(t *testing.T) {
+	for _, tc := range []struct {
+		server map[string]int64
+		n      int64
+		unit   string
+	}{
+		{map[string]int64{"packets_received": 61, "packets_sent": 97, "watch_triggered": 36}, 158, "packets"},
+		{map[string]int64{"grpc_messages_received": 40, "grpc_messages_sent": 50, "watch_triggered": 7}, 90, "gRPC messages"},
+		{map[string]int64{"cmdstat_set_calls": 8, "cmdstat_evalsha_calls": 51, "cmdstat_info_calls": 1, "client_notifications": 28}, 87, "commands + pushes"},
+	} {
+		n, unit, ok := ServerMessages(tc.server)
+		if !ok || n != tc.n || unit != tc.unit {
+			t.Errorf("%v: %d %q %v, want %d %q", tc.server, n, unit, ok, tc.n, tc.unit)
+		}
+	}
+	if _, _, ok := ServerMessages(map[string]int64{"pg_xact_commit": 128}); ok {
+		t.Error("PostgreSQL's commits counted as messages")
+	}
+}
+
+// A burst of 8 hands on 7 times: every total is shared over those 7; a
+// closed loop and a burst on several locks have no cost per hand-off.
+func TestHandoffCosts(t *testing.T) {
+	theory := Theory{Waiters: "all watch all", Formula: "n(n−1)/2", Poly: [3]float64{0, -0.5, 0.5}}
+	c := Cell{Impl: "zk-naive", Scenario: "burst", Kind: KindBurst, Clients: 8, Locks: 1, Acquires: 8,
+		Counts: Counts{ReleaseWakeups: 28, Notifications: 35}, Theory: &theory,
+		Server:    map[string]int64{"packets_received": 61, "packets_sent": 80},
+		Generator: &Generator{CPUS: 0.014, ServerCPUS: map[string]float64{"a": 0.0035, "b": 0.0035}}}
+	h, ok := HandoffCosts(c)
+	if !ok || h.Handoffs != 7 || h.Wakeups != 4 || h.Notifications != 5 {
+		t.Fatalf("%+v %v", h, ok)
+	}
+	if h.Theory == nil || *h.Theory != 4 || h.Messages == nil || *h.Messages != 141.0/7 || h.MessagesUnit != "packets" {
+		t.Errorf("theory %v, messages %v %q", h.Theory, h.Messages, h.MessagesUnit)
+	}
+	if h.ServerCPUUs == nil || math.Abs(*h.ServerCPUUs-1000) > 1e-6 || h.GeneratorCPUUs == nil || math.Abs(*h.GeneratorCPUUs-2000) > 1e-6 {
+		t.Errorf("server CPU %v µs, lockbench %v µs per hand-off, want 1000 and 2000", h.ServerCPUUs, h.GeneratorCPUUs)
+	}
+	c.Generator.ServerCPUS = nil
+	if h, _ := HandoffCosts(c); h.ServerCPUUs != nil {
+		t.Error("server CPU per hand-off without server CPU")
+	}
+	for _, bad := range []Cell{{Kind: KindClosed, Locks: 1, Acquires: 8}, {Kind: KindBurst, Locks: 4, Acquires: 8}, {Kind: KindBurst, Locks: 1, Acquires: 1}} {
+		if _, ok := HandoffCosts(bad); ok {
+			t.Errorf("a cost per hand-off for %+v", bad)
+		}
+	}
+}
