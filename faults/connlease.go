@@ -254,10 +254,11 @@ var PauseForOption = impl.DurationOption(OptPauseFor, DefaultPauseFor, time.Mill
 	"pause: how long a holder of a lock that lasts as long as its connection stalls")
 
 // runPauseConn is pause for a LeaseConn lock: the holder stalls
-// --pause-for holding the lock, its connection open and idle, a waiter
-// queued behind it. Nothing on the server ends such a grant, so the
-// holder keeps it: no other client may hold it before the holder wakes
-// and releases, and the waiter stalls as long as the pause.
+// --pause-for holding the lock, its connection open and idle, the other
+// clients queued behind it. Nothing on the server ends such a grant, so
+// the holder keeps it: no other client may hold it before the holder
+// wakes and releases, and the waiters stall as long as the pause (the
+// figure is the first grant after it began).
 func runPauseConn(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	pause, err := optDuration(spec.Config, OptPauseFor, DefaultPauseFor)
 	if err != nil {
@@ -285,22 +286,23 @@ func pauseConnOnce(ctx context.Context, spec engine.CellSpec, s subject, pause t
 	if err != nil {
 		return err
 	}
-	defer closeAll(t, a)
-	b, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1)
-	if err != nil {
-		return err
+	ws := make([]impl.Locker, max(spec.Clients-1, 1))
+	defer func() { closeAll(t, ws...) }()
+	for i := range ws {
+		if ws[i], err = dial(ctx, s.Driver, cfg, cfg.Servers, 1+i); err != nil {
+			return err
+		}
 	}
-	defer closeAll(t, b)
 	h := &holds{lock: name}
 	la, aGot, err := first(ctx, t, a, name)
 	if err != nil {
 		return err
 	}
 	ka := h.enter(0, aGot)
-	wctx, cancel := context.WithTimeout(ctx, pause+10*time.Second+spec.Hold)
+	wctx, cancel := context.WithTimeout(ctx, pause+10*time.Second+time.Duration(len(ws))*(spec.Hold+time.Second))
 	defer cancel()
-	firstAt := queue(ctx, wctx, t, h, []impl.Locker{b}, name, cfg.Retry, spec.Hold)
-	settle(ctx, 2*time.Second, b)
+	firstAt := queue(ctx, wctx, t, h, ws, name, cfg.Retry, spec.Hold)
+	settle(ctx, 2*time.Second, ws...)
 
 	stalled := time.Now()
 	if err := sleep(ctx, pause); err != nil {
@@ -337,7 +339,7 @@ func pauseConnVerdict(c result.Cell, pause time.Duration) string {
 	d := c.Faults.Details
 	v := fmt.Sprintf("%s: a holder that stalled %s kept the lock throughout — its lock lasts as long as its connection, which stayed open — ", c.Impl, pause)
 	if rec := c.Faults.RecoveryMs; rec != nil {
-		v += fmt.Sprintf("so the waiter stalled as long: granted %s p50, %s max after the pause began (%.2f× the pause), over %s",
+		v += fmt.Sprintf("so the waiters stalled as long: the next grant came %s p50, %s max after the pause began (%.2f× the pause), over %s",
 			fmtMs(rec.P50), fmtMs(rec.Max), rec.P50/ms(pause), plural(rec.Count, "repeat"))
 	} else {
 		v += "and no waiter got it afterwards"
@@ -420,7 +422,10 @@ func restartConnOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *
 	if err := srv.Restart(rctx); err != nil {
 		return err
 	}
-	t.add("restart_ms_sum", ms(time.Since(crashed)))
+	restarted := ms(time.Since(crashed))
+	t.mu.Lock()
+	t.details["restart_ms_max"] = max(t.details["restart_ms_max"], restarted)
+	t.mu.Unlock()
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second+spec.Hold)
 	defer cancel()
 	// A holds on, believing the lock its own, until B is done.
