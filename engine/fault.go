@@ -70,3 +70,16 @@ func (s faultScenario) Run(ctx context.Context, spec CellSpec) (Result, error) {
 	cell.Kind = result.KindFault
 	return Result{Cell: cell, Start: start}, err
 }
+
+// FaultsFor names the fault scenarios that can be staged on d, as their
+// Applies judges from what d declares, in the order Scenarios lists them.
+func FaultsFor(d impl.Driver) []string {
+	var out []string
+	for _, s := range Scenarios() {
+		f, ok := s.(faultScenario)
+		if ok && (f.f.Applies == nil || f.f.Applies(d) == nil) {
+			out = append(out, f.f.Name)
+		}
+	}
+	return out
+}

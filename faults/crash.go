@@ -21,6 +21,9 @@ import (
 // tick). Each waiter then takes the lock once, holding it spec.Hold, and
 // any two holders overlapping is a violation.
 func runCrash(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
+	if s.Caps.Has(impl.LeaseConn) {
+		return runCrashConn(ctx, spec, s)
+	}
 	t := newTally(spec)
 	bound := s.bound(spec.Config)
 	if err := needServers(spec, s); err != nil {

@@ -31,4 +31,11 @@
 // Recovery times are of the order of the TTL (Redis locks) or the session
 // timeout (ZooKeeper), whose defaults are 10 s; pass e.g. --ttl 2s
 // --zk-session-timeout 2s for a quick run.
+//
+// A lock that lasts as long as its holder's connection (impl.LeaseConn:
+// PostgreSQL advisory locks, GET_LOCK) has no such bound. Crash ends the
+// holder's connection both ways, a reset and a silence, and states the
+// TCP keepalive the server keeps on it (impl.Keepaliver); pause measures
+// what a holder that keeps its lock through a stall costs its waiters;
+// restart restarts the lock's server under the holder.
 package faults

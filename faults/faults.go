@@ -13,14 +13,15 @@ import (
 
 func init() {
 	register(fault{name: "crash", applies: expiring, run: runCrash,
-		description: "the holder dies without releasing (connection cut, no close); time until the next waiter acquires vs TTL / session timeout"})
-	register(fault{name: "pause", applies: fenceable, run: runPause,
-		description: "the holder stalls past its TTL, another acquires, the stale holder writes: violations, and a fenced resource refusing the stale write"})
+		description: "the holder dies without releasing (connection cut, no close); time until the next waiter acquires vs TTL / session timeout; a lock of the connection's: cut (RST) and silent"})
+	register(fault{name: "pause", applies: pausable, run: runPause,
+		options:     []impl.Option{PauseForOption},
+		description: "the holder stalls past its TTL, another acquires, the stale holder writes: violations, and a fenced resource refusing the stale write; a lock of the connection's: the waiter's stall against --pause-for"})
 	register(fault{name: "failover", applies: failsOver, run: runFailover,
 		description: "the holder's server is lost after the grant (Redis: replica promoted without the key): does a second client get the lock too?"})
-	register(fault{name: "restart", applies: quorum, run: runRestart,
+	register(fault{name: "restart", applies: restartable, run: runRestart,
 		options:     []impl.Option{RestartDelayOption},
-		description: "a Redlock master restarts empty right after a grant; with --redlock-restart-delay ≥ TTL it stays out until the TTL passed"})
+		description: "a Redlock master restarts empty right after a grant (with --redlock-restart-delay ≥ TTL it stays out until the TTL passed); a lock of the connection's: its server restarts under the holder"})
 	register(fault{name: "latency", run: runLatency, // every implementation
 		options:     []impl.Option{NetDelayOption, NetJitterOption},
 		description: "every server behind a loopback proxy adding --net-delay ± --net-jitter: lock latency and errors under RTT"})
@@ -84,12 +85,33 @@ func register(f fault) {
 }
 
 // expiring: the fault needs a lease that ends without its holder, by a
-// TTL or with the session, on servers of the lock's own.
+// TTL, with the session or with the connection, on servers of the lock's
+// own.
 func expiring(s subject) error {
-	if len(s.Needs) == 0 || !s.Caps.Any(impl.LeaseTTL|impl.LeaseSession) {
-		return fmt.Errorf("%s has no lease that ends without its holder (TTL or session)", s.Name)
+	if len(s.Needs) == 0 || !s.Caps.Any(impl.LeaseTTL|impl.LeaseSession|impl.LeaseConn) {
+		return fmt.Errorf("%s has no lease that ends without its holder (TTL, session or connection)", s.Name)
 	}
 	return nil
+}
+
+// pausable: a lease that ends without its holder and fencing tokens, or a
+// lock of the connection's, which a stalled holder keeps (the scenario
+// then measures what the stall costs the waiters).
+func pausable(s subject) error {
+	if len(s.Needs) > 0 && s.Caps.Has(impl.LeaseConn) {
+		return nil
+	}
+	return fenceable(s)
+}
+
+// restartable: a quorum of masters, one of which restarts empty, or a
+// lock of the connection's on a server of a kind lockbench can start,
+// which restarts under its holder.
+func restartable(s subject) error {
+	if len(s.Needs) > 0 && s.Caps.Has(impl.LeaseConn) && s.kind.Name != "" {
+		return nil
+	}
+	return quorum(s)
 }
 
 // fenceable: an expiring lease, and fencing tokens from the lock itself

@@ -43,43 +43,44 @@ func runLatency(ctx context.Context, spec engine.CellSpec, s subject) (result.Ce
 		loop.Duration = DefaultLatencyDuration
 	}
 
-	acq, rel := newLatencyHist(), newLatencyHist()
-	var out result.Cell
+	acc := result.NewAccumulator(result.Cell{Impl: spec.Impl, Scenario: "latency", Clients: spec.Clients, Locks: loop.Locks, Theory: s.Theory})
+	var first, marked result.Cell // the first repeat, the first with a mark
+	server := map[string]int64{}
 	for r := range spec.Repeat {
 		ps, err := newProxies(targets, delay, jitter, cfg.Seed+uint64(r))
 		if err != nil {
-			return out, err
+			return acc.Cell(), err
 		}
 		if len(ps) > 0 {
 			loop.Config.Servers = s.with(cfg.Servers, ps.Addrs())
 		}
 		loop.Config.Namespace = fmt.Sprintf("%s-latency-%d", cfg.Namespace, r)
+		loop.OnInterval = intervalsInto(acc, spec.OnInterval)
 		res, err := engine.RunCellDetail(ctx, loop)
 		ps.Close()
+		if res.Impl != "" {
+			addRepeat(acc, server, res.Cell)
+			if r == 0 {
+				first = res.Cell
+			}
+			if marked.Impl == "" && (res.Truncated != "" || res.Finding != "" || res.ServerNote != "") {
+				marked = res.Cell
+			}
+		}
 		if err != nil {
-			return out, err
+			return acc.Cell(), err
 		}
-		for _, iv := range res.Intervals {
-			acq.Merge(iv.Acquire)
-			rel.Merge(iv.Release)
-		}
-		out = mergeCells(out, res.Cell, r == 0)
 	}
-	out.Scenario = "latency"
-	if acq.TotalCount() > 0 {
-		out.AcquireLatencyUs = result.LatencyOf(acq)
+	out := acc.Cell()
+	if len(server) > 0 {
+		out.Server = server
 	}
-	if rel.TotalCount() > 0 {
-		out.ReleaseLatencyUs = result.LatencyOf(rel)
-	}
-	if out.DurationS > 0 {
-		out.AcquiresPerS = float64(out.Acquires) / out.DurationS
-	}
-	if out.Acquires > 0 {
-		out.RetriesPerAcquire = float64(out.Retries) / float64(out.Acquires)
-		out.NotificationsPerAcquire = float64(out.Notifications) / float64(out.Acquires)
-		out.RoundTripsPerAcquire = float64(out.RoundTrips) / float64(out.Acquires)
-	}
+	// The generator's health and the implementation's own distributions
+	// are summaries that do not add up: the first repeat's stand.
+	out.Generator, out.Distributions = first.Generator, first.Distributions
+	// What one repeat says of itself — cut short, a finding, counters
+	// unread — is said of the cell.
+	out.Truncated, out.Finding, out.Livelock, out.ServerNote = marked.Truncated, marked.Finding, marked.Livelock, marked.ServerNote
 	out.Faults = &result.Faults{Repeats: spec.Repeat, Details: map[string]float64{
 		"net_delay_ms": ms(delay), "net_jitter_ms": ms(jitter), "proxies": float64(len(targets)),
 	}}
@@ -101,47 +102,50 @@ func runLatency(ctx context.Context, spec engine.CellSpec, s subject) (result.Ce
 	return out, nil
 }
 
-func newLatencyHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+// intervalsInto feeds each closing interval's histograms of a repeat to
+// acc — the only way to them: a cell run with OnInterval set returns no
+// intervals, and the interval's histograms are reused once the callback
+// returns — then hands the interval on to next (the run's .hlog) as the
+// latency cell's.
+func intervalsInto(acc *result.Accumulator, next func(result.Cell, time.Time, result.Interval)) func(result.Cell, time.Time, result.Interval) {
+	return func(c result.Cell, start time.Time, iv result.Interval) {
+		// The cell's one goroutine of intervals calls this, and the repeat
+		// ends only after its last call: acc is not shared meanwhile.
+		for tag, h := range map[string]*hdrhistogram.Histogram{result.TagAcquire: iv.Acquire, result.TagRelease: iv.Release,
+			result.TagHandoff: iv.Handoff, result.TagAbandon: iv.Abandon, result.TagRenew: iv.Renew} {
+			acc.AddHistogram(tag, h)
+		}
+		if next != nil {
+			c.Scenario = "latency"
+			next(c, start, iv)
+		}
+	}
 }
 
-// mergeCells adds c's counts to into; first takes c as it is.
-func mergeCells(into, c result.Cell, first bool) result.Cell {
-	if first {
-		if c.ErrorsByClass == nil {
-			c.ErrorsByClass = map[string]int64{}
-		}
-		return c
-	}
-	into.DurationS += c.DurationS
-	into.Acquires += c.Acquires
-	into.Errors += c.Errors
-	for k, v := range c.ErrorsByClass {
-		into.ErrorsByClass[k] += v
-	}
-	into.Counts = into.Counts.Add(c.Counts)
-	into.SafetyViolations += c.SafetyViolations
-	for _, v := range c.Violations {
-		if len(into.Violations) < result.MaxViolationsKept {
-			into.Violations = append(into.Violations, v)
+// addRepeat adds a repeat's counts to acc, its clients' acquisitions by
+// client id, and the servers' counter deltas to server; its histograms
+// came through intervalsInto.
+func addRepeat(acc *result.Accumulator, server map[string]int64, c result.Cell) {
+	acc.AddMeasured(time.Duration(c.DurationS * float64(time.Second)))
+	var per int64
+	if c.Fairness != nil {
+		for _, n := range c.Fairness.PerClient {
+			per += n
 		}
 	}
-	if into.Server != nil {
-		for k, v := range c.Server {
-			into.Server[k] += v
+	if c.Fairness != nil && per == c.Acquires {
+		for i, n := range c.Fairness.PerClient {
+			acc.AddClient(i, n, nil, result.Counts{})
 		}
+		acc.AddClient(-1, 0, c.ErrorsByClass, c.Counts)
+	} else {
+		acc.AddClient(-1, c.Acquires, c.ErrorsByClass, c.Counts)
 	}
-	if into.Vectors == nil && len(c.Vectors) > 0 {
-		into.Vectors = map[string][]int64{}
+	acc.AddViolations(c.SafetyViolations, c.Violations...)
+	acc.AddVectors(c.Vectors)
+	acc.AddAbandon(c.Abandon)
+	acc.AddRenew(c.Renew)
+	for k, v := range c.Server {
+		server[k] += v
 	}
-	for k, v := range c.Vectors {
-		for len(into.Vectors[k]) < len(v) {
-			into.Vectors[k] = append(into.Vectors[k], 0)
-		}
-		for i, n := range v {
-			into.Vectors[k][i] += n
-		}
-	}
-	// Distributions are summaries and cannot be merged: keep the first's.
-	return into
 }

@@ -30,6 +30,9 @@ import (
 // keeps alive from its own goroutines; a stalled process sends nothing, so
 // A's traffic goes through a proxy that is cut for the length of the stall.
 func runPause(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
+	if s.Caps.Has(impl.LeaseConn) {
+		return runPauseConn(ctx, spec, s)
+	}
 	t := newTally(spec)
 	bound := s.bound(spec.Config)
 	if err := needServers(spec, s); err != nil {

@@ -81,6 +81,18 @@ func (p *Proxy) Cut() {
 	}
 }
 
+// Reset ends every connection with a TCP reset, on both sides at once, as
+// when the client's process dies and its kernel answers the next segment
+// with RST: the server learns at once that the connection is gone. New
+// connections are still forwarded.
+func (p *Proxy) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		l.reset()
+	}
+}
+
 // Heal ends a cut: the connections that were cut are closed (both sides
 // learn now what a partition would have told them later) and new ones are
 // forwarded again.
@@ -249,6 +261,16 @@ type link struct {
 	ended          atomic.Int32
 }
 
+// reset closes both sides with SO_LINGER 0, which sends RST instead of FIN.
+func (l *link) reset() {
+	for _, c := range []net.Conn{l.client, l.server} {
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0)
+		}
+	}
+	l.close()
+}
+
 func (l *link) close() {
 	if l.dead.Swap(true) {
 		return
@@ -281,6 +303,13 @@ func (ps proxies) Addrs() []string {
 		out[i] = p.Addr()
 	}
 	return out
+}
+
+// Reset resets every proxy's connections.
+func (ps proxies) Reset() {
+	for _, p := range ps {
+		p.Reset()
+	}
 }
 
 // Cut cuts every proxy.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -104,5 +105,48 @@ func TestProxy(t *testing.T) {
 				t.Errorf("after heal: %v", err)
 			}
 		})
+	}
+}
+
+// TestProxyReset: Reset ends a forwarded connection with RST on both
+// sides, as a dead process's kernel answers, and new connections pass.
+func TestProxyReset(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	serverSide := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			serverSide <- c
+		}
+	}()
+	p, err := NewProxy(ln.Addr().String(), 0, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var s net.Conn
+	select {
+	case s = <-serverSide:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the proxy did not connect to the server")
+	}
+	defer s.Close()
+	p.Reset()
+	for side, conn := range map[string]net.Conn{"server": s, "client": c} {
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := conn.Read(make([]byte, 1))
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("%s side after Reset: %v, want a connection reset (not EOF, not a timeout)", side, err)
+		}
 	}
 }

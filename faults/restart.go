@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 )
@@ -24,6 +25,9 @@ import (
 // A holds until its validity ends by its own reckoning (TTL − drift from
 // the start of its Acquire), so B's grant before that is a violation.
 func runRestart(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
+	if s.Caps.Has(impl.LeaseConn) {
+		return runRestartConn(ctx, spec, s)
+	}
 	cfg := spec.Config
 	delay, err := optDuration(cfg, OptRestartDelay, 0)
 	if err != nil {

@@ -21,6 +21,12 @@ type tally struct {
 	mu       sync.Mutex
 	acc      *result.Accumulator
 	recovery []float64 // ms, one per repeat that recovered
+	// recoveries are recovery times of a named way of failing (ms), for
+	// scenarios that measure more than one per repeat.
+	recoveries map[string][]float64
+	// notes are words a verdict states beside the figures (settings in
+	// force, say); they are not figures and stay out of Details.
+	notes    map[string]string
 	accepted int64
 	rejected int64
 	details  map[string]float64
@@ -32,7 +38,8 @@ func newTally(spec engine.CellSpec) *tally {
 		id.Scenario = spec.Scenario.Name()
 	}
 	acc := result.NewAccumulator(id)
-	return &tally{spec: spec, start: time.Now(), acc: acc, details: map[string]float64{}}
+	return &tally{spec: spec, start: time.Now(), acc: acc, details: map[string]float64{},
+		recoveries: map[string][]float64{}, notes: map[string]string{}}
 }
 
 // acquired records one acquisition and how long its Acquire call took.
@@ -65,6 +72,21 @@ func (t *tally) recovered(d time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.recovery = append(t.recovery, ms(d))
+}
+
+// recoveredAs records a recovery of the way of failing named way; the
+// cell's details carry their p50 and max as WAY_recovery_ms_p50, _max.
+func (t *tally) recoveredAs(way string, d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recoveries[way] = append(t.recoveries[way], ms(d))
+}
+
+// note keeps words for the verdict.
+func (t *tally) note(key, text string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.notes[key] = text
 }
 
 func (t *tally) stale(accepted bool) {
@@ -109,6 +131,11 @@ func (t *tally) cell(configured time.Duration, verdict string) result.Cell {
 	}
 	if len(t.recovery) > 0 {
 		c.Faults.RecoveryMs = spread(t.recovery)
+	}
+	for way, vs := range t.recoveries {
+		sp := spread(vs)
+		t.details[way+"_recovery_ms_p50"] = sp.P50
+		t.details[way+"_recovery_ms_max"] = sp.Max
 	}
 	if len(t.details) == 0 {
 		c.Faults.Details = nil

@@ -106,6 +106,12 @@ const (
 	// Renewal: leases implement Renewer, so a holder can keep a TTL lease
 	// for longer than the TTL (--renew).
 	Renewal
+	// LeaseConn: a grant lives as long as the holder's connection, with no
+	// timer of its own: the server frees it when it sees the connection
+	// end (a reset, a close, its own TCP keepalive giving up on a silent
+	// peer, a restart). A holder that stalls keeps it for as long as it
+	// stalls. PostgreSQL advisory locks and MySQL GET_LOCK are such.
+	LeaseConn
 )
 
 // Has reports whether c holds every capability of x.
@@ -116,13 +122,18 @@ func (c Caps) Any(x Caps) bool { return c&x != 0 }
 
 // Lease is how long a grant outlives a silent holder under cfg, and what
 // bounds it ("TTL", "session timeout"); 0 and "" for a lease that never
-// expires by itself.
+// expires by itself. A connection's lease has no duration of its own: 0,
+// and what ends it — the connection's end, which for a silent peer is the
+// server's TCP keepalive (its settings are the connection's: see
+// Keepaliver).
 func (c Caps) Lease(cfg Config) (time.Duration, string) {
 	switch {
 	case c.Has(LeaseSession):
 		return cfg.SessionTimeout, "session timeout"
 	case c.Has(LeaseTTL):
 		return cfg.TTL, "TTL"
+	case c.Has(LeaseConn):
+		return 0, "connection end (a silent peer: the server's TCP keepalive)"
 	}
 	return 0, ""
 }

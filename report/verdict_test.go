@@ -99,6 +99,17 @@ func TestVerdict(t *testing.T) {
 			"Safety":     {"✓ 0 violations in 6 grants; 3 stale grants, fenced (zk-pred pause)"},
 			"Fault cost": {"zk-pred pause: recovery p50 2.10s, max 2.30s (bound 2.00s); 3 stale grants, fenced."},
 		}, absent: []string{"Herd cost"}},
+		{name: "connection lock", cells: []Cell{
+			{Impl: "db", Scenario: "crash", Kind: result.KindFault, Clients: 3, Acquires: 8,
+				Faults: &result.Faults{Repeats: 2, RecoveryMs: &result.Spread{Count: 2, P50: 1.5, Max: 2},
+					Details: map[string]float64{"silent_recovered": 1, "silent_recovery_ms_p50": 3000, "silent_unfreed": 1, "silent_wait_ms": 8000}}},
+			{Impl: "db", Scenario: "pause", Kind: result.KindFault, Clients: 3, Acquires: 6,
+				Faults: &result.Faults{Repeats: 2, ConfiguredMs: 2000, RecoveryMs: &result.Spread{Count: 2, P50: 2010, Max: 2020},
+					Details: map[string]float64{"pause_ms": 2000}}},
+		}, want: map[string][]string{
+			"Fault cost": {"db crash: recovery p50 1.50ms, max 2.00ms; a silent holder freed p50 3.00s after (1 of 2); a silent holder never freed within 8.00s (1 of 2)",
+				"db pause: recovery p50 2.01s, max 2.02s (pause 2.00s)."},
+		}},
 		{name: "pause unfenced", cells: []Cell{pauseCell("redis", 3)}, want: map[string][]string{
 			"Safety":     {"UNSAFE — 3 violations in 6 grants"},
 			"Fault cost": {"redis pause: recovery p50 2.10s, max 2.30s (bound 2.00s); UNSAFE — 3 violations (stale writes accepted)."},

@@ -136,6 +136,20 @@ func share(n, of int64) string {
 	return fmt.Sprintf("%s (%.1f%%)", commas(n), 100*float64(n)/float64(of))
 }
 
+// silentClause says, for a crash that also silenced the holder's
+// connection (a lock of the connection's), how the silent holders fared.
+func silentClause(f *result.Faults) string {
+	freed, unfreed := int64(f.Details["silent_recovered"]), int64(f.Details["silent_unfreed"])
+	var s string
+	if freed > 0 {
+		s += fmt.Sprintf("; a silent holder freed p50 %s after (%d of %d)", result.Dur(f.Details["silent_recovery_ms_p50"]*1000), freed, f.Repeats)
+	}
+	if unfreed > 0 {
+		s += fmt.Sprintf("; a silent holder never freed within %s (%d of %d)", result.Dur(f.Details["silent_wait_ms"]*1000), unfreed, f.Repeats)
+	}
+	return s
+}
+
 // faultVerdict gives, per fault cell, how long the lock took to pass on
 // and whether stale writes were fenced.
 func faultVerdict(cells []Cell) (VerdictLine, bool) {
@@ -149,12 +163,16 @@ func faultVerdict(cells []Cell) (VerdictLine, bool) {
 		s := c.Impl + " " + c.Scenario + ": "
 		if f.RecoveryMs != nil {
 			s += fmt.Sprintf("recovery p50 %s, max %s", result.Dur(f.RecoveryMs.P50*1000), result.Dur(f.RecoveryMs.Max*1000))
-			if f.ConfiguredMs > 0 {
+			switch {
+			case f.Details["pause_ms"] > 0: // a holder that keeps its lock: the stall against the pause
+				s += fmt.Sprintf(" (pause %s)", result.Dur(f.Details["pause_ms"]*1000))
+			case f.ConfiguredMs > 0:
 				s += fmt.Sprintf(" (bound %s)", result.Dur(f.ConfiguredMs*1000))
 			}
 		} else {
 			s += "no recovery measured"
 		}
+		s += silentClause(f)
 		switch stale := int64(f.Details["stale_writes"]); {
 		case c.SafetyViolations > 0:
 			bad = true

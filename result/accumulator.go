@@ -69,6 +69,10 @@ func NewAccumulator(base Cell) *Accumulator {
 // sources, the longest.
 func (a *Accumulator) Measured(d time.Duration) { a.durationS = max(a.durationS, d.Seconds()) }
 
+// AddMeasured adds d to the time the cell's figures cover: of sources
+// measured one after another (a fault scenario's repeats), the sum.
+func (a *Accumulator) AddMeasured(d time.Duration) { a.durationS += d.Seconds() }
+
 // AddClient adds what one client did: its acquisitions, errors by class
 // and counters. id is the client's global id (its place in fairness); a
 // negative id adds to the totals alone.

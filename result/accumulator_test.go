@@ -96,3 +96,17 @@ func TestCellDerivesEveryFigure(t *testing.T) {
 		t.Errorf("fairness %+v", c.Fairness)
 	}
 }
+
+// TestAccumulatorAddMeasured: repeats measured one after another add
+// their times, and the rate is over the sum.
+func TestAccumulatorAddMeasured(t *testing.T) {
+	a := NewAccumulator(Cell{Impl: "x"})
+	for range 3 {
+		a.AddMeasured(2 * time.Second)
+		a.AddClient(-1, 10, nil, Counts{})
+	}
+	c := a.Cell()
+	if c.DurationS != 6 || c.Acquires != 30 || c.AcquiresPerS != 5 {
+		t.Errorf("duration %v s, acquisitions %d, acq/s %v: want 6, 30, 5", c.DurationS, c.Acquires, c.AcquiresPerS)
+	}
+}

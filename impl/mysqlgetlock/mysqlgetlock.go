@@ -27,7 +27,9 @@ func init() {
 		Library:     "github.com/go-sql-driver/mysql",
 		Needs: []impl.Need{{Role: Role, Kind: "mysql",
 			Usage: "MySQL or MariaDB server: host:port (user root, no password) or a go-sql-driver DSN"}},
-		Theory:  &impl.ServerQueue,
+		Theory: &impl.ServerQueue,
+		// A grant is the connection's: it ends with it.
+		Caps:    impl.LeaseConn,
 		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
 		Residue: Leftovers,
 	})

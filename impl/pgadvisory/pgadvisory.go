@@ -48,6 +48,8 @@ func withMode(d impl.Driver, m mode) impl.Driver {
 	d.Library = "github.com/jackc/pgx/v5"
 	d.New = func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg, m) }
 	d.Residue = Leftovers
+	// A grant is the session's: it ends with the connection.
+	d.Caps = impl.LeaseConn
 	if m != modeTry {
 		d.Theory = &impl.ServerQueue
 	}

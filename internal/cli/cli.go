@@ -209,6 +209,9 @@ func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		d, _ := impl.Lookup(n)
 		fmt.Fprintf(stdout, "  %-*s %s\n", width, n, d.Description)
 		fmt.Fprintf(stdout, "  %-*s is %s\n", width, "", d.About())
+		if fs := engine.FaultsFor(d); len(fs) > 0 {
+			fmt.Fprintf(stdout, "  %-*s faults: %s\n", width, "", strings.Join(fs, ", "))
+		}
 	}
 	fmt.Fprintln(stdout, "\nScenarios:")
 	for _, s := range engine.Scenarios() {

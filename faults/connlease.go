@@ -1,0 +1,448 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/result"
+)
+
+// A lock whose grant is its holder's connection (impl.LeaseConn) has no
+// timer: the server frees it when it sees the connection end. Its crash is
+// therefore two crashes. A cut connection — the holder's process died, and
+// its kernel answers the next segment with a reset — is seen at once. A
+// silent one — the holder's host dropped off the network — is seen only
+// when the server's TCP keepalive gives up on the peer; behind a proxy, a
+// NAT or a load balancer, whose kernel answers the probes for the holder,
+// never. The scenario measures both and states the keepalive in force.
+
+// silentKeepalive is the keepalive asked of a silent holder's session,
+// the shortest PostgreSQL takes: 1 s idle, then a probe a second, given
+// up after 2. A server that lets no session choose keeps its own.
+var silentKeepalive = impl.Keepalive{Idle: time.Second, Interval: time.Second, Count: 2}
+
+// silentWait bounds the wait for a silent holder's lock to be freed:
+// twice what the keepalive in force would take against a peer that
+// stopped answering, within [5 s, 10 s]. Longer keepalives (the system's
+// default is two hours) are not waited out: the verdict says so.
+func silentWait(k impl.Keepalive) time.Duration {
+	return min(max(2*k.Bound()+2*time.Second, 5*time.Second), 10*time.Second)
+}
+
+// connCrash is how a holder's connection ends in one crash.
+type connCrash int
+
+const (
+	crashReset  connCrash = iota // the proxy resets it: RST
+	crashSilent                  // the proxy falls silent: no FIN, no RST
+)
+
+func (c connCrash) String() string { return [...]string{"reset", "silent"}[c] }
+
+// crashConnOnce is one repeat of one way of crashing on a LeaseConn lock:
+// the holder goes through a proxy, waiters connect directly and queue; the
+// proxy resets or silences the holder's connection, and the time until a
+// waiter holds the lock is the recovery. A silent holder not freed within
+// silentWait is counted as such (silent_unfreed), not as an error.
+func crashConnOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters int, how connCrash, t *tally) error {
+	cfg := spec.Config
+	name := fmt.Sprintf("crash-%d-%s", r, how)
+	ps, err := newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	defer ps.Close()
+	holder, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, ps.Addrs()), 0)
+	if err != nil {
+		return err
+	}
+	ls := []impl.Locker{holder}
+	defer func() { closeAll(t, ls...) }()
+	for i := range waiters {
+		w, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1+i)
+		if err != nil {
+			return err
+		}
+		ls = append(ls, w)
+	}
+	wait := 10*time.Second + time.Duration(waiters)*(spec.Hold+time.Second)
+	if how == crashSilent {
+		k, err := keepaliveOf(ctx, holder, t)
+		if err != nil {
+			return err
+		}
+		wait = silentWait(k)
+		t.set("silent_wait_ms", ms(wait))
+	}
+	h := &holds{lock: name}
+	_, got, err := first(ctx, t, holder, name)
+	if err != nil {
+		return err
+	}
+	held := h.enter(0, got)
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	firstAt := queue(ctx, wctx, t, h, ls[1:], name, cfg.Retry, spec.Hold)
+	settle(ctx, 2*time.Second, ls[1:]...)
+
+	cut := time.Now()
+	if how == crashReset {
+		ps.Reset()
+	} else {
+		ps.Cut()
+	}
+	h.exit(held, cut)
+	at := <-firstAt
+	// A silent holder's connection, still open on the server, is closed
+	// now, so that the waiters still queued get the lock and end.
+	ps.Close()
+	cancel()
+	t.violate(h.overlaps(t, time.Now())...)
+	if at.IsZero() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t.add(how.String()+"_unfreed", 1)
+		return nil
+	}
+	t.add(how.String()+"_recovered", 1)
+	t.recoveredAs(how.String(), at.Sub(cut))
+	if how == crashReset {
+		t.recovered(at.Sub(cut)) // the cell's recovery: the one a TTL's compares with
+	}
+	return nil
+}
+
+// keepaliveOf asks the holder's server for the silent keepalive and
+// records what is in force; a driver that cannot say leaves it unknown.
+func keepaliveOf(ctx context.Context, l impl.Locker, t *tally) (impl.Keepalive, error) {
+	ka, ok := l.(impl.Keepaliver)
+	if !ok {
+		t.note("keepalive", "unknown: the driver cannot say")
+		return impl.Keepalive{}, nil
+	}
+	kctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	k, err := ka.Keepalive(kctx, silentKeepalive)
+	if err != nil {
+		return k, fmt.Errorf("faults: keepalive: %w", err)
+	}
+	t.set("keepalive_idle_s", k.Idle.Seconds())
+	t.set("keepalive_interval_s", k.Interval.Seconds())
+	t.set("keepalive_count", float64(k.Count))
+	t.note("keepalive", k.String())
+	return k, nil
+}
+
+// queue has every waiter ask for the lock until wctx ends; each that gets
+// it holds it hold (as its client in h) and releases it. The channel
+// carries when the first was granted, zero when none was before wctx
+// ended, once every waiter is done.
+func queue(ctx, wctx context.Context, t *tally, h *holds, ws []impl.Locker, name string, retry, hold time.Duration) <-chan time.Time {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first time.Time
+	)
+	for i, w := range ws {
+		wg.Go(func() {
+			lease, now, err := waitGrant(wctx, t, w, name, retry)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if first.IsZero() {
+				first = now
+			}
+			mu.Unlock()
+			k := h.enter(1+i, now)
+			sleep(ctx, hold)
+			h.exit(k, time.Now())
+			release(ctx, t, lease)
+		})
+	}
+	out := make(chan time.Time, 1)
+	go func() {
+		wg.Wait()
+		out <- first
+	}()
+	return out
+}
+
+// waitGrant is acquire for a waiter whose wait has a bound of the
+// script's: the end of wctx is the script's doing, not an error.
+func waitGrant(wctx context.Context, t *tally, l impl.Locker, name string, retry time.Duration) (impl.Lease, time.Time, error) {
+	start := time.Now()
+	for {
+		lease, err := l.Acquire(wctx, name)
+		if err == nil {
+			got := time.Now()
+			t.acquired(got.Sub(start))
+			return lease, got, nil
+		}
+		if wctx.Err() != nil {
+			return nil, time.Time{}, wctx.Err()
+		}
+		t.failed(err)
+		if err := sleep(wctx, retry); err != nil {
+			return nil, time.Time{}, err
+		}
+	}
+}
+
+// runCrashConn is crash for a LeaseConn lock: every repeat crashes a
+// holder both ways, a reset connection and a silent one, each on a lock
+// of its own with waiters queued behind it.
+func runCrashConn(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
+	t := newTally(spec)
+	if err := needServers(spec, s); err != nil {
+		return result.Cell{}, err
+	}
+	waiters := max(spec.Clients-1, 1)
+	t.set("waiters", float64(waiters))
+	for r := range spec.Repeat {
+		for _, how := range []connCrash{crashReset, crashSilent} {
+			if err := crashConnOnce(ctx, spec, s, r, waiters, how, t); err != nil {
+				return t.cell(0, ""), err
+			}
+		}
+	}
+	c := t.cell(0, "")
+	c.Verdict = connCrashVerdict(c, t.notes["keepalive"])
+	return c, nil
+}
+
+func connCrashVerdict(c result.Cell, keepalive string) string {
+	d := c.Faults.Details
+	n := int64(c.Faults.Repeats)
+	v := fmt.Sprintf("%s, whose lock lasts as long as the holder's connection: ", c.Impl)
+	if rec := c.Faults.RecoveryMs; rec != nil {
+		v += fmt.Sprintf("a holder whose connection was reset (RST) lost it at once, the next client holding it %s p50, %s max after the reset (%d of %d repeats)",
+			fmtMs(rec.P50), fmtMs(rec.Max), rec.Count, n)
+	} else {
+		v += fmt.Sprintf("after a reset (RST) no client got the lock in %s", plural(n, "repeat"))
+	}
+	if keepalive == "" {
+		keepalive = "TCP keepalive unknown"
+	}
+	v += fmt.Sprintf("; a holder that fell silent (its connection left open, the proxy's kernel answering for it as a NAT or a load balancer would; %s)", keepalive)
+	if freed := int64(d["silent_recovered"]); freed > 0 {
+		v += fmt.Sprintf(" was freed %s p50 after it fell silent in %d of %d repeats", fmtMs(d["silent_recovery_ms_p50"]), freed, n)
+	}
+	if unfreed := int64(d["silent_unfreed"]); unfreed > 0 {
+		v += fmt.Sprintf(" was never freed within %s in %d of %d repeats: the server saw a live peer, and keepalive frees a silent holder only where nothing answers its probes for it — a finding, not an error",
+			fmtMs(d["silent_wait_ms"]), unfreed, n)
+	}
+	return v + "; " + violationsClause(c)
+}
+
+// OptPauseFor is how long the pause scenario's holder of a lock without a
+// lease of its own (LeaseConn) stalls.
+const OptPauseFor = "pause-for"
+
+// DefaultPauseFor is the stall when OptPauseFor is unset.
+const DefaultPauseFor = 2 * time.Second
+
+// PauseForOption declares OptPauseFor.
+var PauseForOption = impl.DurationOption(OptPauseFor, DefaultPauseFor, time.Millisecond,
+	"pause: how long a holder of a lock that lasts as long as its connection stalls")
+
+// runPauseConn is pause for a LeaseConn lock: the holder stalls
+// --pause-for holding the lock, its connection open and idle, the other
+// clients queued behind it. Nothing on the server ends such a grant, so
+// the holder keeps it: no other client may hold it before the holder
+// wakes and releases, and the waiters stall as long as the pause (the
+// figure is the first grant after it began).
+func runPauseConn(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
+	pause, err := optDuration(spec.Config, OptPauseFor, DefaultPauseFor)
+	if err != nil {
+		return result.Cell{}, err
+	}
+	if err := needServers(spec, s); err != nil {
+		return result.Cell{}, err
+	}
+	t := newTally(spec)
+	t.set("pause_ms", ms(pause))
+	for r := range spec.Repeat {
+		if err := pauseConnOnce(ctx, spec, s, pause, r, t); err != nil {
+			return t.cell(pause, ""), err
+		}
+	}
+	c := t.cell(pause, "")
+	c.Verdict = pauseConnVerdict(c, pause)
+	return c, nil
+}
+
+func pauseConnOnce(ctx context.Context, spec engine.CellSpec, s subject, pause time.Duration, r int, t *tally) error {
+	cfg := spec.Config
+	name := lockName("pause", r)
+	a, err := dial(ctx, s.Driver, cfg, cfg.Servers, 0)
+	if err != nil {
+		return err
+	}
+	ws := make([]impl.Locker, max(spec.Clients-1, 1))
+	defer func() { closeAll(t, ws...) }()
+	for i := range ws {
+		if ws[i], err = dial(ctx, s.Driver, cfg, cfg.Servers, 1+i); err != nil {
+			return err
+		}
+	}
+	h := &holds{lock: name}
+	la, aGot, err := first(ctx, t, a, name)
+	if err != nil {
+		return err
+	}
+	ka := h.enter(0, aGot)
+	wctx, cancel := context.WithTimeout(ctx, pause+10*time.Second+time.Duration(len(ws))*(spec.Hold+time.Second))
+	defer cancel()
+	firstAt := queue(ctx, wctx, t, h, ws, name, cfg.Retry, spec.Hold)
+	settle(ctx, 2*time.Second, ws...)
+
+	stalled := time.Now()
+	if err := sleep(ctx, pause); err != nil {
+		return err
+	}
+	woke := time.Now()
+	// A wakes and goes on as the lock's holder: its write, then its release.
+	h.exit(ka, woke)
+	if err := releaseBounded(ctx, la); err != nil {
+		if errors.Is(err, impl.ErrLockLost) {
+			t.add("holder_lost", 1)
+		} else {
+			t.failed(err)
+		}
+	}
+	at := <-firstAt
+	t.violate(h.overlaps(t, time.Now())...)
+	t.mu.Lock()
+	t.details["paused_ms_max"] = max(t.details["paused_ms_max"], ms(woke.Sub(stalled)))
+	t.mu.Unlock()
+	if at.IsZero() {
+		t.add("unrecovered", 1)
+		return ctx.Err()
+	}
+	if at.Before(woke) {
+		t.add("granted_during_pause", 1)
+	}
+	// The waiter's stall: from the pause's start to its grant.
+	t.recovered(at.Sub(stalled))
+	return nil
+}
+
+func pauseConnVerdict(c result.Cell, pause time.Duration) string {
+	d := c.Faults.Details
+	v := fmt.Sprintf("%s: a holder that stalled %s kept the lock throughout — its lock lasts as long as its connection, which stayed open — ", c.Impl, pause)
+	if rec := c.Faults.RecoveryMs; rec != nil {
+		v += fmt.Sprintf("so the waiters stalled as long: the next grant came %s p50, %s max after the pause began (%.2f× the pause), over %s",
+			fmtMs(rec.P50), fmtMs(rec.Max), rec.P50/ms(pause), plural(rec.Count, "repeat"))
+	} else {
+		v += "and no waiter got it afterwards"
+	}
+	if n := int64(d["granted_during_pause"]); n > 0 {
+		v += fmt.Sprintf("; in %s a waiter was granted it during the pause", plural(n, "repeat"))
+	}
+	if n := int64(d["holder_lost"]); n > 0 {
+		v += fmt.Sprintf("; in %s the holder's release found the lock lost", plural(n, "repeat"))
+	}
+	return v + "; " + violationsClause(c) + " No lease expired: a stalled holder blocks everyone for as long as it stalls."
+}
+
+// runRestartConn is restart for a LeaseConn lock: the server, one of its
+// kind started for the scenario (it must be killed), is killed and
+// restarted while A holds the lock. The restart forgets every grant; A
+// does not know and goes on as the holder. B asks from the crash on,
+// reconnecting as its driver does, and when it is granted the lock while
+// A still holds it the checker counts a violation. A's release, once B
+// is done, says whether the driver noticed (impl.ErrLockLost).
+func runRestartConn(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
+	if s.kind.Name == "" {
+		return result.Cell{}, fmt.Errorf("%w: scenario restart: lockbench cannot start %s servers", engine.ErrNotApplicable, s.need.Kind)
+	}
+	t := newTally(spec)
+	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	f, err := sandbox.Start(sctx, sandbox.Spec{s.need.Kind: 1})
+	if err != nil {
+		return result.Cell{}, err
+	}
+	defer f.Close()
+	for r := range spec.Repeat {
+		if err := restartConnOnce(ctx, spec, s, f.Servers[s.need.Kind][0], r, t); err != nil {
+			return t.cell(0, ""), err
+		}
+	}
+	c := t.cell(0, "")
+	d := c.Faults.Details
+	v := fmt.Sprintf("%s: the server restarted (killed, started again empty) while a client held the lock; a second client got the lock while the first still believed it held it in %d of %d repeats",
+		c.Impl, int64(d["overlapping_repeats"]), c.Faults.Repeats)
+	if rec := c.Faults.RecoveryMs; rec != nil {
+		v += fmt.Sprintf(", %s p50 after the kill", fmtMs(rec.P50))
+	}
+	v += fmt.Sprintf("; the first holder's release then reported the lock lost in %d, succeeded in %d", int64(d["holder_release_lost"]), int64(d["holder_release_ok"]))
+	if n := int64(d["holder_release_failed"]); n > 0 {
+		v += fmt.Sprintf(", failed otherwise in %d", n)
+	}
+	c.Verdict = v + "; " + violationsClause(c) + " A restart frees every lock, and a holder learns it only when it next speaks to the server. " + OwnServers
+	d["own_servers"] = 1
+	return c, nil
+}
+
+func restartConnOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *sandbox.Server, r int, t *tally) error {
+	cfg := spec.Config
+	name := lockName("restart", r)
+	servers := s.on([]string{srv.Addr})
+	a, err := dial(ctx, s.Driver, cfg, servers, 0)
+	if err != nil {
+		return err
+	}
+	defer closeAll(t, a)
+	b, err := dial(ctx, s.Driver, cfg, servers, 1)
+	if err != nil {
+		return err
+	}
+	defer closeAll(t, b)
+	la, aGot, err := first(ctx, t, a, name)
+	if err != nil {
+		return err
+	}
+	h := &holds{lock: name}
+	ka := h.enter(0, aGot)
+	crashed := time.Now()
+	if err := srv.Kill(); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	if err := srv.Restart(rctx); err != nil {
+		return err
+	}
+	restarted := ms(time.Since(crashed))
+	t.mu.Lock()
+	t.details["restart_ms_max"] = max(t.details["restart_ms_max"], restarted)
+	t.mu.Unlock()
+	bctx, cancel := context.WithTimeout(ctx, 10*time.Second+spec.Hold)
+	defer cancel()
+	// A holds on, believing the lock its own, until B is done.
+	<-challenge(ctx, bctx, t, h, b, name, cfg.Retry, spec.Hold, crashed)
+	h.exit(ka, time.Now())
+	switch err := releaseBounded(ctx, la); {
+	case err == nil:
+		t.add("holder_release_ok", 1)
+	case errors.Is(err, impl.ErrLockLost):
+		t.add("holder_release_lost", 1)
+	default:
+		t.add("holder_release_failed", 1)
+	}
+	vs := h.overlaps(t, time.Now())
+	t.violate(vs...)
+	if len(vs) > 0 {
+		t.add("overlapping_repeats", 1)
+	}
+	return nil
+}
