@@ -63,6 +63,10 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if meta, err := result.ReadMeta(filepath.Join(dir, result.MetaFile)); err == nil {
+		sum.Partial = result.MissingFromRun(dir, meta, sum)
+	}
+	writePartial(stderr, sum.Partial)
 	if *slo != "" || sum.SLO != "" {
 		s, err := result.ParseSLO(cmp.Or(*slo, sum.SLO))
 		if err != nil {
