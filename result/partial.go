@@ -80,28 +80,38 @@ func Unfinished(dir string, c Cell) string {
 }
 
 // MissingFromRun lists the cells of a single run's plan that dir's
-// summary lacks, for a run that ended early (sum.Failure): a cell whose
-// files were left unfinished says so. A run that ended as asked lacks
-// nothing: a cell of the plan it skipped did not apply.
+// summary lacks, for a run that ended early: one whose summary records a
+// failure, or that left a cell's files behind without the cell (a process
+// killed, or a disk too full to write summary.json, cannot record its
+// failure). A run that ended as asked lacks nothing: a cell of the plan
+// it skipped did not apply. A summary that already says what it lacks
+// (a partial merge) is returned as it is.
 func MissingFromRun(dir string, m Meta, sum *Summary) *Partial {
-	if sum.Failure == "" || sum.Partial != nil {
+	if sum.Partial != nil {
 		return sum.Partial
 	}
 	var missing []MissingCell
+	ended := sum.Failure != ""
 	for _, c := range PlanCells(m) {
 		if slices.ContainsFunc(sum.Cells, func(d Cell) bool { return d.Key() == c.Key() }) {
 			continue
 		}
 		why := "not run: the run ended first"
 		if f := Unfinished(dir, c); f != "" {
-			why = "stopped mid-cell (" + f + " left unfinished)"
+			why, ended = "stopped mid-cell ("+f+" left unfinished)", true
+		} else if _, err := os.Stat(CellPath(dir, c, HlogExt)); err == nil {
+			why, ended = "measured, but summary.json could not record it (its "+CellFile(c)+HlogExt+" is whole)", true
 		}
 		missing = append(missing, MissingCell{Cell: c.Key(), Why: why})
 	}
-	if len(missing) == 0 {
+	if !ended || len(missing) == 0 {
 		return nil
 	}
-	return &Partial{Reason: "the run ended early: " + firstLine(sum.Failure), Missing: missing}
+	reason := "the run ended early"
+	if sum.Failure != "" {
+		reason += ": " + firstLine(sum.Failure)
+	}
+	return &Partial{Reason: reason, Missing: missing}
 }
 
 func firstLine(s string) string {
