@@ -3,6 +3,7 @@ package result
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -46,7 +47,7 @@ const PartialExt = ".partial"
 // log is written as <cell>.hlog.partial and renamed to <cell>.hlog by
 // Close, after its end record.
 type LogWriter struct {
-	f      *os.File
+	f      io.WriteCloser
 	path   string
 	n      int // interval histograms written
 	buf    *bufio.Writer
@@ -65,9 +66,15 @@ func CreateCellLog(dir string, c Cell, writer string) (*LogWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
-	l := &LogWriter{f: f, path: path, buf: bufio.NewWriter(f), key: c.Key(), writer: writer}
+	return newLogWriter(f, path, c.Key(), writer), nil
+}
+
+// newLogWriter writes a log to f, which is path+PartialExt, renamed to
+// path when whole: the seam where a test puts a disk that fills up.
+func newLogWriter(f io.WriteCloser, path, key, writer string) *LogWriter {
+	l := &LogWriter{f: f, path: path, buf: bufio.NewWriter(f), key: key, writer: writer}
 	l.w = hdrhistogram.NewHistogramLogWriter(l.buf)
-	return l, nil
+	return l
 }
 
 // begin writes the log's header, once, with the time measuring began.
