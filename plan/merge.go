@@ -150,7 +150,15 @@ func readShards(dirs []string, partial bool) ([]shardDir, *result.Partial, error
 		return nil, nil, err
 	}
 	if partial {
-		return out, missingCells(out), nil
+		missing := missingCells(out)
+		if len(completeCells(out)) == 0 {
+			why := ""
+			if missing != nil {
+				why = fmt.Sprintf(" (%s: %s)", missing.Missing[0].Cell, missing.Missing[0].Why)
+			}
+			return nil, nil, fmt.Errorf("lockbench: merge --partial: no cell was finished by every shard, so there is nothing to merge%s", why)
+		}
+		return out, missing, nil
 	}
 	if err := sameCells(out); err != nil {
 		return nil, nil, err
@@ -406,7 +414,7 @@ func missingCells(shards []shardDir) *result.Partial {
 			if f := result.Unfinished(s.dir, c); f != "" {
 				why = append(why, fmt.Sprintf("shard %d stopped mid-cell (%s left unfinished)", i, f))
 			} else {
-				why = append(why, fmt.Sprintf("shard %d did not run it", i))
+				why = append(why, fmt.Sprintf("shard %d did not finish it", i))
 			}
 		}
 		if len(why) == 0 {
