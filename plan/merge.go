@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -36,8 +37,13 @@ type shardDir struct {
 // and the error wraps ErrShardFailed. It stops between cells when ctx
 // ends, returning a nil summary and ctx's error; what it wrote by then is
 // partial.
-func Merge(ctx context.Context, out string, dirs []string) (*result.Summary, error) {
-	shards, err := readShards(dirs)
+//
+// With opts.Partial, shards that did not finish the same cells (one
+// killed mid-cell, or out of disk) are merged over the cells every shard
+// finished, and the summary and meta.json say so (result.Partial), naming
+// the shards and cells left out.
+func Merge(ctx context.Context, out string, dirs []string, opts MergeOptions) (*result.Summary, error) {
+	shards, partial, err := readShards(dirs, opts.Partial)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +51,7 @@ func Merge(ctx context.Context, out string, dirs []string) (*result.Summary, err
 		return nil, fmt.Errorf("lockbench: %w", err)
 	}
 	first := shards[0].sum
-	sum := &result.Summary{Schema: result.SchemaVersion, Version: first.Version, Started: first.Started, SLO: first.SLO}
+	sum := &result.Summary{Schema: result.SchemaVersion, Version: first.Version, Started: first.Started, SLO: first.SLO, Partial: partial}
 	if sum.SLO == "" {
 		sum.SLO = shards[0].meta.SLO
 	}
@@ -56,10 +62,15 @@ func Merge(ctx context.Context, out string, dirs []string) (*result.Summary, err
 		}
 		if s.sum.Failure != "" && sum.Failure == "" {
 			sum.Failure = fmt.Sprintf("shard %d: %s", s.meta.Shard.Index, s.sum.Failure)
-			failed = fmt.Errorf("%w: shard %d (%s): %s; the cells every shard finished are merged", ErrShardFailed, s.meta.Shard.Index, s.dir, s.sum.Failure)
+			// A partial merge was asked to do without what the shard
+			// did not finish: its failure is part of the label, not an
+			// error.
+			if partial == nil {
+				failed = fmt.Errorf("%w: shard %d (%s): %s; the cells every shard finished are merged", ErrShardFailed, s.meta.Shard.Index, s.dir, s.sum.Failure)
+			}
 		}
 	}
-	for _, c := range first.Cells {
+	for _, c := range completeCells(shards) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("lockbench: merge: %w", err)
 		}
@@ -78,6 +89,7 @@ func Merge(ctx context.Context, out string, dirs []string) (*result.Summary, err
 	meta := shards[0].meta
 	meta.Shard = nil
 	meta.Started = sum.Started
+	meta.Partial = partial
 	for _, s := range shards {
 		meta.Shards = append(meta.Shards, *s.meta.Shard)
 	}
@@ -94,44 +106,83 @@ func Merge(ctx context.Context, out string, dirs []string) (*result.Summary, err
 // failure: the summary it returns holds what merged.
 var ErrShardFailed = errors.New("lockbench: a shard's run failed")
 
+// MergeOptions tune Merge.
+type MergeOptions struct {
+	// Partial merges the cells every shard finished when some shard did
+	// not finish them all, instead of refusing, and labels the result
+	// partial.
+	Partial bool
+}
+
 // CheckShards reads the shards' meta.json and summary.json and returns
-// the error Merge would for a set that is not one whole run, writing
-// nothing.
-func CheckShards(dirs []string) error {
-	_, err := readShards(dirs)
+// the error Merge would for a set that is not one whole run (or, with
+// opts.Partial, not one run), writing nothing.
+func CheckShards(dirs []string, opts MergeOptions) error {
+	_, _, err := readShards(dirs, opts.Partial)
 	return err
 }
 
 // readShards reads every shard's meta.json and summary.json and refuses a
 // set that is not one whole run, naming what differs; they come back in
-// shard order.
-func readShards(dirs []string) ([]shardDir, error) {
+// shard order. With partial, shards that finished different cells are
+// accepted and what they lack is returned (nil when nothing).
+func readShards(dirs []string, partial bool) ([]shardDir, *result.Partial, error) {
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w: merge needs the shards' results directories", ErrUsage)
+		return nil, nil, fmt.Errorf("%w: merge needs the shards' results directories", ErrUsage)
 	}
 	var out []shardDir
 	for _, d := range dirs {
 		m, err := result.ReadMeta(filepath.Join(d, result.MetaFile))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if m.Shard == nil {
-			return nil, fmt.Errorf("%w: %s is not a shard's results (its meta.json names no shard)", ErrUsage, d)
+			return nil, nil, fmt.Errorf("%w: %s is not a shard's results (its meta.json names no shard)", ErrUsage, d)
 		}
-		s, err := result.ReadSummary(filepath.Join(d, result.SummaryFile))
+		s, err := readShardSummary(d, m, partial)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, shardDir{dir: d, meta: m, sum: s})
 	}
 	slices.SortStableFunc(out, func(a, b shardDir) int { return a.meta.Shard.Index - b.meta.Shard.Index })
 	if err := sameRun(out); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if partial {
+		missing := missingCells(out)
+		if len(completeCells(out)) == 0 {
+			why := ""
+			if missing != nil {
+				why = fmt.Sprintf(" (%s: %s)", missing.Missing[0].Cell, missing.Missing[0].Why)
+			}
+			return nil, nil, fmt.Errorf("lockbench: merge --partial: no cell was finished by every shard, so there is nothing to merge%s", why)
+		}
+		return out, missing, nil
 	}
 	if err := sameCells(out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	if err := noneUnfinished(out); err != nil {
+		return nil, nil, err
+	}
+	return out, nil, nil
+}
+
+// readShardSummary reads a shard's summary.json. A shard stopped before
+// its first cell ended has none: without partial that is a refusal naming
+// the shard, with partial a shard that finished nothing.
+func readShardSummary(dir string, m result.Meta, partial bool) (*result.Summary, error) {
+	path := filepath.Join(dir, result.SummaryFile)
+	s, err := result.ReadSummary(path)
+	if !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	if partial {
+		return &result.Summary{Schema: result.SchemaVersion, Version: m.Version, Started: m.Started}, nil
+	}
+	return nil, fmt.Errorf("lockbench: shard %d/%d (%s) finished no cell (no %s: killed, out of disk or stopped before its first cell ended); --partial merges what the other shards finished",
+		m.Shard.Index, m.Shard.Count, dir, result.SummaryFile)
 }
 
 // sameCells refuses shards that did not finish the same cells: one that
@@ -145,8 +196,8 @@ func sameCells(shards []shardDir) error {
 		for _, c := range a.sum.Cells {
 			for _, b := range shards {
 				if !has(b, c.Key()) {
-					return fmt.Errorf("lockbench: shard %d (%s) has no cell %s, which shard %d finished: the shards did not finish the same cells",
-						b.meta.Shard.Index, b.dir, c.Key(), a.meta.Shard.Index)
+					return fmt.Errorf("lockbench: shard %d (%s) has no cell %s, which shard %d finished: the shards did not finish the same cells%s; --partial merges the cells every shard finished",
+						b.meta.Shard.Index, b.dir, c.Key(), a.meta.Shard.Index, unfinishedNote(b.dir, c))
 				}
 			}
 		}
@@ -286,4 +337,114 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) ([]map[string]*hdrh
 			Abandon: s.h[result.TagAbandon], Renew: s.h[result.TagRenew]})
 	}
 	return totals, w.Close(start)
+}
+
+// noneUnfinished refuses shards one of which stopped mid-cell: even when
+// the shards finished the same cells (all stopped at the one that died),
+// the plan's later cells are missing, and a merge without --partial would
+// not say so.
+func noneUnfinished(shards []shardDir) error {
+	for _, s := range shards {
+		for _, c := range result.PlanCells(s.meta) {
+			if s.finished(c.Key()) {
+				continue
+			}
+			if f := result.Unfinished(s.dir, c); f != "" {
+				return fmt.Errorf("lockbench: shard %d (%s) stopped mid-cell in %s (%s left unfinished: killed or out of disk); --partial merges the cells every shard finished",
+					s.meta.Shard.Index, s.dir, c.Key(), f)
+			}
+		}
+	}
+	return nil
+}
+
+// unfinishedNote is ", stopping mid-cell (FILE left unfinished)" when the
+// shard left the cell's files unfinished.
+func unfinishedNote(dir string, c result.Cell) string {
+	if f := result.Unfinished(dir, c); f != "" {
+		return fmt.Sprintf(" (it stopped mid-cell: %s left unfinished)", f)
+	}
+	return ""
+}
+
+// finished says whether shard s finished the cell with key.
+func (s shardDir) finished(key string) bool {
+	return slices.ContainsFunc(s.sum.Cells, func(c result.Cell) bool { return c.Key() == key })
+}
+
+// completeCells are the cells every shard finished, in run order.
+func completeCells(shards []shardDir) []result.Cell {
+	var out []result.Cell
+	for _, c := range shards[0].sum.Cells {
+		if !slices.ContainsFunc(shards, func(s shardDir) bool { return !s.finished(c.Key()) }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// missingCells says what shards that did not all finish the same cells
+// lack: every cell of the plan (and any a shard finished) that some shard
+// did not finish, with which shards finished it and what became of it on
+// the others. Nil when every shard finished every cell.
+func missingCells(shards []shardDir) *result.Partial {
+	all := result.PlanCells(shards[0].meta)
+	for _, s := range shards {
+		for _, c := range s.sum.Cells {
+			if !slices.ContainsFunc(all, func(d result.Cell) bool { return d.Key() == c.Key() }) {
+				all = append(all, c)
+			}
+		}
+	}
+	ended := slices.ContainsFunc(shards, func(s shardDir) bool { return s.sum.Failure != "" })
+	p := &result.Partial{}
+	incomplete := map[int]bool{}
+	for _, c := range all {
+		if !ended && !slices.ContainsFunc(shards, func(s shardDir) bool { return s.finished(c.Key()) || result.Unfinished(s.dir, c) != "" }) {
+			continue // no shard began it and none ended early: a cell that did not apply
+		}
+		var done, why []string
+		for _, s := range shards {
+			i := s.meta.Shard.Index
+			if s.finished(c.Key()) {
+				done = append(done, fmt.Sprint(i))
+				continue
+			}
+			incomplete[i] = true
+			if f := result.Unfinished(s.dir, c); f != "" {
+				why = append(why, fmt.Sprintf("shard %d stopped mid-cell (%s left unfinished)", i, f))
+			} else {
+				why = append(why, fmt.Sprintf("shard %d did not finish it", i))
+			}
+		}
+		if len(why) == 0 {
+			continue
+		}
+		if len(done) > 0 {
+			why = append(why, "finished by shard "+strings.Join(done, ", "))
+		}
+		p.Missing = append(p.Missing, result.MissingCell{Cell: c.Key(), Why: strings.Join(why, "; ")})
+	}
+	if len(p.Missing) == 0 {
+		return nil
+	}
+	for i := range shards[0].meta.Shard.Count {
+		if incomplete[i] {
+			p.Shards = append(p.Shards, i)
+		}
+	}
+	p.Reason = fmt.Sprintf("merged with --partial; %s of %d did not finish every cell", shardList(p.Shards), shards[0].meta.Shard.Count)
+	return p
+}
+
+// shardList is "shard 1" or "shards 0, 2".
+func shardList(is []int) string {
+	s := make([]string, len(is))
+	for k, i := range is {
+		s[k] = fmt.Sprint(i)
+	}
+	if len(is) == 1 {
+		return "shard " + s[0]
+	}
+	return "shards " + strings.Join(s, ", ")
 }

@@ -138,7 +138,7 @@ func TestMergeKeepsTimeoutsRenewalsAndFindings(t *testing.T) {
 		fakeShard{cells: []result.Cell{a}, acquireUs: 500, abandonUs: 10_000, renewUs: 300},
 		fakeShard{cells: []result.Cell{b}, acquireUs: 500, abandonUs: 20_000, renewUs: 700})
 	out := filepath.Join(t.TempDir(), "merged")
-	sum, err := plan.Merge(context.Background(), out, dirs)
+	sum, err := plan.Merge(context.Background(), out, dirs, plan.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
@@ -264,8 +265,24 @@ func (m *matrix) closeLog(res Result) error {
 	return l.Close(res.Start)
 }
 
-// keep adds a cell's result to the summary and writes it out at once.
+// keep adds a cell's result to the summary and writes it out at once. A
+// cell enters summary.json only once its interval log (and grants) are
+// whole on disk; when they or the summary cannot be written, its row is
+// still shown (OnResult), and the error says what was kept.
 func (m *matrix) keep(res Result) error {
+	if m.plan.OnResult != nil {
+		defer m.plan.OnResult(res.Cell)
+	}
+	if m.plan.Out != "" {
+		if err := m.closeLog(res); err != nil {
+			return m.writeErr(res.Cell, err)
+		}
+		if m.shard != nil {
+			if err := m.shard.finish(res.Cell); err != nil {
+				return m.writeErr(res.Cell, err)
+			}
+		}
+	}
 	m.sum.Cells = append(m.sum.Cells, res.Cell)
 	// A shard records the SLO but does not judge it: its cells are slices
 	// whose latency and throughput are not the cell's. Merge judges.
@@ -277,22 +294,23 @@ func (m *matrix) keep(res Result) error {
 		m.sum.SLOMet = &met
 	}
 	if m.plan.Out != "" {
-		if err := m.closeLog(res); err != nil {
-			return err
-		}
-		if m.shard != nil {
-			if err := m.shard.finish(res.Cell); err != nil {
-				return err
-			}
-		}
 		if err := result.WriteJSON(filepath.Join(m.plan.Out, result.SummaryFile), m.sum); err != nil {
-			return err
+			m.sum.Cells = m.sum.Cells[:len(m.sum.Cells)-1]
+			return m.writeErr(res.Cell, err)
 		}
-	}
-	if m.plan.OnResult != nil {
-		m.plan.OnResult(res.Cell)
 	}
 	return nil
+}
+
+// writeErr is the error for cell c's files that could not be written: on
+// a full disk, one line saying so, what summary.json still holds and how
+// to render it once there is room.
+func (m *matrix) writeErr(c result.Cell, err error) error {
+	if !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	return fmt.Errorf("lockbench: --out %s is out of disk space: %s was measured but could not be written (%w); summary.json keeps the %d cells before it: free space, then `lockbench report %s`",
+		m.plan.Out, c.Key(), syscall.ENOSPC, len(m.sum.Cells), m.plan.Out)
 }
 
 // writeMeta writes DIR/meta.json before the first cell.

@@ -23,8 +23,14 @@ import (
 // goes in the header: benchstat splits its tables on any key that
 // differs, so no dates or versions. Cells without acquisitions have no
 // ns/op and are left out.
-func benchTxt(meta result.Meta, cells []Cell, logs map[string]*CellLog) []byte {
+//
+// A partial result carries a PartialBenchKey line naming what it lacks:
+// benchstat shows it as configuration, and benchcheck refuses the file.
+func benchTxt(meta result.Meta, cells []Cell, logs map[string]*CellLog, partial *result.Partial) []byte {
 	var b strings.Builder
+	if partial != nil {
+		fmt.Fprintf(&b, "%s: %s\n", PartialBenchKey, strings.ReplaceAll(partial.Label(), "\n", " "))
+	}
 	goos, goarch := meta.Host["os"], meta.Host["arch"]
 	if goos != "" {
 		fmt.Fprintf(&b, "goos: %s\n", goos)
@@ -54,6 +60,10 @@ func benchTxt(meta result.Meta, cells []Cell, logs map[string]*CellLog) []byte {
 	}
 	return []byte(b.String())
 }
+
+// PartialBenchKey is the configuration key of bench.txt's line saying the
+// results are partial.
+const PartialBenchKey = "lockbench-partial"
 
 // writeBenchLine writes one sample: n acquisitions at perS, its p50 and p99 in
 // µs, and the cell's notifications and retries per acquisition.

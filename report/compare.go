@@ -161,6 +161,14 @@ func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error)
 	if err != nil {
 		return Comparison{}, err
 	}
+	for _, d := range []struct {
+		dir string
+		sum *result.Summary
+	}{{oldDir, old}, {newDir, new}} {
+		if p := d.sum.Partial; p != nil {
+			return Comparison{}, fmt.Errorf("%w: %s: %s", ErrPartial, d.dir, p.Label())
+		}
+	}
 	if opts.OldLogs == nil {
 		if opts.OldLogs, err = readLogs(oldDir, old.Cells); err != nil {
 			return Comparison{}, err
@@ -179,9 +187,23 @@ func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error)
 		cmp.Warnings = append(cmp.Warnings, "no meta.json to compare set-ups: "+oneLineErr(errors.Join(oerr, nerr)))
 	default:
 		cmp.Warnings = MetaDifferences(oldMeta, newMeta)
+		for _, d := range []struct {
+			dir  string
+			meta result.Meta
+			sum  *result.Summary
+		}{{oldDir, oldMeta, old}, {newDir, newMeta, new}} {
+			if p := result.MissingFromRun(d.dir, d.meta, d.sum); p != nil {
+				cmp.Warnings = append(cmp.Warnings, d.dir+" is incomplete — "+p.Label())
+			}
+		}
 	}
 	return cmp, nil
 }
+
+// ErrPartial is wrapped by CompareDirs's error for the results of a merge
+// given --partial: a run missing shards' cells is no baseline, nor a change
+// to judge against one.
+var ErrPartial = errors.New("report: partial results (merge --partial) cannot be compared")
 
 func oneLineErr(err error) string {
 	first, _, _ := strings.Cut(err.Error(), "\n")

@@ -40,7 +40,7 @@ func TestMarkdownGolden(t *testing.T) {
 	meta := result.Meta{Version: "0.1.0-test", GoVersion: "go1.26.8", Started: fixtureStart,
 		Host: map[string]string{"os": "linux", "arch": "amd64", "cpus": "2"}}
 	slo := SLO{Quantile: "p99", Limit: 10 * time.Millisecond}
-	golden(t, "summary.golden.md", markdown(meta, fixtureCells(), &slo))
+	golden(t, "summary.golden.md", markdown(meta, fixtureCells(), &slo, nil))
 }
 
 // TestMarkdownFromRender checks that Render's summary.md is the golden one:

@@ -13,7 +13,12 @@ import (
 
 // htmlPage is what report.html is rendered from.
 type htmlPage struct {
-	Title       string
+	Title string
+	// Partial and Missing label a partial result: Partial is "" for a
+	// whole run, else PartialMark, opening every title that shows figures.
+	Partial     string
+	Reason      string
+	Missing     []result.MissingCell
 	Run         string
 	Verdict     []VerdictLine
 	Unsafe      []string
@@ -54,6 +59,11 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		Faults:    faultViews(cells),
 	}
 	p.Rows, p.Wakeups = htmlRows(cells)
+	if pr := r.partial; pr != nil {
+		p.Title = PartialMark + p.Title
+		p.Partial, p.Reason, p.Missing = PartialMark, pr.Reason, pr.Missing
+		p.Headlines = append([]string{pr.Label()}, p.Headlines...)
+	}
 	for _, c := range cells {
 		if c.SafetyViolations > 0 {
 			s := fmt.Sprintf("%s: %s", c.Key(), plural(c.SafetyViolations, "violation"))
@@ -126,6 +136,8 @@ h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-b
 .verdict table.vt td:first-child { font-weight: bold; }
 .unsafe { background: #fde8e8; border: 2px solid #c62828; color: #8e0000; padding: 0.8em 1em; border-radius: 4px; }
 .unsafe strong { font-size: 1.15em; }
+.partial { background: #fff4e0; border: 2px solid #e65100; color: #6d2c00; padding: 0.8em 1em; border-radius: 4px; margin: 1em 0; }
+.partial strong { font-size: 1.15em; }
 ul.headlines li { margin-bottom: 0.4em; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { padding: 0.2em 0.45em; border-bottom: 1px solid #e4e4e4; }
@@ -146,7 +158,9 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <body>
 <h1>{{.Title}}</h1>
 <p class="run">{{.Run}}</p>
-{{if .Verdict}}<div class="verdict" id="verdict"><h2>Verdict</h2>
+{{if .Partial}}<div class="partial" id="partial"><strong>PARTIAL results: not a whole run.</strong> {{.Reason}}. Every figure below is of a cell that was finished whole; these cells are missing:
+<ul>{{range .Missing}}<li>{{.Cell}}: {{.Why}}</li>{{end}}</ul></div>{{end}}
+{{if .Verdict}}<div class="verdict" id="verdict"><h2>{{.Partial}}Verdict</h2>
 <ul>{{range .Verdict}}<li{{if .Bad}} class="bad"{{end}}><span class="q">{{.Question}}:</span> {{.Answer}} <a href="#{{.Anchor}}">evidence ↓</a>{{with .Table}}
 <table class="vt"><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}
 <tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}</li>
@@ -154,7 +168,7 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 {{if .Unsafe}}<div class="unsafe"><strong>Mutual exclusion was violated.</strong> These cells saw two holders at once, a fencing token go backwards, or (pause) a stale holder's write accepted where the lock's users write — without a token when the lock has none, with its token when it has one.
 <ul>{{range .Unsafe}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 
-<h2 id="results">Results</h2>
+<h2 id="results">{{.Partial}}Results</h2>
 <p class="run">Acquire latency; every column of every cell is in summary.csv.</p>
 <table>
 <tr><th>impl</th><th>scenario</th><th class="n">clients</th><th class="n">acq/s</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th><th class="n">errors</th><th class="n">hand-off gap p50 / p90</th><th class="n">per acq</th>{{if .Wakeups}}<th class="n">wake-ups / theory</th>{{end}}<th>safety</th></tr>
@@ -163,14 +177,14 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <p class="run">The hand-off gap is the time from a holder's release call to the next grant of the same lock, where a cell measured it.</p>
 {{if .Wakeups}}<p class="run">Wake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.</p>{{end}}
 
-{{if .Capacity}}<h2 id="capacity">Capacity at {{.SLO}}</h2>
+{{if .Capacity}}<h2 id="capacity">{{.Partial}}Capacity at {{.SLO}}</h2>
 <p>For each implementation and load scenario, the largest client count whose acquire latency met the objective.</p>
 <table>
 <tr><th>impl</th><th>scenario</th><th>capacity</th></tr>
 {{range .Capacity}}<tr><td>{{.Impl}}</td><td>{{.Scenario}}</td><td>{{.Text}}</td></tr>
 {{end}}</table>{{end}}
 
-{{if .Open}}<h2 id="open-loop">Open loop</h2>
+{{if .Open}}<h2 id="open-loop">{{.Partial}}Open loop</h2>
 <p>Arrivals at a set rate. Latency from each arrival's intended start (what a caller waits) beside service time alone (from when a client took it up); the gap is queueing that a closed loop would hide.</p>
 <table>
 <tr><th>impl</th><th class="n">clients</th><th class="n">offered</th><th class="n">achieved</th><th class="n">dropped</th><th class="n">unfinished</th><th>latency</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th></tr>
@@ -178,16 +192,16 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <tr{{if .Saturated}} class="bad"{{end}}><td>service</td>{{range .Service}}<td class="n lat">{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 
-{{if .Faults}}<h2 id="faults">Faults</h2>
+{{if .Faults}}<h2 id="faults">{{.Partial}}Faults</h2>
 <table>
 <tr><th>impl</th><th>scenario</th><th>recovery</th><th>bound</th><th>stale writes</th><th>verdict</th></tr>
 {{range .Faults}}<tr{{if .Unsafe}} class="bad"{{end}}><td>{{.Impl}}</td><td>{{.Scenario}}</td><td>{{.Recovery}}</td><td class="n">{{.Bound}}</td><td>{{.Stale}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>{{end}}
 
-<h2>Findings per implementation</h2>
+<h2>{{.Partial}}Findings per implementation</h2>
 <ul class="headlines">{{range .Headlines}}<li>{{.}}</li>{{end}}</ul>
 
-{{if .Figures}}<h2>Plots</h2>
+{{if .Figures}}<h2>{{.Partial}}Plots</h2>
 {{range .Figures}}<figure id="{{.ID}}">
 <img src="{{.Src}}" alt="{{.Title}}">
 <figcaption>{{.Caption}} (Vector version: {{.File}}.)</figcaption>

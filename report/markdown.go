@@ -42,9 +42,18 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 
 // markdown renders summary.md: the headlines, the table and, with an SLO,
 // the capacity found.
-func markdown(meta result.Meta, cells []Cell, slo *SLO) []byte {
+func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial) []byte {
 	var b strings.Builder
-	b.WriteString("## lockbench results\n\n")
+	if partial != nil {
+		b.WriteString("## " + PartialMark + "lockbench results\n\n")
+		fmt.Fprintf(&b, "**%s.**\n\n", mdEscape(partial.Reason))
+		for _, m := range partial.Missing {
+			fmt.Fprintf(&b, "- missing %s: %s\n", mdEscape(m.Cell), mdEscape(m.Why))
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("## lockbench results\n\n")
+	}
 	if d := meta.Describe(); d != "" {
 		fmt.Fprintf(&b, "_%s._\n\n", d)
 	}
@@ -52,6 +61,9 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO) []byte {
 		fmt.Fprintf(&b, "- %s\n", mdEscape(h))
 	}
 	rows, wakeups := summaryRows(cells)
+	if partial != nil {
+		b.WriteString("\n### " + PartialMark + "Results\n")
+	}
 	head := []string{"impl", "scenario", "clients", "acq/s", "p50", "p99", "p99.9", "errors", "retries/acq", "notif/acq"}
 	align := []string{":--", ":--", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"}
 	if wakeups {
@@ -78,9 +90,9 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO) []byte {
 	if wakeups {
 		b.WriteString("\nWake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.\n")
 	}
-	mdLatency(&b, cells)
+	mdLatency(&b, cells, partialMark(partial))
 	if slo != nil {
-		fmt.Fprintf(&b, "\n### Capacity at %s ≤ %v\n\n", slo.Label(), slo.Limit)
+		fmt.Fprintf(&b, "\n### %sCapacity at %s ≤ %v\n\n", partialMark(partial), slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
 		mdRow(&b, []string{":--", ":--", ":--"})
 		for _, r := range result.Capacity(cells, *slo) {
@@ -102,8 +114,8 @@ func mdEscape(s string) string {
 
 // mdLatency writes every cell's acquire-latency percentiles, the ones the
 // main table leaves out included.
-func mdLatency(b *strings.Builder, cells []Cell) {
-	b.WriteString("\n### Acquire latency\n\n")
+func mdLatency(b *strings.Builder, cells []Cell, mark string) {
+	b.WriteString("\n### " + mark + "Acquire latency\n\n")
 	mdRow(b, []string{"impl", "scenario", "clients", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "max"})
 	mdRow(b, []string{":--", ":--", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"})
 	for _, c := range cells {
@@ -129,4 +141,12 @@ func mdBreaches(b *strings.Builder, cells []Cell, slo SLO) {
 	for _, x := range breaches {
 		mdRow(b, []string{mdEscape(x.Cell), mdEscape(x.Threshold), mdEscape(x.Over)})
 	}
+}
+
+// partialMark is PartialMark for a partial result, else "".
+func partialMark(p *result.Partial) string {
+	if p == nil {
+		return ""
+	}
+	return PartialMark
 }

@@ -28,6 +28,9 @@ type loaded struct {
 	// logs holds each cell's interval log by Cell.Key(); cells without
 	// an .hlog have none.
 	logs map[string]*CellLog
+	// partial is what the results lack, when they are not a whole run: a
+	// merge given --partial says so, a run that ended early is read so.
+	partial *result.Partial
 }
 
 // load reads a results directory: meta.json and summary.json must be
@@ -46,7 +49,8 @@ func load(dir string) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &loaded{dir: dir, meta: meta, summary: sum, logs: map[string]*CellLog{}}
+	r := &loaded{dir: dir, meta: meta, summary: sum, logs: map[string]*CellLog{},
+		partial: result.MissingFromRun(dir, meta, sum)}
 	for _, c := range sum.Cells {
 		l, err := result.ReadCellLog(dir, c)
 		if err != nil {
@@ -99,7 +103,7 @@ func Render(dir string, opts RenderOptions) error {
 	if err := write(filepath.Join(dir, CSVFile), csvData); err != nil {
 		return err
 	}
-	if err := write(filepath.Join(dir, BenchFile), benchTxt(r.meta, cells, r.logs)); err != nil {
+	if err := write(filepath.Join(dir, BenchFile), benchTxt(r.meta, cells, r.logs, r.partial)); err != nil {
 		return err
 	}
 	for _, c := range cells {
@@ -118,13 +122,16 @@ func Render(dir string, opts RenderOptions) error {
 			return err
 		}
 	}
-	if err := write(filepath.Join(dir, MarkdownFile), markdown(r.meta, cells, slo)); err != nil {
+	if err := write(filepath.Join(dir, MarkdownFile), markdown(r.meta, cells, slo, r.partial)); err != nil {
 		return err
 	}
 
 	figs, err := figures(cells, r.logs, r.meta.Ramp != "")
 	if err != nil {
 		return err
+	}
+	if r.partial != nil {
+		labelPartial(figs)
 	}
 	if len(figs) > 0 {
 		if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
@@ -151,4 +158,19 @@ func Render(dir string, opts RenderOptions) error {
 		return err
 	}
 	return write(filepath.Join(dir, HTMLFile), page)
+}
+
+// PartialMark opens the title of every table and plot that shows figures
+// of a partial result.
+const PartialMark = "PARTIAL — "
+
+// labelPartial marks every plot of a partial result, on the image and in
+// the page, so that a plot shown on its own still says so.
+func labelPartial(figs []*figure) {
+	for _, f := range figs {
+		f.Title = PartialMark + f.Title
+		for _, p := range f.panels {
+			p.Title.Text = PartialMark + p.Title.Text
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -18,13 +19,23 @@ type CellLog struct {
 }
 
 // ReadHlog reads an HdrHistogram interval log written by `lockbench run`.
+// A log whose first line is the closed-log mark (every log lockbench
+// writes now) must end with its end record, and hold as many interval
+// histograms as that says: a log cut at a line boundary — a process
+// killed, a disk full — otherwise reads as its first seconds without a
+// word. Such a log, or one altered, is an error wrapping ErrHlogCorrupt
+// and naming the file. Logs without the mark, written before it existed,
+// are read as they are: nothing in them can tell a cut.
 func ReadHlog(path string) (*CellLog, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
-	defer f.Close()
-	r := hdrhistogram.NewHistogramLogReader(f)
+	want, closed, err := hlogEnd(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %s", ErrHlogCorrupt, path, err)
+	}
+	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(b))
 	var l CellLog
 	for {
 		h, err := r.NextIntervalHistogram()
@@ -32,10 +43,42 @@ func ReadHlog(path string) (*CellLog, error) {
 			return nil, fmt.Errorf("result: %s: %w", path, err)
 		}
 		if h == nil {
-			return &l, nil
+			break
 		}
 		l.Intervals = append(l.Intervals, h)
 	}
+	if closed && len(l.Intervals) != want {
+		return nil, fmt.Errorf("%w: %s: %d interval histograms, its end record says %d", ErrHlogCorrupt, path, len(l.Intervals), want)
+	}
+	return &l, nil
+}
+
+// ErrHlogCorrupt is wrapped by ReadHlog's error for a closed-format log
+// cut short or altered.
+var ErrHlogCorrupt = errors.New("result: interval log cut short or altered")
+
+// hlogEnd checks a log's closing: closed says the log carries the mark,
+// want is the count its end record gives. An error says why a marked log
+// is not whole.
+func hlogEnd(b []byte) (want int, closed bool, err error) {
+	mark := []byte(hlogMark + "\n")
+	switch {
+	case len(b) == 0:
+		return 0, true, errors.New("the file is empty") // no writer leaves a log empty
+	case len(b) < len(mark) && bytes.HasPrefix(mark, b):
+		return 0, true, errors.New("it ends inside its first line")
+	case !bytes.HasPrefix(b, mark):
+		return 0, false, nil
+	}
+	if !bytes.HasSuffix(b, []byte("\n")) {
+		return 0, true, errors.New("it ends inside a line")
+	}
+	body := b[:len(b)-1]
+	last := body[bytes.LastIndexByte(body, '\n')+1:]
+	if _, err := fmt.Sscanf(string(last), hlogEndFormat, &want); err != nil || fmt.Sprintf(hlogEndFormat, want) != string(last) {
+		return 0, true, fmt.Errorf("no end record (last line %.60q)", last)
+	}
+	return want, true, nil
 }
 
 // ReadCellLog reads a cell's .hlog in dir; a missing one is nil, not an

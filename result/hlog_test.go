@@ -1,7 +1,11 @@
 package result
 
 import (
+	"bytes"
+	"errors"
 	"math"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,5 +59,67 @@ func TestReadCellLogCutsTheLastIntervalAtTheCellsEnd(t *testing.T) {
 		if s.PerS != 1000 {
 			t.Errorf("interval at %.1fs: %.0f/s, want every interval at 1000/s", s.MidS, s.PerS)
 		}
+	}
+}
+
+// TestReadHlogRefusesALogCutAtALine cuts a closed log after each of its
+// lines: every cut short of the whole is an error naming the file (without
+// the end record, a cut after a whole interval line read as fewer
+// intervals and no error), and the whole log reads as all it holds.
+func TestReadHlogRefusesALogCutAtALine(t *testing.T) {
+	dir := t.TempDir()
+	c := Cell{Impl: "x", Scenario: "hot", Clients: 1, DurationS: 4}
+	writeOldLog(t, dir, c, []int64{1000, 900, 800, 700})
+	path := CellPath(dir, c, HlogExt)
+	if _, err := os.Stat(path + PartialExt); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s%s still there after Close: %v", path, PartialExt, err)
+	}
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadHlog(path)
+	if err != nil || len(l.Intervals) != 4 {
+		t.Fatalf("whole log: %v, %v; want 4 intervals", l, err)
+	}
+	cuts := 0
+	for i, ch := range whole[:len(whole)-1] {
+		if ch != '\n' {
+			continue
+		}
+		cuts++
+		if err := os.WriteFile(path, whole[:i+1], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := ReadHlog(path)
+		if !errors.Is(err, ErrHlogCorrupt) || !strings.Contains(err.Error(), path) {
+			t.Errorf("cut after line %d (%d bytes): %v, err %v; want ErrHlogCorrupt naming %s", cuts, i+1, l, err, path)
+		}
+	}
+	if cuts < 8 { // mark, version, comment, start, base, legend, 4 intervals
+		t.Fatalf("only %d line ends to cut at in\n%s", cuts, whole)
+	}
+}
+
+// TestReadHlogReadsAnUnmarkedLog reads a log as written before the end
+// record existed (no mark, no end): results directories of earlier runs
+// still render and compare.
+func TestReadHlogReadsAnUnmarkedLog(t *testing.T) {
+	dir := t.TempDir()
+	c := Cell{Impl: "x", Scenario: "hot", Clients: 1}
+	writeOldLog(t, dir, c, []int64{10, 20, 30})
+	path := CellPath(dir, c, HlogExt)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.TrimPrefix(b, []byte(hlogMark+"\n"))
+	b = b[:bytes.LastIndex(b, []byte("#[End:"))]
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadHlog(path)
+	if err != nil || len(l.Intervals) != 3 {
+		t.Fatalf("unmarked log: %v, %v; want its 3 intervals", l, err)
 	}
 }

@@ -3,6 +3,7 @@ package result
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -23,13 +24,32 @@ type Interval struct {
 	Abandon, Renew                     *hdrhistogram.Histogram
 }
 
+// hlogMark is the first line of every interval log lockbench writes: it
+// says the log ends with an end record (hlogEndFormat) counting its
+// interval histograms, which HdrHistogram's own readers skip as comments.
+const hlogMark = "#[lockbench closed log: ends with #[End: N interval histograms]]"
+
+// hlogEndFormat is a log's last line: how many interval histograms came
+// before it.
+const hlogEndFormat = "#[End: %d interval histograms]"
+
+// PartialExt is added to a cell file's name while it is being written: a
+// cell's .hlog and .grants take their own names only when whole (see
+// LogWriter.Close), so a process killed mid-cell or a full disk leaves a
+// file that can never be taken for a finished cell's.
+const PartialExt = ".partial"
+
 // LogWriter writes a cell's timeline as an HdrHistogram interval log
 // (DIR/<cell>.hlog) while the cell runs: one histogram per interval per
 // tag, values in microseconds, readable by HdrHistogram's own log tools.
 // Each interval is on disk once Write returns, so an interrupted run keeps
-// every second it measured, and a long cell's memory does not grow.
+// every second it measured, and a long cell's memory does not grow. The
+// log is written as <cell>.hlog.partial and renamed to <cell>.hlog by
+// Close, after its end record.
 type LogWriter struct {
-	f      *os.File
+	f      io.WriteCloser
+	path   string
+	n      int // interval histograms written
 	buf    *bufio.Writer
 	w      *hdrhistogram.HistogramLogWriter
 	key    string
@@ -41,13 +61,20 @@ type LogWriter struct {
 // CreateCellLog creates (or empties) the .hlog of cell c in dir; writer
 // names the program in the log's comment.
 func CreateCellLog(dir string, c Cell, writer string) (*LogWriter, error) {
-	f, err := os.OpenFile(CellPath(dir, c, HlogExt), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	path := CellPath(dir, c, HlogExt)
+	f, err := os.OpenFile(path+PartialExt, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
-	l := &LogWriter{f: f, buf: bufio.NewWriter(f), key: c.Key(), writer: writer}
+	return newLogWriter(f, path, c.Key(), writer), nil
+}
+
+// newLogWriter writes a log to f, which is path+PartialExt, renamed to
+// path when whole: the seam where a test puts a disk that fills up.
+func newLogWriter(f io.WriteCloser, path, key, writer string) *LogWriter {
+	l := &LogWriter{f: f, path: path, buf: bufio.NewWriter(f), key: key, writer: writer}
 	l.w = hdrhistogram.NewHistogramLogWriter(l.buf)
-	return l, nil
+	return l
 }
 
 // begin writes the log's header, once, with the time measuring began.
@@ -58,7 +85,9 @@ func (l *LogWriter) begin(start time.Time) {
 	l.begun = true
 	startMs := start.UnixMilli()
 	l.w.SetBaseTime(startMs)
+	_, markErr := fmt.Fprintln(l.buf, hlogMark)
 	for _, err := range []error{
+		markErr,
 		l.w.OutputLogFormatVersion(),
 		l.w.OutputComment(fmt.Sprintf("%s %s: latencies in microseconds", l.writer, l.key)),
 		l.w.OutputStartTime(startMs),
@@ -95,6 +124,7 @@ func (l *LogWriter) Write(start time.Time, iv Interval) error {
 		if err := l.w.OutputIntervalHistogram(h.h); err != nil && l.err == nil {
 			l.err = fmt.Errorf("result: hlog: %w", err)
 		}
+		l.n++
 	}
 	if err := l.buf.Flush(); err != nil && l.err == nil {
 		l.err = fmt.Errorf("result: hlog: %w", err)
@@ -103,14 +133,24 @@ func (l *LogWriter) Write(start time.Time, iv Interval) error {
 }
 
 // Close writes the header if no interval came (start is when the cell
-// began), flushes and closes the file, and returns the first error.
+// began) and the end record, flushes and closes the file and, when all of
+// it is on disk, gives it its own name. It returns the first error; the
+// file then keeps its .partial name.
 func (l *LogWriter) Close(start time.Time) error {
 	l.begin(start)
+	if _, err := fmt.Fprintf(l.buf, hlogEndFormat+"\n", l.n); err != nil && l.err == nil {
+		l.err = fmt.Errorf("result: hlog: %w", err)
+	}
 	if err := l.buf.Flush(); err != nil && l.err == nil {
 		l.err = fmt.Errorf("result: hlog: %w", err)
 	}
 	if err := l.f.Close(); err != nil && l.err == nil {
 		l.err = fmt.Errorf("result: hlog: %w", err)
+	}
+	if l.err == nil {
+		if err := os.Rename(l.path+PartialExt, l.path); err != nil {
+			l.err = fmt.Errorf("result: hlog: %w", err)
+		}
 	}
 	return l.err
 }

@@ -72,6 +72,8 @@ type Meta struct {
 	Shard *ShardMeta `json:"shard,omitempty"`
 	// Shards lists, in a merged run, each shard's meta as it was written.
 	Shards []ShardMeta `json:"shards,omitempty"`
+	// Partial is set, as in summary.json, by a merge given --partial.
+	Partial *Partial `json:"partial,omitempty"`
 
 	// Fields lists every key of the file as read, flattened and sorted,
 	// for a configuration table.

@@ -73,20 +73,24 @@ const grantsEnd = 0xFF
 
 // GrantWriter streams grants to a cell's grants file.
 type GrantWriter struct {
-	f   *os.File
-	w   *bufio.Writer
-	buf [grantLen]byte
-	n   int64 // grants written
-	err error
+	f *os.File
+	// path is the file's own name, taken by Close once the file is whole;
+	// until then it is written as path+PartialExt.
+	path string
+	w    *bufio.Writer
+	buf  [grantLen]byte
+	n    int64 // grants written
+	err  error
 }
 
 // CreateGrants creates (or empties) the grants file of cell c in dir.
 func CreateGrants(dir string, c Cell) (*GrantWriter, error) {
-	f, err := os.OpenFile(CellPath(dir, c, GrantsExt), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	path := CellPath(dir, c, GrantsExt)
+	f, err := os.OpenFile(path+PartialExt, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
-	return &GrantWriter{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return &GrantWriter{f: f, path: path, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
 // Write appends grants; an error is kept and returned by Close too.
@@ -110,7 +114,8 @@ func (g *GrantWriter) Write(gs []Grant) error {
 	return g.err
 }
 
-// Close writes the end record, flushes and closes the file.
+// Close writes the end record, flushes and closes the file and, when all
+// of it is on disk, gives it its own name.
 func (g *GrantWriter) Close() error {
 	var b [grantLen]byte
 	binary.LittleEndian.PutUint64(b[16:], uint64(g.n))
@@ -123,6 +128,11 @@ func (g *GrantWriter) Close() error {
 	}
 	if err := g.f.Close(); err != nil && g.err == nil {
 		g.err = fmt.Errorf("result: grants: %w", err)
+	}
+	if g.err == nil {
+		if err := os.Rename(g.path+PartialExt, g.path); err != nil {
+			g.err = fmt.Errorf("result: grants: %w", err)
+		}
 	}
 	return g.err
 }

@@ -32,6 +32,9 @@ type Summary struct {
 	// an interrupt, a report that could not be rendered); empty when it
 	// ran as asked.
 	Failure string `json:"failure,omitempty"`
+	// Partial, set by a merge given --partial, says which shards and cells
+	// the results lack; every rendering shows it.
+	Partial *Partial `json:"partial,omitempty"`
 }
 
 // Latency is a latency distribution in microseconds. P95 and P9999 came

@@ -133,8 +133,9 @@ func TestMergeRefusesAShardKilledMidCell(t *testing.T) {
 	args := b.shardArgs("killed", 1, 2, "10s", plan...)
 	dying, waitDying := b.start(args...)
 	dead := args[slices.Index(args, "--out")+1]
-	// Kill it once it is granting: its grants file exists from the first.
-	grants := filepath.Join(dead, "redis_hot_c4.grants")
+	// Kill it once it is granting: its grants file exists from the first,
+	// under its unfinished name until the cell ends.
+	grants := filepath.Join(dead, "redis_hot_c4.grants.partial")
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if st, err := os.Stat(grants); err == nil && st.Size() > 0 {
 			break

@@ -97,6 +97,9 @@ func Read(r io.Reader, name string) (map[string]map[string][]float64, error) {
 	if err := failures(data, name); err != nil {
 		return nil, err
 	}
+	if err := partial(data, name); err != nil {
+		return nil, err
+	}
 	out := map[string]map[string][]float64{}
 	br := benchfmt.NewReader(bytes.NewReader(data), name)
 	for br.Scan() {
@@ -141,6 +144,26 @@ func Read(r io.Reader, name string) (map[string]map[string][]float64, error) {
 		return nil, errors.New(name + ": no benchmark results")
 	}
 	return out, nil
+}
+
+// ErrPartial is wrapped by Read's error for the bench.txt of a partial
+// lockbench result (a merge given --partial, a run that ended early): its
+// missing cells would read as benchmarks gone, or pass unjudged.
+var ErrPartial = errors.New("partial results")
+
+// partialKey opens the configuration line lockbench's report writes into
+// the bench.txt of a partial result.
+const partialKey = "lockbench-partial:"
+
+// partial returns an error naming the file and quoting its partial line,
+// or nil.
+func partial(data []byte, name string) error {
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, partialKey) {
+			return fmt.Errorf("%w: %s: %s", ErrPartial, name, strings.TrimSpace(strings.TrimPrefix(line, partialKey)))
+		}
+	}
+	return nil
 }
 
 // failures returns an error naming what go test reported as failed in

@@ -179,3 +179,18 @@ func TestUnits(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// The bench.txt of partial lockbench results is refused, naming the file
+// and what it lacks: its missing cells would read as benchmarks gone, or
+// as nothing to gate.
+func TestReadRefusesPartialResults(t *testing.T) {
+	in := "lockbench-partial: PARTIAL: merged with --partial; missing 1 cell: impl=redis/scenario=hot/clients=4\n" +
+		"pkg: lockbench\nBenchmarkLock/impl=redis/scenario=hot/clients=2 1000 50000 ns/op\n"
+	_, err := Read(strings.NewReader(in), "new/bench.txt")
+	if !errors.Is(err, ErrPartial) || !strings.Contains(err.Error(), "new/bench.txt") || !strings.Contains(err.Error(), "clients=4") {
+		t.Fatalf("Read of a partial bench.txt: %v; want ErrPartial naming the file and the missing cell", err)
+	}
+	if _, err := Read(strings.NewReader(strings.SplitN(in, "\n", 2)[1]), "new/bench.txt"); err != nil {
+		t.Fatalf("the same without its partial line: %v", err)
+	}
+}

@@ -31,8 +31,9 @@ when a metric's median regressed past its limit. With at least 4 runs on each
 side a change must also be significant (Mann-Whitney U-test, p < 0.05, as
 benchstat judges it), so one noisy run does not fail a CI job.
 
-It fails (exit 1) when either output records a FAIL, or when a benchmark of
-OLD (or a limited unit of one) is missing from NEW. A --limit whose unit is in
+It fails (exit 1) when either output records a FAIL or is the bench.txt of
+partial lockbench results (a lockbench-partial line), or when a benchmark
+of OLD (or a limited unit of one) is missing from NEW. A --limit whose unit is in
 neither output is a usage error (exit 2).
 
 Examples:

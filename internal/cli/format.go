@@ -56,6 +56,9 @@ func writeSummary(w io.Writer, f string, sum *result.Summary) error {
 	case formatCSV:
 		return report.WriteCSV(w, sum.Cells)
 	}
+	if sum.Partial != nil {
+		fmt.Fprintln(w, sum.Partial.Label())
+	}
 	return report.WriteTable(w, sum.Cells)
 }
 

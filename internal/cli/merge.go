@@ -14,7 +14,7 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-const mergeSynopsis = `merge --out DIR [--format table|json|csv] SHARD_DIR...
+const mergeSynopsis = `merge --out DIR [--partial] [--format table|json|csv] SHARD_DIR...
 
 Joins the results directories of a sharded run (lockbench run --shard i/N)
 into one results directory of the same form as a single process's run:
@@ -23,16 +23,25 @@ servers' counters taken once, fairness over all clients, and mutual
 exclusion checked over every shard's grants (by fencing token where the
 lock has one, by wall clock within the shards' measured clock skew
 otherwise). Refuses shards of different plans, versions or seeds, and a
-missing or doubled shard. The run's --slo, which shards record but do not
+missing or doubled shard, and (exit 1, naming them) shards that did not
+finish the same cells — a shard killed mid-cell, or out of disk. With
+--partial it merges the cells every shard finished instead, and labels
+the result PARTIAL everywhere it is shown (summary.json and meta.json's
+"partial", the table, report.html's headline, tables and plots,
+summary.md, bench.txt), naming the shards and cells left out; compare
+and benchcheck refuse such a result. The run's --slo, which shards record but do not
 judge, is judged over the merged cells. Prints the merged cells on stdout
 (or the summary as JSON or CSV) and its notes — the safety check, the
 files written — on stderr.
 
 Examples:
   lockbench merge --out results/merged results/shard-0 results/shard-1
+  lockbench merge --partial --out results/merged results/shard-0 results/shard-1
 
 Exit status: 0 ok, 1 a shard's files unreadable, shards that did not finish
-the same cells or a shard whose run failed (what merged is still written),
+the same cells (without --partial) or a shard whose run failed (what
+merged is still written; with --partial, a failure that left cells out
+is part of the label instead),
 2 usage or shards that are not one run, 3 a mutual-exclusion violation,
 5 the --slo missed by a merged cell.`
 
@@ -40,6 +49,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("merge", mergeSynopsis, stdout)
 	out := fs.String("out", "", "results `DIR` to write, new or empty")
 	force := fs.Bool("force", false, "clear --out first if it holds an earlier run's files")
+	partial := fs.Bool("partial", false, "merge the cells every shard finished when some shard stopped early, and label the result partial")
 	format := formatFlag(fs, "json (summary.json) or csv (summary.csv, every column)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -59,7 +69,8 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := mergeDirs(*out, fs.Args()); err != nil {
 		return err
 	}
-	if err := plan.CheckShards(fs.Args()); err != nil {
+	opts := plan.MergeOptions{Partial: *partial}
+	if err := plan.CheckShards(fs.Args(), opts); err != nil {
 		return err
 	}
 	had := existed(*out)
@@ -69,7 +80,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// A shard that failed leaves its finished cells merged: they are
 	// shown and rendered, and the failure is the exit status.
-	sum, failed := plan.Merge(ctx, dir, fs.Args())
+	sum, failed := plan.Merge(ctx, dir, fs.Args(), opts)
 	if sum == nil {
 		if ctx.Err() != nil { // a partial merge is no result: leave none
 			failed = errors.Join(failed, clearOut(dir, had))
@@ -82,6 +93,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format == formatTable {
 		writeCapacity(stdout, sum)
 	}
+	writePartial(stderr, sum.Partial)
 	for _, c := range sum.Cells {
 		if m := c.Merge; m != nil {
 			fmt.Fprintf(stderr, "%s: %d shards, %d grants checked by %s: %d violations, %d possible overlaps within clock skew\n",
@@ -99,4 +111,16 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return sloError(stderr, sum)
+}
+
+// writePartial says on stderr, a line per missing cell, what a partial
+// result lacks.
+func writePartial(w io.Writer, p *result.Partial) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "PARTIAL: %s\n", p.Reason)
+	for _, m := range p.Missing {
+		fmt.Fprintf(w, "  missing %s: %s\n", m.Cell, m.Why)
+	}
 }

@@ -91,12 +91,14 @@ func TestForceClearsOnlyResults(t *testing.T) {
 	}
 }
 
-// A sharded run's directory holds .grants files, which --force clears as
-// any other results file.
+// A sharded run's directory holds .grants files, and one killed mid-cell
+// a cell's unfinished files, which --force clears as any other results
+// file.
 func TestForceClearsAShardsResults(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "shard-0")
 	os.MkdirAll(dir, 0o755)
-	for _, f := range []string{"meta.json", "summary.json", "redis_hot_c2.hlog", "redis_hot_c2" + result.GrantsExt} {
+	for _, f := range []string{"meta.json", "summary.json", "redis_hot_c2.hlog", "redis_hot_c2" + result.GrantsExt,
+		"redis_hot_c4.hlog" + result.PartialExt, "redis_hot_c4" + result.GrantsExt + result.PartialExt} {
 		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
 	}
 	if _, err := outDir(dir, true); err != nil {

@@ -30,6 +30,10 @@ Examples:
   lockbench report results/20261122-050146 --slo 'p99<=10ms,errors<=0.1%'
   lockbench report results/20261122-050146 --format csv > cells.csv
 
+Results that are partial (merge --partial, or a run that ended early
+leaving cells unwritten) are labelled PARTIAL in every file and on
+stdout, and the missing cells are named on stderr.
+
 Exit status: 0 ok, 1 unreadable results, 2 usage, 5 a cell missed a
 threshold of --slo (or of the run's own SLO).`
 
@@ -63,6 +67,10 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if meta, err := result.ReadMeta(filepath.Join(dir, result.MetaFile)); err == nil {
+		sum.Partial = result.MissingFromRun(dir, meta, sum)
+	}
+	writePartial(stderr, sum.Partial)
 	if *slo != "" || sum.SLO != "" {
 		s, err := result.ParseSLO(cmp.Or(*slo, sum.SLO))
 		if err != nil {
@@ -95,8 +103,11 @@ Examples:
   lockbench compare results/before results/after --noise 10
   lockbench compare results/before results/after --format json | jq .regressions
 
-Exit status: 0 no regression, 1 unreadable results, 2 usage, 4 a figure
-got worse by more than noise (for CI to gate on).`
+Refuses (exit 1) the results of merge --partial, and warns of a run that
+ended early, naming the cells it lacks.
+
+Exit status: 0 no regression, 1 unreadable or partial results, 2 usage, 4
+a figure got worse by more than noise (for CI to gate on).`
 
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", compareSynopsis, stdout)
