@@ -27,16 +27,60 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }
 // time: 100 on every Linux architecture Go runs on.
 const clockTicks = 100
 
-// procCPU reads a process's CPU time from the kernel: the nanoseconds each
+// procCPU reads a server's CPU time from the kernel: the nanoseconds each
 // of its threads has run (/proc/PID/task/*/schedstat), summed — a JVM's
 // work is not on its main thread, and a burst that lasts under a second
 // needs better than /proc/PID/stat's 10 ms ticks — or, where schedstat
 // cannot be read, those ticks.
+//
+// A server that forks a process per connection (PostgreSQL's backends)
+// does its work in its children: their CPU time counts as the server's.
 func procCPU(pid int) (time.Duration, bool) {
-	if d, ok := schedstatCPU(pid); ok {
-		return d, true
+	total, ok := time.Duration(0), false
+	for _, p := range append([]int{pid}, descendants(pid)...) {
+		d, got := schedstatCPU(p)
+		if !got {
+			d, got = statCPU(p)
+		}
+		if got {
+			total, ok = total+d, true
+		} else if p == pid {
+			return 0, false
+		}
 	}
-	return statCPU(pid)
+	return total, ok
+}
+
+// descendants lists the processes below pid, read from every process's
+// parent in /proc.
+func descendants(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	children := map[int][]int{}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fs := strings.Fields(string(b[i+1:]))
+		if len(fs) < 2 {
+			continue
+		}
+		ppid, err1 := strconv.Atoi(fs[1])
+		me, err2 := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if err1 == nil && err2 == nil {
+			children[ppid] = append(children[ppid], me)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
 }
 
 // schedstatCPU sums the first field of every thread's schedstat: its time

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
+	"slices"
 	"testing"
 	"time"
 )
@@ -30,5 +32,28 @@ func TestSchedstatAgreesWithTicks(t *testing.T) {
 	}
 	if ns%(10*time.Millisecond) == 0 && ticks%(10*time.Millisecond) == 0 && ns == ticks {
 		t.Errorf("schedstat %v reads in whole ticks", ns)
+	}
+}
+
+// A child's CPU time counts as its parent's: PostgreSQL works in the
+// backends it forks. A spinning child of this test process shows in
+// procCPU of this process beyond this process's own.
+func TestProcCPUCountsChildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sh to spin: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if !slices.Contains(descendants(os.Getpid()), cmd.Process.Pid) {
+		t.Fatalf("descendants of %d lack the child %d", os.Getpid(), cmd.Process.Pid)
+	}
+	var child time.Duration
+	for end := time.Now().Add(20 * time.Second); child < 100*time.Millisecond && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		child, _ = schedstatCPU(cmd.Process.Pid)
+	}
+	own, _ := schedstatCPU(os.Getpid())
+	all, ok := procCPU(os.Getpid())
+	if !ok || all < own+child {
+		t.Errorf("procCPU %v, want at least own %v + child %v", all, own, child)
 	}
 }
