@@ -103,3 +103,57 @@ func clock(b *testing.B) func(running bool) {
 		}
 	}
 }
+
+// clockAcross is clock for a cell run as repeats: the timer runs while any
+// repeat's clients do, and connecting the next repeat is not timed.
+func clockAcross(b *testing.B) func(running bool) {
+	started := false
+	return func(running bool) {
+		switch {
+		case running && !started:
+			b.ResetTimer()
+			started = true
+		case running:
+			b.StartTimer()
+		default:
+			b.StopTimer()
+		}
+	}
+}
+
+// BenchmarkHerd runs, for every implementation that wakes its waiters, a
+// burst of 32 clients b.N times (each on connections of its own) and
+// reports what a hand-off costs: release wake-ups, the servers' CPU time
+// and lockbench's. ns/op is wall time per burst, connecting excluded;
+// benchcheck can hold the per-hand-off figures to a limit.
+func BenchmarkHerd(b *testing.B) {
+	burst, _ := lockbench.LookupScenario("burst")
+	srv := allServers(b)
+	for _, name := range impl.Names() {
+		d, _ := impl.Lookup(name)
+		if d.Theory == nil || len(d.Needs) == 0 {
+			continue
+		}
+		b.Run("impl="+name+"/clients=32", func(b *testing.B) {
+			cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+				Impl: name, Scenario: burst, Clients: 32, Repeat: b.N, ConnectParallel: 32,
+				Config:  impl.Config{Servers: srv, Namespace: fmt.Sprintf("herd-%s-%d", name, b.N)},
+				OnClock: clockAcross(b),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, ok := result.HandoffCosts(cell)
+			if !ok {
+				b.Fatalf("no cost per hand-off: %+v", cell)
+			}
+			b.ReportMetric(h.Wakeups, "wakeups/handoff")
+			if h.ServerCPUUs != nil {
+				b.ReportMetric(*h.ServerCPUUs, "server-cpu-us/handoff")
+			}
+			if h.GeneratorCPUUs != nil {
+				b.ReportMetric(*h.GeneratorCPUUs, "cpu-us/handoff")
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/result"
 )
 
 // A burst's herd counts are exact, not timing-dependent: at hold 0, where
@@ -42,5 +44,38 @@ func TestBurstCountsAreExactEveryTime(t *testing.T) {
 				t.Errorf("%s run %d: server triggered %d watches, clients counted %d", name, i, got, c.Server["client_notifications"])
 			}
 		}
+	}
+}
+
+// A repeated burst is one cell of several bursts: its counts are the
+// repeats' sums — still exactly theory's, repeated — every repeat's server
+// CPU per hand-off is kept, and its cost per hand-off is shared over every
+// repeat's hand-offs.
+func TestRepeatedBurstAddsUpExactly(t *testing.T) {
+	d, _ := impl.Lookup("zk-naive")
+	srv := sandboxtest.Start(t, d.Needs...)
+	burst, _ := lockbench.LookupScenario("burst")
+	const n, repeats = 8, 3
+	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: "zk-naive", Scenario: burst, Clients: n, Repeat: repeats,
+		Config: impl.Config{Servers: srv, Namespace: "repeated-burst"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := repeats * d.Theory.BurstWakeups(n)
+	if c.Repeats != repeats || c.Acquires != repeats*n || c.ReleaseWakeups != want || c.TheoryWakeups == nil || *c.TheoryWakeups != want || c.Settle != "exact" {
+		t.Fatalf("repeats %d, acquires %d, release wake-ups %d, theory %v, settle %q; want %d, %d, %d = theory, exact",
+			c.Repeats, c.Acquires, c.ReleaseWakeups, c.TheoryWakeups, c.Settle, repeats, repeats*n, want)
+	}
+	if len(c.RepeatServerCPUUs) != repeats {
+		t.Errorf("server CPU per hand-off of %d repeats, want %d", len(c.RepeatServerCPUUs), repeats)
+	}
+	h, ok := result.HandoffCosts(c)
+	if !ok || h.Handoffs != repeats*(n-1) || h.Wakeups != float64(want)/float64(repeats*(n-1)) {
+		t.Errorf("per hand-off: %+v", h)
+	}
+	if c.Fairness == nil || len(c.Fairness.PerClient) != n || c.Fairness.Starved != 0 {
+		t.Errorf("fairness over the repeats: %+v", c.Fairness)
 	}
 }

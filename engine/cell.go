@@ -64,7 +64,8 @@ type CellSpec struct {
 	// Renew has holders of leases that can be renewed (impl.Renewal)
 	// renew them every TTL/3 while they hold the lock.
 	Renew bool
-	// Repeat is how many times a fault scenario repeats its script.
+	// Repeat is how many times a fault scenario repeats its script, or a
+	// repeatable load scenario (burst) runs as one cell.
 	// Default 1.
 	Repeat int
 	// Shard, if set, runs only this process's slice of the clients, lined

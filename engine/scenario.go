@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
@@ -134,6 +136,15 @@ type LoadSpec struct {
 	// Check, if set, checks and completes the scenario's own settings
 	// before the checks every load scenario shares.
 	Check func(spec *CellSpec) error
+	// Repeatable: CellSpec.Repeat > 1 runs the scenario that many times,
+	// each on connections of its own, as one cell (RunRepeats) — a burst
+	// buying precision at a small n. Finish then merges what the shape
+	// added to each repeat's cell.
+	Repeatable bool
+	// Merge, if set, adds to a repeated cell what the scenario's shape
+	// added to each repeat's cell (a burst's theory, its barrier's
+	// outcome).
+	Merge func(into *result.Cell, repeats []result.Cell)
 }
 
 // Load makes the scenario s declares; RegisterScenario makes it
@@ -174,5 +185,58 @@ func (s loadScenario) Check(spec *CellSpec) error {
 func (s loadScenario) NewShape() Shape { return s.s.NewShape() }
 
 func (s loadScenario) Run(ctx context.Context, spec CellSpec) (Result, error) {
+	if s.s.Repeatable && spec.Repeat > 1 {
+		return s.runRepeats(ctx, spec)
+	}
 	return runLoad(ctx, spec, s.s.NewShape())
+}
+
+// runRepeats runs a repeatable scenario spec.Repeat times as one cell:
+// each repeat in a namespace of its own, the generator's and the servers'
+// CPU times added up, each repeat's server CPU per hand-off kept.
+func (s loadScenario) runRepeats(ctx context.Context, spec CellSpec) (Result, error) {
+	base := result.Cell{Impl: spec.Impl, Scenario: s.s.Name, Kind: s.s.Kind, Clients: spec.Clients, Locks: spec.Locks, Theory: spec.Driver.Theory}
+	ns := spec.Config.Namespace
+	start := time.Now()
+	cell, repeats, err := RunRepeats(ctx, spec, base, func(r int, rs *CellSpec) (func(), error) {
+		rs.Config.Namespace = fmt.Sprintf("%s-r%d", ns, r)
+		return func() {}, nil
+	})
+	cell.Repeats = len(repeats)
+	cell.Generator = sumGenerators(repeats)
+	for _, c := range repeats {
+		if h, ok := result.HandoffCosts(c); ok && h.ServerCPUUs != nil {
+			cell.RepeatServerCPUUs = append(cell.RepeatServerCPUUs, *h.ServerCPUUs)
+		}
+	}
+	if s.s.Merge != nil {
+		s.s.Merge(&cell, repeats)
+	}
+	return Result{Cell: cell, Start: start}, err
+}
+
+// sumGenerators adds the repeats' CPU times, lockbench's and the
+// servers'; the rest of the generator's health is the first repeat's.
+func sumGenerators(cells []result.Cell) *result.Generator {
+	var g *result.Generator
+	for _, c := range cells {
+		if c.Generator == nil {
+			continue
+		}
+		if g == nil {
+			first := *c.Generator
+			first.ServerCPUS = maps.Clone(first.ServerCPUS)
+			g = &first
+			continue
+		}
+		g.CPUS += c.Generator.CPUS
+		g.ServerSpanS += c.Generator.ServerSpanS
+		for a, v := range c.Generator.ServerCPUS {
+			if g.ServerCPUS == nil {
+				g.ServerCPUS = map[string]float64{}
+			}
+			g.ServerCPUS[a] += v
+		}
+	}
+	return g
 }

@@ -83,6 +83,9 @@ func (s *Shard) check(spec *CellSpec) error {
 	if !Shardable(spec.Scenario) {
 		return fmt.Errorf("%w: scenario %s cannot run sharded (hot, keys and burst can)", ErrUsage, spec.Scenario.Name())
 	}
+	if spec.Repeat > 1 && spec.Scenario.Kind() != result.KindFault {
+		return fmt.Errorf("%w: --repeat %d cannot run sharded: run the shards again instead", ErrUsage, spec.Repeat)
+	}
 	return nil
 }
 

@@ -135,6 +135,7 @@ func Compare(old, new []Cell, opts CompareOptions) Comparison {
 			metric("p99", o.AcquireLatencyUs.P99, n.AcquireLatencyUs.P99, false, true, noise, pooled(so.p99, sn.p99)),
 			metric("notif/acq", o.NotificationsPerAcquire, n.NotificationsPerAcquire, false, false, noise, 0),
 		}
+		d.Metrics = append(d.Metrics, handoffMetrics(o, n, noise)...)
 		cmp.Cells = append(cmp.Cells, d)
 		for _, m := range d.Metrics {
 			if m.Regressed() {
@@ -505,4 +506,19 @@ func (c Comparison) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// handoffMetrics compares two bursts' costs per hand-off: wake-ups, and
+// the servers' CPU time where both runs measured it.
+func handoffMetrics(o, n Cell, noise float64) []MetricDelta {
+	ho, ok1 := result.HandoffCosts(o)
+	hn, ok2 := result.HandoffCosts(n)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	out := []MetricDelta{metric("wake-ups/hand-off", ho.Wakeups, hn.Wakeups, false, false, noise, 0)}
+	if ho.ServerCPUUs != nil && hn.ServerCPUUs != nil {
+		out = append(out, metric("server CPU/hand-off", *ho.ServerCPUUs, *hn.ServerCPUUs, false, true, noise, 0))
+	}
+	return out
 }

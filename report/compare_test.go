@@ -202,3 +202,27 @@ func TestMetaDifferencesLeaveMeasuredSkewOut(t *testing.T) {
 		t.Errorf("hashes differing with nothing else to say how: %q; want the hash named", d)
 	}
 }
+
+// Bursts are compared by their cost per hand-off too: a herd that came
+// back (wake-ups per hand-off up) and a server that works harder per
+// hand-off are regressions.
+func TestCompareHandoffCosts(t *testing.T) {
+	burst := func(wakes int64, serverCPU float64) Cell {
+		return Cell{Impl: "zk-pred", Scenario: "burst", Kind: result.KindBurst, Clients: 8, Locks: 1, Acquires: 8,
+			AcquiresPerS: 100, AcquireLatencyUs: result.Latency{P50: 1000, P99: 2000},
+			Counts:    result.Counts{ReleaseWakeups: wakes},
+			Generator: &result.Generator{CPUS: 0.01, ServerCPUS: map[string]float64{"zk": serverCPU}}}
+	}
+	cmp := Compare([]Cell{burst(7, 0.007)}, []Cell{burst(28, 0.021)}, CompareOptions{})
+	var names []string
+	for _, m := range cmp.Cells[0].Metrics {
+		names = append(names, m.Name)
+	}
+	if len(cmp.Regressions) != 2 || !strings.Contains(strings.Join(cmp.Regressions, "\n"), "wake-ups/hand-off 1.00 → 4.00") ||
+		!strings.Contains(strings.Join(cmp.Regressions, "\n"), "server CPU/hand-off 1.00ms → 3.00ms") {
+		t.Errorf("regressions %q (metrics %v), want wake-ups and server CPU per hand-off", cmp.Regressions, names)
+	}
+	if cmp := Compare([]Cell{burst(7, 0.007)}, []Cell{burst(7, 0.007)}, CompareOptions{}); len(cmp.Regressions) != 0 {
+		t.Errorf("the same burst regressed: %q", cmp.Regressions)
+	}
+}

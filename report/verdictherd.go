@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/result"
@@ -90,7 +91,7 @@ func herdCostVerdict(cells []Cell) (VerdictLine, bool) {
 		c, h := b.largest, b.cost
 		row := []string{b.impl, commas(int64(c.Clients)), fmt.Sprintf("%.2f", h.Wakeups), theoryMark(c, h)}
 		row = append(row, optional(h.Messages, func(v float64) string { return fmt.Sprintf("%.1f %s", v, h.MessagesUnit) }))
-		row = append(row, optional(h.ServerCPUUs, micros), optional(h.GeneratorCPUUs, micros))
+		row = append(row, optional(h.ServerCPUUs, micros)+repeatSpread(c), optional(h.GeneratorCPUUs, micros))
 		gap := "—"
 		if h.GapUs != nil {
 			gap = micros(h.GapUs.P50)
@@ -125,6 +126,16 @@ func herdCostVerdict(cells []Cell) (VerdictLine, bool) {
 		Anchor: figureAnchor("burst-costs"), Table: t}, true
 }
 
+// repeatSpread is a repeated burst's spread of server CPU per hand-off
+// over its repeats: " (1.2–1.4 ms over 5)".
+func repeatSpread(c Cell) string {
+	r := c.RepeatServerCPUUs
+	if len(r) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s–%s over %d)", micros(slices.Min(r)), micros(slices.Max(r)), len(r))
+}
+
 // theoryMark is the wake-ups theory predicts per hand-off, ✓ when the
 // burst's count equals it exactly (README: a burst's counts are exact).
 func theoryMark(c Cell, h result.HandoffCost) string {
@@ -133,7 +144,10 @@ func theoryMark(c Cell, h result.HandoffCost) string {
 		return "—"
 	}
 	n, _ := releaseWakeups(c)
-	want := t.BurstWakeups(c.Clients)
+	want := t.BurstWakeups(c.Clients) * int64(max(c.Repeats, 1))
+	if c.TheoryWakeups != nil {
+		want = *c.TheoryWakeups
+	}
 	if want == 0 {
 		// A server-side queue: any notification or wake-up at all is off.
 		n += c.Notifications + c.WastedWakeups

@@ -39,12 +39,16 @@ type HandoffCost struct {
 }
 
 // HandoffCosts derives c's cost per hand-off; false unless c is a burst
-// on one lock with at least one hand-off.
+// on one lock with at least one hand-off. A repeated burst of n clients
+// hands on n−1 times per repeat.
 func HandoffCosts(c Cell) (HandoffCost, bool) {
 	if c.KindOf() != KindBurst || c.Locks > 1 || c.Acquires < 2 {
 		return HandoffCost{}, false
 	}
-	h := HandoffCost{Handoffs: c.Acquires - 1}
+	h := HandoffCost{Handoffs: c.Acquires - int64(max(c.Repeats, 1))}
+	if h.Handoffs <= 0 {
+		return HandoffCost{}, false
+	}
 	per := func(x float64) float64 { return x / float64(h.Handoffs) }
 	h.Wakeups = per(float64(c.ReleaseWakeups))
 	h.Notifications = per(float64(c.Notifications))

@@ -87,8 +87,15 @@ type Cell struct {
 	Counts
 
 	// TheoryWakeups is what theory predicts for wake-ups in this cell, when
-	// the implementation and scenario make a prediction (burst).
+	// the implementation and scenario make a prediction (burst; over every
+	// repeat).
 	TheoryWakeups *int64 `json:"theory_wakeups,omitempty"`
+	// Repeats is how many bursts a repeated burst cell (--repeat) is made
+	// of: its counts are their sums, its latencies their merged histograms.
+	Repeats int `json:"repeats,omitempty"`
+	// RepeatServerCPUUs is, for a repeated burst, each repeat's server CPU
+	// time per hand-off (µs): the spread the repeats bought.
+	RepeatServerCPUUs []float64 `json:"repeat_server_cpu_us_per_handoff,omitempty"`
 	// Theory is what the implementation's way of waking waiters predicts
 	// at this cell's client count, when it makes a prediction.
 	Theory *Theory `json:"theory,omitempty"`

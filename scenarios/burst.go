@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "burst", Kind: result.KindBurst, Shardable: true, NewShape: func() engine.Shape { return new(burstRun) },
+	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "burst", Kind: result.KindBurst, Shardable: true, Repeatable: true, Merge: mergeBursts, NewShape: func() engine.Shape { return new(burstRun) },
 		NoTimeout:   "the lock passes down the whole queue once and its theory counts assume no waiter gives up",
 		Description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"}))
 }
@@ -89,4 +89,24 @@ func (b *burstRun) acquireOnce(ctx context.Context, r *engine.Cell, w *engine.Cl
 		b.Settle(ctx, r)
 	}
 	r.HoldAndRelease(ctx, w, lock, lease, got, true)
+}
+
+// mergeBursts adds to a repeated burst what each repeat's shape added:
+// theory's wake-ups, summed, and the barrier's outcome, the worst of them
+// ("exact" only when every repeat's was).
+func mergeBursts(into *result.Cell, repeats []result.Cell) {
+	var theory int64
+	haveTheory := false
+	for _, c := range repeats {
+		if c.TheoryWakeups != nil {
+			theory += *c.TheoryWakeups
+			haveTheory = true
+		}
+		if into.Settle == "" || into.Settle == "exact" {
+			into.Settle = c.Settle
+		}
+	}
+	if haveTheory {
+		into.TheoryWakeups = &theory
+	}
 }

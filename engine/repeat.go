@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+// RunRepeats runs spec's load scenario spec.Repeat times, one after
+// another, each repeat on connections of its own, and returns one cell
+// for them all beside each repeat's own: counts and the servers' counter
+// deltas added, the latency histograms merged from every repeat's
+// intervals, fairness over every acquisition, the time measured being the
+// repeats' times together. base names the cell (its implementation,
+// scenario, kind, theory). each, if set, prepares repeat r's spec (a
+// namespace, servers behind proxies of its own) and returns what undoes
+// it once the repeat is over. What one repeat says of itself — cut
+// short, a finding, counters unread — is said of the cell.
+func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(r int, s *CellSpec) (func(), error)) (result.Cell, []result.Cell, error) {
+	acc := result.NewAccumulator(base)
+	server := map[string]int64{}
+	var cells []result.Cell
+	var marked result.Cell
+	next := spec.OnInterval
+	for r := range max(spec.Repeat, 1) {
+		s := spec
+		s.Repeat = 1
+		s.OnInterval = intervalsInto(acc, base.Scenario, next)
+		undo := func() {}
+		if each != nil {
+			var err error
+			if undo, err = each(r, &s); err != nil {
+				return acc.Cell(), cells, err
+			}
+		}
+		res, err := RunCellDetail(ctx, s)
+		undo()
+		if res.Impl != "" {
+			addRepeat(acc, server, res.Cell)
+			cells = append(cells, res.Cell)
+			if marked.Impl == "" && (res.Truncated != "" || res.Finding != "" || res.ServerNote != "") {
+				marked = res.Cell
+			}
+		}
+		if err != nil {
+			return acc.Cell(), cells, err
+		}
+	}
+	out := acc.Cell()
+	if len(server) > 0 {
+		out.Server = server
+	}
+	out.Truncated, out.Finding, out.Livelock, out.ServerNote = marked.Truncated, marked.Finding, marked.Livelock, marked.ServerNote
+	return out, cells, nil
+}
+
+// intervalsInto feeds each closing interval's histograms of a repeat to
+// acc — the only way to them: a cell run with OnInterval set returns no
+// intervals, and the interval's histograms are reused once the callback
+// returns — then hands the interval on to next (the run's .hlog) as the
+// scenario's, the repeats' cell.
+func intervalsInto(acc *result.Accumulator, scenario string, next func(result.Cell, time.Time, result.Interval)) func(result.Cell, time.Time, result.Interval) {
+	return func(c result.Cell, start time.Time, iv result.Interval) {
+		// The cell's one goroutine of intervals calls this, and the repeat
+		// ends only after its last call: acc is not shared meanwhile.
+		for tag, h := range map[string]*hdrhistogram.Histogram{result.TagAcquire: iv.Acquire, result.TagRelease: iv.Release,
+			result.TagHandoff: iv.Handoff, result.TagAbandon: iv.Abandon, result.TagRenew: iv.Renew} {
+			acc.AddHistogram(tag, h)
+		}
+		if next != nil {
+			c.Scenario = scenario
+			next(c, start, iv)
+		}
+	}
+}
+
+// addRepeat adds a repeat's counts to acc, its clients' acquisitions by
+// client id, and the servers' counter deltas to server; its histograms
+// came through intervalsInto.
+func addRepeat(acc *result.Accumulator, server map[string]int64, c result.Cell) {
+	acc.AddMeasured(time.Duration(c.DurationS * float64(time.Second)))
+	var per int64
+	if c.Fairness != nil {
+		for _, n := range c.Fairness.PerClient {
+			per += n
+		}
+	}
+	if c.Fairness != nil && per == c.Acquires {
+		for i, n := range c.Fairness.PerClient {
+			acc.AddClient(i, n, nil, result.Counts{})
+		}
+		acc.AddClient(-1, 0, c.ErrorsByClass, c.Counts)
+	} else {
+		acc.AddClient(-1, c.Acquires, c.ErrorsByClass, c.Counts)
+	}
+	acc.AddViolations(c.SafetyViolations, c.Violations...)
+	acc.AddVectors(c.Vectors)
+	acc.AddAbandon(c.Abandon)
+	acc.AddRenew(c.Renew)
+	for k, v := range c.Server {
+		server[k] += v
+	}
+}
