@@ -82,8 +82,17 @@ func (st styler) line(s series) (draw.LineStyle, draw.GlyphStyle) {
 		ls.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
 		gs.Shape = draw.BoxGlyph{}
 	}
+	if s.Mark > 0 {
+		gs.Shape = nestingGlyphs[(s.Mark-1)%len(nestingGlyphs)]
+		gs.Radius = vg.Points(max(2.5, 8-0.6*float64(s.Mark-1)))
+		ls.Width = vg.Points(1.5)
+	}
 	return ls, gs
 }
+
+// nestingGlyphs are hollow or open markers: drawn one inside another
+// where points coincide, each stays visible.
+var nestingGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PlusGlyph{}, draw.CrossGlyph{}}
 
 // newPlot returns a plot with the report's fonts and a light grid.
 func newPlot(title, x, y string) *plot.Plot {
@@ -510,16 +519,27 @@ func burstFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, err
 		{"Server CPU per hand-off", "µs (log)", cpu},
 		{"Hand-off gap p50 (release → next grant)", "µs (log)", gap},
 	}
+	var inLegend []string
 	for _, pn := range panels {
 		if len(pn.ss) == 0 {
 			continue
 		}
 		p := newPlot(pn.title, "clients n (log)", pn.y)
-		legend := &f.legend
-		if len(f.panels) > 0 {
-			legend = nil // one legend for every panel
+		// One legend for every panel: each lock listed once, from the
+		// first panel it appears on.
+		var fresh, listed []series
+		for _, s := range pn.ss {
+			if slices.Contains(inLegend, s.Label) {
+				listed = append(listed, s)
+			} else {
+				fresh = append(fresh, s)
+				inLegend = append(inLegend, s.Label)
+			}
 		}
-		if err := st.add(p, legend, pn.ss...); err != nil {
+		if err := st.add(p, &f.legend, fresh...); err != nil {
+			return nil, err
+		}
+		if err := st.add(p, nil, listed...); err != nil {
 			return nil, err
 		}
 		clientAxis(&p.X, wakes)

@@ -29,6 +29,11 @@ type series struct {
 	XYs plotter.XYs
 	// PointLabels, if set, annotate each point (e.g. its client count).
 	PointLabels []string
+	// Mark, if > 0, gives the series a hollow marker of its own, the
+	// larger the lower its number: where series coincide (a herd's
+	// wake-ups, n/2 for every watch-all lock) the markers nest instead of
+	// hiding one another.
+	Mark int
 }
 
 // ninesX maps a quantile (0 ≤ q < 1) to the spectrum plot's x axis:
@@ -243,8 +248,8 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 func burstCostSeries(cells []Cell) (wakes, cpu, gap, theory []series) {
 	var ns []int
 	var theories []result.Theory
-	for _, b := range collectBurstCosts(cells) {
-		w := series{Impl: b.impl, Scenario: "burst", Label: b.impl}
+	for i, b := range collectBurstCosts(cells) {
+		w := series{Impl: b.impl, Scenario: "burst", Label: b.impl, Mark: i + 1}
 		sc, sg := w, w
 		for _, c := range b.cells {
 			h, _ := result.HandoffCosts(c)
@@ -278,8 +283,15 @@ func burstCostSeries(cells []Cell) (wakes, cpu, gap, theory []series) {
 	if len(wakes) == 0 || len(ns) == 0 || ns[0] < 2 {
 		return wakes, cpu, gap, nil
 	}
+	// One dashed line per formula: several waiting schemes share one
+	// (every watch-all lock's n(n−1)/2), and 0 has no place on a log axis.
+	var formulas []string
 	for _, t := range theories {
-		theory = append(theory, theoryLine("theory "+t.Formula+" over n−1 hand-offs ("+t.Waiters+")", ns, func(n float64) float64 { return t.Burst(n) / (n - 1) }))
+		if slices.Contains(formulas, t.Formula) || t.Burst(float64(ns[len(ns)-1])) <= 0 {
+			continue
+		}
+		formulas = append(formulas, t.Formula)
+		theory = append(theory, theoryLine("theory "+t.Formula+" over n−1 hand-offs", ns, func(n float64) float64 { return t.Burst(n) / (n - 1) }))
 	}
 	return wakes, cpu, gap, theory
 }

@@ -200,8 +200,8 @@ func TestBurstCostSeries(t *testing.T) {
 	}
 	assertXYs(t, "zk-naive CPU", cpu[0].XYs, plotter.XYs{{X: 4, Y: 3000}, {X: 16, Y: 3000}})
 	assertXYs(t, "zk-naive gap", gap[0].XYs, plotter.XYs{{X: 4, Y: 250}, {X: 16, Y: 250}})
-	half := findSeries(t, theory, "theory n(n−1)/2 over n−1 hand-offs (all watch all)")
-	one := findSeries(t, theory, "theory n−1 over n−1 hand-offs (predecessor watch)")
+	half := findSeries(t, theory, "theory n(n−1)/2 over n−1 hand-offs")
+	one := findSeries(t, theory, "theory n−1 over n−1 hand-offs")
 	for _, p := range half.XYs {
 		if !near(p.Y, p.X/2) {
 			t.Errorf("n/2 line has %v", p)
