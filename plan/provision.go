@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"net"
 	"runtime"
 	"slices"
 	"time"
@@ -25,6 +26,36 @@ type provisioned struct {
 	sandboxed []string // roles the sandbox serves
 	roles     []impl.Need
 	fleet     *sandbox.Fleet
+	// procs is the GOMAXPROCS lockbench chose, 0 when Go's stands;
+	// procsWhy says why.
+	procs    int
+	procsWhy string
+}
+
+// local is how many server processes share this machine: those the
+// sandbox started, and each distinct address given on loopback (a user's
+// `lockbench sandbox`, say).
+func (p *provisioned) local() int {
+	n := 0
+	if p.fleet != nil {
+		for _, ss := range p.fleet.Servers {
+			n += len(ss)
+		}
+	}
+	seen := map[string]bool{}
+	for role, addrs := range p.servers {
+		if slices.Contains(p.sandboxed, role) {
+			continue
+		}
+		for _, a := range addrs {
+			host, _, err := net.SplitHostPort(a)
+			if ip := net.ParseIP(host); err == nil && !seen[a] && (host == "localhost" || ip != nil && ip.IsLoopback()) {
+				seen[a] = true
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (p *provisioned) close() {
@@ -144,7 +175,7 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 	}
 	return result.Meta{
 		Ramp: ramp, Renew: p.Cell.Renew, AcquireTimeoutS: p.Cell.AcquireTimeout.Seconds(),
-		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(),
+		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(f.procs, f.procsWhy),
 		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
 		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,
 		Seed: c.Seed, Impls: p.Impls, Libraries: impl.Abouts(p.Impls), Scenarios: p.Scenarios, Clients: slices.Clone(p.Clients),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -84,11 +85,13 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 		return sum, err
 	}
 	defer fleet.close()
+	procs, procsWhy := chooseProcs(fleet.local())
+	fleet.procs, fleet.procsWhy = procs, procsWhy
 	plan.Cell.Config.Servers = fleet.servers
 	if plan.OnServers != nil {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
-	m := &matrix{plan: plan, sum: sum, runID: randomID(),
+	m := &matrix{plan: plan, sum: sum, runID: randomID(), procs: procs, procsWhy: procsWhy,
 		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
 	if plan.Shard != nil {
 		if m.shard, err = startSharding(ctx, plan); err != nil {
@@ -127,11 +130,15 @@ func (m *matrix) fail(err error) {
 
 // matrix is a plan being run.
 type matrix struct {
-	plan    Plan
-	sum     *result.Summary
-	runID   string
-	index   int
-	skipped []string
+	plan Plan
+	// procs is the GOMAXPROCS lockbench chose for its cells but open
+	// loops, 0 when Go's stands; procsWhy says why (chooseProcs).
+	procs    int
+	procsWhy string
+	sum      *result.Summary
+	runID    string
+	index    int
+	skipped  []string
 	// logs are the open .hlog of the cells running, by cell key: each
 	// interval is written as it closes (see onInterval); logErr keeps why
 	// one could not be created, for keep to report.
@@ -198,6 +205,9 @@ func (m *matrix) run(ctx context.Context) error {
 // runCell runs one cell (or a ramp's stairs) and keeps what it measured,
 // even when it then failed.
 func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
+	if m.procs > 0 && spec.Scenario.Kind() != result.KindOpen {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(m.procs))
+	}
 	if m.plan.Ramp != nil {
 		stairs, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)
 		for _, res := range stairs {
@@ -270,6 +280,9 @@ func (m *matrix) closeLog(res Result) error {
 // whole on disk; when they or the summary cannot be written, its row is
 // still shown (OnResult), and the error says what was kept.
 func (m *matrix) keep(res Result) error {
+	if g := res.Cell.Generator; g != nil && m.procs > 0 && g.Procs == m.procs {
+		g.ProcsWhy = m.procsWhy
+	}
 	if m.plan.OnResult != nil {
 		defer m.plan.OnResult(res.Cell)
 	}

@@ -94,6 +94,7 @@ func limitVerdict(cells []Cell) (VerdictLine, bool) {
 	if len(all) == 0 {
 		v.Answer = fmt.Sprintf("✓ neither side: lockbench used at most %.0f%% of a core, the servers at most %.0f%%, in %s",
 			100*maxLB, 100*maxSrv, plural(int64(seen), "cell"))
+		v.Answer += procsClause(cells)
 		return v, true
 	}
 	slices.SortStableFunc(all, func(a, b named) int {
@@ -114,5 +115,17 @@ func limitVerdict(cells []Cell) (VerdictLine, bool) {
 	if len(all) > 3 {
 		v.Answer += fmt.Sprintf("; and %d more", len(all)-3)
 	}
+	v.Answer += procsClause(cells)
 	return v, true
+}
+
+// procsClause says on how many cores lockbench ran when it chose that
+// itself (its sandbox sharing the machine), once for the run.
+func procsClause(cells []Cell) string {
+	for _, c := range cells {
+		if g := c.Generator; g != nil && g.ProcsWhy != "" {
+			return " — " + g.ProcsWhy
+		}
+	}
+	return ""
 }

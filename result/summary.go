@@ -279,8 +279,11 @@ type Generator struct {
 	Cores int `json:"cores,omitempty"`
 	// Procs is GOMAXPROCS: how many cores lockbench's Go code could use at
 	// once, so that its CPU is judged against min(Procs, Cores) of them.
-	Procs   int    `json:"procs,omitempty"`
-	Warning string `json:"warning,omitempty"`
+	Procs int `json:"procs,omitempty"`
+	// ProcsWhy says why Procs is below what Go would choose, when
+	// lockbench chose it: its sandboxed servers share the machine.
+	ProcsWhy string `json:"procs_why,omitempty"`
+	Warning  string `json:"warning,omitempty"`
 }
 
 // Faults is what a fault scenario (crash, pause, failover, restart,
