@@ -141,6 +141,11 @@ func TestProxyReset(t *testing.T) {
 		t.Fatal("the proxy did not connect to the server")
 	}
 	defer s.Close()
+	// The server side is accepted as the proxy dials it, a moment before
+	// the proxy holds the pair: wait for it, or Reset finds nothing.
+	for end := time.Now().Add(5 * time.Second); p.Active() == 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
 	p.Reset()
 	for side, conn := range map[string]net.Conn{"server": s, "client": c} {
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second))

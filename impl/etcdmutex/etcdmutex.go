@@ -406,6 +406,13 @@ func fail(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	// Past the deadline, whatever the server said (under load etcd may
+	// answer "request timed out" first) the wait ended because the
+	// caller's time ran out — and the context's timer may not have fired
+	// yet.
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
 	return err
 }
 
