@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
@@ -80,6 +82,80 @@ func BenchmarkHarness(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(cpuPerOp(cell, b.N), "cpu-ns/op")
+}
+
+// BenchmarkDriver is each driver's own acquire/release path with the
+// harness left out: one client on its own connection, a lock no one else
+// takes, Acquire then Release b.N times. allocs/op and B/op are the
+// process's per cycle — the client library's connection goroutines
+// included, the servers (other processes) not; cpu-ns/op is the process's
+// CPU time per cycle, the kernel's share of the round trips included,
+// which a shared machine moves less than ns/op. Beside BenchmarkLock's
+// uncontended row, the difference is what the harness adds.
+func BenchmarkDriver(b *testing.B) {
+	srv := allServers(b)
+	for _, name := range impl.Names() {
+		if strings.HasPrefix(name, "test-") {
+			continue
+		}
+		d, _ := impl.Lookup(name)
+		b.Run("impl="+name, func(b *testing.B) { benchCycle(b, d, srv) })
+	}
+}
+
+// benchCycle times b.N uncontended cycles of one client of d.
+func benchCycle(b *testing.B, d impl.Driver, srv impl.Servers) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a cell's ctx has a deadline too
+	defer cancel()
+	cfg := impl.Config{Servers: srv, Clients: 1, Namespace: fmt.Sprintf("driver-%s-%d", d.Name, b.N)}
+	if d.Validate != nil {
+		if err := d.Validate(cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	l, err := d.New(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		l.Close()
+		if d.Cleanup != nil {
+			d.Cleanup(context.Background(), srv, cfg.Namespace)
+		}
+	}()
+	const name = "lock-0"
+	if p, ok := l.(impl.Preparer); ok {
+		if err := p.Prepare(ctx, []string{name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cycle := func() {
+		lease, err := l.Acquire(ctx, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lease.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cycle() // first use (a lock node, a loaded script) is set-up, as connecting is
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for range b.N {
+		cycle()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cpuPerOp is the CPU time, in ns, lockbench used over the cell per

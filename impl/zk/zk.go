@@ -250,6 +250,13 @@ func (l *Locker) op() { zkconn.Op(&l.counters) }
 // Acquire queues an ephemeral sequential node and waits until it is the
 // lowest. On cancellation it deletes its node, so no dead entry stays in
 // the queue.
+//
+// A predecessor waiter whose last read had only its predecessor ahead
+// takes the lock when that node is deleted, without reading the queue
+// again: a node ahead of it was created before its own, so that read
+// listed every one still there, and none can join ahead later. The
+// re-read would only confirm it, one round trip on the hand-off's path
+// when queues are short (two clients, or many locks).
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	defer zkconn.Bound(ctx, l.conn)()
 	parent := l.parent(name)
@@ -321,6 +328,9 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		l.counters.Wakeups.Add(1)
 		if l.mode == Predecessor && ev.Type == zk.EventNodeDeleted {
 			l.counters.ReleaseWakeups.Add(1)
+			if pos == 1 { // see Acquire: nothing is left ahead
+				return &lease{l: l, path: path, seq: seq}, nil
+			}
 		}
 		woken = true
 	}

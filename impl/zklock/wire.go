@@ -17,10 +17,12 @@ import (
 // place on the server.
 //
 // The traffic is also where the library's requests are counted: each in
-// ZKOps and RoundTrips, and each watch set (a turn of waiting) in Retries,
-// as zk-pred counts its own.
+// ZKOps and RoundTrips, each watch set (a turn of waiting) in Retries, and
+// the names each getChildren returned in ChildrenRead, as zk-pred counts
+// its own.
 type armedState struct {
 	pending  atomic.Int32 // xid of the watch-setting getData in flight; -1 none
+	children atomic.Int32 // xid of the getChildren in flight; -1 none
 	armed    atomic.Bool
 	counters *impl.Counters
 }
@@ -28,6 +30,7 @@ type armedState struct {
 func newArmedState(c *impl.Counters) *armedState {
 	s := &armedState{counters: c}
 	s.pending.Store(-1)
+	s.children.Store(-1)
 	return s
 }
 
@@ -38,8 +41,10 @@ func newArmedState(c *impl.Counters) *armedState {
 // client's housekeeping (pings, auth, setWatches) and, from the server,
 // notifications (-1).
 const (
-	opGetData    = 4
-	xidWatchNote = -1
+	opGetData      = 4
+	opGetChildren  = 8
+	opGetChildren2 = 12
+	xidWatchNote   = -1
 )
 
 // sniffer is a net.Conn that reads the headers of the packets going by.
@@ -86,6 +91,9 @@ func (c *sniffer) request(b []byte) {
 	c.s.counters.ZKOps.Add(1)
 	c.s.counters.RoundTrips.Add(1)
 	op := int32(binary.BigEndian.Uint32(b[4:]))
+	if op == opGetChildren || op == opGetChildren2 {
+		c.s.children.Store(xid)
+	}
 	if op == opGetData && len(b) >= 12 {
 		plen := int(int32(binary.BigEndian.Uint32(b[8:])))
 		if plen >= 0 && len(b) >= 12+plen+1 && b[12+plen] != 0 {
@@ -98,12 +106,22 @@ func (c *sniffer) request(b []byte) {
 }
 
 // reply: the watch-setting getData answered without error arms; a
-// notification disarms, before the library hands it to the waiter.
+// notification disarms, before the library hands it to the waiter. A
+// getChildren answered without error starts with the count of names it
+// returns.
 func (c *sniffer) reply(b []byte) {
 	if len(b) < 16 {
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(b))
+	if xid >= 0 && xid == c.s.children.Load() {
+		c.s.children.Store(-1)
+		if len(b) >= 20 && binary.BigEndian.Uint32(b[12:]) == 0 {
+			if n := int32(binary.BigEndian.Uint32(b[16:])); n > 0 {
+				c.s.counters.ChildrenRead.Add(int64(n))
+			}
+		}
+	}
 	switch {
 	case xid == xidWatchNote:
 		c.s.armed.Store(false)

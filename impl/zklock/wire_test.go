@@ -75,3 +75,37 @@ func TestArmedFollowsTheWatchWhereverTheStreamIsCut(t *testing.T) {
 		}
 	}
 }
+
+// childrenReply is a getChildren2 reply naming names (the stat after them
+// is left out: the count is all the sniffer reads).
+func childrenReply(xid int32, names ...string) []byte {
+	b := reply(xid, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(names)))
+	for _, n := range names {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(n)))
+		b = append(b, n...)
+	}
+	return b
+}
+
+// The names every answered getChildren returned are counted, wherever the
+// stream is cut; a failed one, another request's reply and a notification
+// count none.
+func TestChildrenReadIsCountedFromTheReplies(t *testing.T) {
+	for _, chunk := range []int{1, 5, 1 << 20} {
+		var c impl.Counters
+		s := &sniffer{s: newArmedState(&c)}
+		feed(&s.out, packet([]byte("handshake"), request(1, opGetChildren2, "/l", false)), chunk, s.request)
+		feed(&s.in, packet([]byte("handshake-reply"), childrenReply(1, "lock-1", "lock-2", "lock-3")), chunk, s.reply)
+		feed(&s.out, packet(request(2, opGetData, "/l/lock-2", true)), chunk, s.request)
+		feed(&s.in, packet(childrenReply(2, "not", "children")), chunk, s.reply)
+		feed(&s.in, packet(childrenReply(xidWatchNote, "x")), chunk, s.reply)
+		feed(&s.out, packet(request(3, opGetChildren, "/gone", false)), chunk, s.request)
+		feed(&s.in, packet(append(reply(3, -101), 0, 0, 0, 9)), chunk, s.reply)
+		feed(&s.out, packet(request(4, opGetChildren2, "/l", false)), chunk, s.request)
+		feed(&s.in, packet(childrenReply(4, "lock-3")), chunk, s.reply)
+		if got := c.ChildrenRead.Load(); got != 4 {
+			t.Errorf("chunk %d: %d children read, want 4 (3 + 1)", chunk, got)
+		}
+	}
+}
