@@ -124,14 +124,20 @@ func LittleCheck(c Cell, hold, think time.Duration) Little {
 	}
 	cycle := (c.AcquireLatencyUs.Mean+c.ReleaseLatencyUs.Mean)/1e6 + hold.Seconds() + think.Seconds()
 	l := Little{Expected: c.AcquiresPerS * cycle}
-	l.Off = l.Expected/float64(c.Clients) - 1
+	// A shard's cell counts the whole cell's clients, its throughput only
+	// its own clients'.
+	clients := c.Clients
+	if c.Shard != nil && c.Shard.Clients > 0 {
+		clients = c.Shard.Clients
+	}
+	l.Off = l.Expected/float64(clients) - 1
 	if math.Abs(l.Off) > LittleTolerance {
 		s := "s"
-		if c.Clients == 1 {
+		if clients == 1 {
 			s = ""
 		}
 		l.Note = fmt.Sprintf("Little's law: %d client%s, but throughput × cycle is %.1f (%+.0f%%): time is lost where nothing measures it",
-			c.Clients, s, l.Expected, 100*l.Off)
+			clients, s, l.Expected, 100*l.Off)
 	}
 	return l
 }

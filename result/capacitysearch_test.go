@@ -21,6 +21,12 @@ func TestLittleCheck(t *testing.T) {
 	if l.Off > -0.24 || l.Off < -0.26 || !strings.Contains(l.Note, "Little's law") {
 		t.Errorf("lossy cell: %+v", l)
 	}
+	// Shard 1 of 2 ran 4 of the 8 clients, at half the throughput: exact.
+	shard := c
+	shard.AcquiresPerS, shard.Shard = 1000, &CellShard{Index: 1, Count: 2, First: 4, Clients: 4}
+	if l := LittleCheck(shard, 2*time.Millisecond, 500*time.Microsecond); l.Note != "" || l.Off > 0.01 || l.Off < -0.01 {
+		t.Errorf("a shard's exact share: %+v", l)
+	}
 	c.Kind, c.Scenario = KindOpen, "rate"
 	if l := LittleCheck(c, 0, 0); l != (Little{}) {
 		t.Errorf("open loop checked: %+v", l)
