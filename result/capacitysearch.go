@@ -1,8 +1,12 @@
 package result
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -26,6 +30,34 @@ type CapacityReport struct {
 	Searches  []CapacitySearch `json:"searches,omitempty"`
 	Knees     []Knee           `json:"knees,omitempty"`
 	Failure   string           `json:"failure,omitempty"`
+}
+
+// ReadCapacity reads DIR/capacity.json, refusing a schema newer than
+// SchemaVersion (ErrSchema); a directory without one is os.ErrNotExist.
+func ReadCapacity(dir string) (*CapacityReport, error) {
+	path := filepath.Join(dir, CapacityFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("result: %w", err)
+	}
+	var r CapacityReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("result: %s: %w", path, err)
+	}
+	if r.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%w: %s has schema %d; this lockbench reads up to %d (upgrade lockbench)", ErrSchema, path, r.Schema, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// IsCapacityDir says whether dir holds a capacity search's results (a
+// capacity.json and no summary.json of a run of its own).
+func IsCapacityDir(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, SummaryFile)); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, CapacityFile))
+	return err == nil
 }
 
 // CapacitySearch is one implementation's highest arrival rate (the rate

@@ -132,3 +132,83 @@ func TestCapacityKneeFitsASweep(t *testing.T) {
 		t.Errorf("after --force: knees %+v, want the new run's one point", rep.Knees)
 	}
 }
+
+// writeCapacityDir writes a capacity search's results directory as
+// `lockbench capacity` leaves it, without its plots: capacity.json alone.
+func writeCapacityDir(t *testing.T, rate float64) string {
+	t.Helper()
+	dir := t.TempDir()
+	rep := result.CapacityReport{Schema: result.SchemaVersion, Version: "test", SLO: "p99<=10ms", Precision: 0.05,
+		Searches: []result.CapacitySearch{{Impl: "redis", Scenario: "rate", Rate: rate, Confirmed: rate > 0, Missed: 1050, WallS: 61,
+			Trials: []result.SearchTrial{
+				{Rate: 500, Phase: "bracket", LatencyUs: 400, Pass: true, Dir: "trials/redis/01-bracket-500"},
+				{Rate: 1000, Phase: "bracket", LatencyUs: 400, Pass: rate > 0, Why: "p99 over", Dir: "trials/redis/02-bracket-1000"},
+				{Rate: 1050, Phase: "confirm", Full: true, LatencyUs: 18000, Why: "p99<=10ms: 18.0ms against 10.0ms (+80%)", Dir: "trials/redis/03-confirm-1050"},
+			}}},
+		Knees: []result.Knee{{Impl: "zk-pred", Scenario: "hot",
+			Points: []result.KneePoint{{Clients: 1, AcquiresPerS: 500}, {Clients: 2, AcquiresPerS: 900}, {Clients: 4, AcquiresPerS: 1000}},
+			Fit:    &result.USLFit{Lambda: 500, Sigma: 0.1, Kappa: 0.05, NStar: 4.2, Peak: 1010, R2: 0.99}}},
+	}
+	if rate == 0 {
+		rep.Searches[0].Note = "no rate down to 1/s passed"
+	}
+	if err := result.WriteJSON(filepath.Join(dir, result.CapacityFile), rep); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestReportRendersACapacityDirectory(t *testing.T) {
+	t.Parallel()
+	dir := writeCapacityDir(t, 1000)
+	code, out, errOut := run("report", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "redis: 1,000 acq/s at p99 ≤ 10 ms (±5 %, confirmed; 1,050 missed)\n") {
+		t.Errorf("stdout does not begin with the answer:\n%s", out)
+	}
+	if !strings.Contains(out, "zk-pred: best at 4 clients") || strings.Count(out, "FAIL") != 1 {
+		t.Errorf("stdout lacks the knee or the failed trial:\n%s", out)
+	}
+	for _, png := range []string{"capacity-rate-redis.png", "capacity-knee-zk-pred.png"} {
+		path := filepath.Join(dir, "plots", png)
+		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+			t.Errorf("plot %s: %v", png, err)
+		}
+		if !strings.Contains(errOut, path) {
+			t.Errorf("stderr does not name %s:\n%s", path, errOut)
+		}
+	}
+	code, out, errOut = run("report", dir, "--format", "json")
+	var back result.CapacityReport
+	if err := json.Unmarshal([]byte(out), &back); code != ExitOK || err != nil {
+		t.Fatalf("--format json: exit %d, %v; stderr %q", code, err, errOut)
+	}
+	if want := readCapacity(t, dir); len(back.Searches) != 1 || back.Searches[0].Rate != want.Searches[0].Rate ||
+		len(back.Searches[0].Trials) != 3 || back.Knees[0].Fit.Kappa != want.Knees[0].Fit.Kappa {
+		t.Errorf("--format json printed %+v, want capacity.json's %+v", back, want)
+	}
+}
+
+func TestReportOfACapacityDirectoryKeepsTheSearchsVerdict(t *testing.T) {
+	t.Parallel()
+	none := writeCapacityDir(t, 0)
+	code, out, errOut := run("report", none)
+	if code != ExitSLO || !strings.HasPrefix(out, "redis: no rate met p99 ≤ 10 ms") {
+		t.Errorf("a search without a rate: exit %d, stdout %q, stderr %q; want exit 5 and the verdict", code, out, errOut)
+	}
+	dir := writeCapacityDir(t, 1000)
+	for name, args := range map[string][]string{
+		"csv":       {"report", dir, "--format", "csv"},
+		"other SLO": {"report", dir, "--slo", "p99<=2ms"},
+	} {
+		code, out, errOut := run(args...)
+		if code != ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "capacity search") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the capacity search", name, code, out, errOut)
+		}
+	}
+	if code, _, errOut := run("report", dir, "--slo", "p99<=10ms"); code != ExitOK {
+		t.Errorf("the search's own SLO: exit %d, stderr %q", code, errOut)
+	}
+}
