@@ -22,7 +22,8 @@ func WriteCapacitySearch(w io.Writer, rep *result.CapacityReport) {
 		fmt.Fprintln(w, KneeVerdict(k))
 	}
 	for _, s := range rep.Searches {
-		fmt.Fprintf(w, "\n%s: %d trials in %s (rate, %s, verdict)\n", s.Impl, len(s.Trials), time.Duration(s.WallS*float64(time.Second)).Round(time.Second), slo.Label())
+		fmt.Fprintf(w, "\n%s: %d trials in %s (rate, %s, verdict)%s\n", s.Impl, len(s.Trials),
+			time.Duration(s.WallS*float64(time.Second)).Round(time.Second), slo.Label(), machineText(s.Trials))
 		for _, t := range s.Trials {
 			fmt.Fprintf(w, "  %-7s %s\n", t.Phase, DescribeTrial(t, slo))
 		}
@@ -54,7 +55,7 @@ func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 		v = "FAIL: " + t.Why
 	}
 	if t.Limit != "" {
-		v += " — lockbench's own limit: " + t.Limit
+		v += " — not the lock's limit: " + t.Limit
 	}
 	full := "short"
 	if t.Full {
@@ -69,12 +70,12 @@ func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) s
 	at := fmt.Sprintf("%s ≤ %s", slo.Label(), limitText(slo.Limit))
 	switch {
 	case s.Rate == 0 && s.Limit != "":
-		return fmt.Sprintf("%s: no rate met %s down to %s/s, where lockbench's own limit stopped the search (%s): measure on a quieter machine",
+		return fmt.Sprintf("%s: no capacity claimed: no rate met %s down to %s/s, where the trials stopped measuring the lock (%s): measure on a quieter machine",
 			s.Impl, at, sig3(lowest(s.Trials)), s.Limit)
 	case s.Rate == 0:
 		return fmt.Sprintf("%s: no rate met %s (%s)", s.Impl, at, s.Note)
 	case s.Limit != "":
-		return fmt.Sprintf("%s: at least %s acq/s at %s — the search stopped at lockbench's own limit (%s); the lock may carry more",
+		return fmt.Sprintf("%s: at least %s acq/s at %s — the search stopped where the trials stopped measuring the lock (%s); the lock may carry more",
 			s.Impl, sig3(s.Rate), at, s.Limit)
 	case s.Confirmed:
 		return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, confirmed; %s missed)", s.Impl, sig3(s.Rate), at, 100*precision, sig3(s.Missed))
@@ -154,4 +155,20 @@ func limitText(d time.Duration) string {
 		return fmt.Sprintf("%g ms", float64(d)/float64(time.Millisecond))
 	}
 	return fmt.Sprintf("%g µs", float64(d)/float64(time.Microsecond))
+}
+
+// machineText is the machine's state over a search's trials, the
+// evidence for how far its figures are the lock's: the most cores other
+// processes kept busy and the latest a sleeping thread woke (p99); ""
+// when no trial measured it.
+func machineText(ts []result.SearchTrial) string {
+	others, wake := 0.0, 0.0
+	for _, t := range ts {
+		others, wake = math.Max(others, t.OtherCores), math.Max(wake, t.WakeLateP99Us)
+	}
+	if wake == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the machine: other processes kept up to %.1f cores busy, a thread sleeping 1 ms woke up to %s late (p99)",
+		others, result.Dur(wake))
 }

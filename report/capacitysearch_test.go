@@ -24,9 +24,9 @@ func TestCapacityVerdicts(t *testing.T) {
 		{result.CapacitySearch{Impl: "etcd", Note: "no rate down to 1/s passed"},
 			"etcd: no rate met p99 ≤ 10 ms (no rate down to 1/s passed)"},
 		{result.CapacitySearch{Impl: "redis", Rate: 40000, Limit: "schedule lag p99 3ms"},
-			"redis: at least 40,000 acq/s at p99 ≤ 10 ms — the search stopped at lockbench's own limit (schedule lag p99 3ms); the lock may carry more"},
+			"redis: at least 40,000 acq/s at p99 ≤ 10 ms — the search stopped where the trials stopped measuring the lock (schedule lag p99 3ms); the lock may carry more"},
 		{result.CapacitySearch{Impl: "redis", Limit: "schedule lag p99 45ms", Trials: []result.SearchTrial{{Rate: 500}, {Rate: 15.625}}},
-			"redis: no rate met p99 ≤ 10 ms down to 15.6/s, where lockbench's own limit stopped the search (schedule lag p99 45ms): measure on a quieter machine"},
+			"redis: no capacity claimed: no rate met p99 ≤ 10 ms down to 15.6/s, where the trials stopped measuring the lock (schedule lag p99 45ms): measure on a quieter machine"},
 	} {
 		if got := SearchVerdict(tc.s, slo, 0.05); got != tc.want {
 			t.Errorf("got  %s\nwant %s", got, tc.want)

@@ -73,7 +73,8 @@ type CapacitySearch struct {
 	// step above, failed.
 	Confirmed bool    `json:"confirmed"`
 	Missed    float64 `json:"missed,omitempty"`
-	// Limit names lockbench's own limit that stopped the search.
+	// Limit names what other than the lock stopped the search (see
+	// TrialLimit).
 	Limit string `json:"limit,omitempty"`
 	// Note says why the search ended where it did, when not confirmed.
 	Note   string        `json:"note,omitempty"`
@@ -95,10 +96,15 @@ type SearchTrial struct {
 	Errors       int64   `json:"errors"`
 	// ScheduleLagP99Us is lockbench's own lateness in sending arrivals.
 	ScheduleLagP99Us float64 `json:"schedule_lag_p99_us"`
-	Pass             bool    `json:"pass"`
-	Why              string  `json:"why,omitempty"`
-	Limit            string  `json:"limit,omitempty"`
-	Dir              string  `json:"dir"`
+	// OtherCores and WakeLateP99Us are the machine's state during the
+	// trial (see Generator): the cores other processes kept busy, and how
+	// late a thread sleeping 1 ms woke, p99.
+	OtherCores    float64 `json:"other_cores"`
+	WakeLateP99Us float64 `json:"wake_late_p99_us,omitempty"`
+	Pass          bool    `json:"pass"`
+	Why           string  `json:"why,omitempty"`
+	Limit         string  `json:"limit,omitempty"`
+	Dir           string  `json:"dir"`
 }
 
 // Knee is one implementation's closed loop swept over client counts with
@@ -200,6 +206,19 @@ func JudgeTrial(c Cell, slo SLO) (pass bool, why string) {
 	return len(miss) == 0, strings.Join(miss, "; ")
 }
 
+// TrialLimit names what other than the lock failed an open-loop trial:
+// lockbench's own limit (GeneratorLimit), else other work on the machine
+// (MachineBusy); "" when the lock's own latency is to blame.
+func TrialLimit(c Cell, slo SLO) string {
+	if l := GeneratorLimit(c, slo); l != "" {
+		return l
+	}
+	if m := MachineBusy(c); m != "" {
+		return "machine busy: " + m
+	}
+	return ""
+}
+
 // GeneratorLimit names lockbench's own limit when it, rather than the
 // lock, failed an open-loop trial: arrivals sent late by a sizeable share
 // of the SLO's latency budget and of the latency measured (a lock that
@@ -218,4 +237,20 @@ func GeneratorLimit(c Cell, slo SLO) string {
 		return fmt.Sprintf("generator CPU %.0f%% of all cores", 100*g.CPUShare)
 	}
 	return ""
+}
+
+// MachineBusy says, when other processes than lockbench and its sandboxed
+// servers kept more than OtherCoresTolerance of the machine's cores busy
+// during a cell, how much, with how late a sleeping thread woke then;
+// "" otherwise, or when unknown.
+func MachineBusy(c Cell) string {
+	g := c.Generator
+	if g == nil || g.Cores <= 0 || g.OtherCores <= OtherCoresTolerance*float64(g.Cores) {
+		return ""
+	}
+	s := fmt.Sprintf("other processes kept %.1f of the %d cores busy", g.OtherCores, g.Cores)
+	if w := g.WakeLateUs; w != nil {
+		s += fmt.Sprintf(", and a thread sleeping 1 ms woke up to %s late (p99; max %s)", Dur(w.P99), Dur(w.Max))
+	}
+	return s
 }

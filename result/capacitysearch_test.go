@@ -108,3 +108,32 @@ func TestReadCapacity(t *testing.T) {
 		t.Errorf("no capacity.json: %v, want os.ErrNotExist", err)
 	}
 }
+
+func TestTrialLimitNamesABusyMachine(t *testing.T) {
+	t.Parallel()
+	slo, err := ParseSLO("p99<=10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Cell{Scenario: "rate", Kind: KindOpen, AcquireLatencyUs: Latency{P99: 18000},
+		Open:      &OpenLoop{ScheduleLagUs: Latency{P99: 300}},
+		Generator: &Generator{Cores: 2, OtherCores: 0.1, WakeLateUs: &Latency{P99: 900, Max: 4000}}}
+	if l := TrialLimit(c, slo); l != "" {
+		t.Errorf("a twentieth of the machine for others: limit %q, want the lock to blame", l)
+	}
+	c.Generator.OtherCores = 1.3
+	l := TrialLimit(c, slo)
+	if !strings.HasPrefix(l, "machine busy: other processes kept 1.3 of the 2 cores busy") || !strings.Contains(l, "900µs late (p99; max 4.00ms)") {
+		t.Errorf("limit %q does not name the machine's load and noise", l)
+	}
+	// lockbench's own lateness comes first: it is the nearer cause.
+	c.Open.ScheduleLagUs.P99 = 12000
+	if l := TrialLimit(c, slo); !strings.Contains(l, "schedule lag") {
+		t.Errorf("limit %q, want the schedule lag", l)
+	}
+	// Unknown (-1) or unmeasured (0) is no finding.
+	c.Open.ScheduleLagUs.P99, c.Generator.OtherCores = 300, -1
+	if l := TrialLimit(c, slo); l != "" {
+		t.Errorf("unknown load: limit %q", l)
+	}
+}

@@ -309,7 +309,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		}
 		t := searchTrial(cell, c.slo, rate, phase, full, dir)
 		if !t.Pass {
-			t.Limit = result.GeneratorLimit(cell, c.slo)
+			t.Limit = result.TrialLimit(cell, c.slo)
 		}
 		out.Trials = append(out.Trials, t)
 		fmt.Fprintf(stderr, "%s  %-7s %s  %s\n", name, phase, report.DescribeTrial(t, c.slo), t.Dir)
@@ -334,6 +334,12 @@ func searchTrial(cell result.Cell, slo result.SLO, rate float64, phase capacity.
 		LatencyUs: slo.Of(cell.AcquireLatencyUs), AcquiresPerS: cell.AcquiresPerS, Errors: cell.Errors, Dir: dir}
 	if cell.Open != nil {
 		t.Dropped, t.ScheduleLagP99Us = cell.Open.Dropped, cell.Open.ScheduleLagUs.P99
+	}
+	if g := cell.Generator; g != nil {
+		t.OtherCores = g.OtherCores
+		if g.WakeLateUs != nil {
+			t.WakeLateP99Us = g.WakeLateUs.P99
+		}
 	}
 	t.Pass, t.Why = result.JudgeTrial(cell, slo)
 	return t
