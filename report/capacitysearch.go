@@ -17,6 +17,9 @@ func WriteCapacitySearch(w io.Writer, rep *result.CapacityReport) {
 	slo, _ := result.ParseSLO(rep.SLO)
 	for _, s := range rep.Searches {
 		fmt.Fprintln(w, SearchVerdict(s, slo, rep.Precision))
+		if why := TailWhy(s, slo); why != "" {
+			fmt.Fprintln(w, "  "+why)
+		}
 	}
 	for _, k := range rep.Knees {
 		fmt.Fprintln(w, KneeVerdict(k))
@@ -171,4 +174,26 @@ func machineText(ts []result.SearchTrial) string {
 	}
 	return fmt.Sprintf("; the machine: other processes kept up to %.1f cores busy, a thread sleeping 1 ms woke up to %s late (p99)",
 		others, result.Dur(wake))
+}
+
+// TailWhy says why a search's failing trials failed where the lock
+// declares what a waiter waits for (CapacitySearch.Wait) and a trial
+// failed on latency: "" otherwise.
+func TailWhy(s result.CapacitySearch, slo result.SLO) string {
+	if s.Wait == "" {
+		return ""
+	}
+	limitUs := float64(slo.Limit) / float64(time.Microsecond)
+	worst := 0.0
+	for _, t := range s.Trials {
+		if !t.Pass && t.Limit == "" && t.LatencyUs > limitUs {
+			worst = math.Max(worst, t.LatencyUs)
+		}
+	}
+	if worst == 0 {
+		return ""
+	}
+	return fmt.Sprintf("why the %s jumps (to %s in the trials that failed): an arrival that finds the lock held waits for %s; "+
+		"above the answer more arrivals than the %s allows find it held",
+		slo.Label(), result.Dur(worst), s.Wait, slo.Label())
 }

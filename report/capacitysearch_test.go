@@ -67,3 +67,32 @@ func TestRenderCapacityWritesPlots(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 }
+
+func TestTailWhyNamesTheWaitStep(t *testing.T) {
+	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=10ms")
+	s := result.CapacitySearch{Impl: "etcd", Rate: 40, Wait: "the server's next resync, up to 100 ms later",
+		Trials: []result.SearchTrial{
+			{Rate: 40, LatencyUs: 900, Pass: true},
+			{Rate: 80, LatencyUs: 104000, Why: "p99 over"},
+			{Rate: 60, LatencyUs: 300000, Why: "p99 over", Limit: "machine busy: …"}, // not the lock's: left out
+			{Rate: 50, LatencyUs: 98000, Why: "p99 over"},
+		}}
+	why := TailWhy(s, slo)
+	if !strings.Contains(why, "to 104.0ms in the trials that failed") || !strings.Contains(why, "waits for the server's next resync") {
+		t.Errorf("TailWhy = %q", why)
+	}
+	var b strings.Builder
+	WriteCapacitySearch(&b, &result.CapacityReport{SLO: "p99<=10ms", Precision: 0.05, Searches: []result.CapacitySearch{s}})
+	if lines := strings.Split(b.String(), "\n"); len(lines) < 2 || lines[1] != "  "+why {
+		t.Errorf("the reason does not follow the verdict:\n%s", b.String())
+	}
+	for name, s := range map[string]result.CapacitySearch{
+		"no declared wait":   {Trials: s.Trials},
+		"no latency failure": {Wait: "x", Trials: []result.SearchTrial{{Rate: 9, LatencyUs: 900, Pass: true}, {Rate: 12, LatencyUs: 900, Why: "12 dropped"}}},
+	} {
+		if why := TailWhy(s, slo); why != "" {
+			t.Errorf("%s: TailWhy = %q, want nothing", name, why)
+		}
+	}
+}

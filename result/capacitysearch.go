@@ -77,7 +77,12 @@ type CapacitySearch struct {
 	// TrialLimit).
 	Limit string `json:"limit,omitempty"`
 	// Note says why the search ended where it did, when not confirmed.
-	Note   string        `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Wait says what an arrival that finds the lock held waits for, when
+	// the implementation declares it a step of its own (a poll interval,
+	// a server's resync): where the tail jumps once more arrivals than
+	// the SLO's quantile allows find the lock held.
+	Wait   string        `json:"wait,omitempty"`
 	Trials []SearchTrial `json:"trials"`
 	WallS  float64       `json:"wall_s"`
 }

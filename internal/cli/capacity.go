@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/capacity"
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
@@ -296,6 +297,9 @@ func (c *capRun) write(rep *result.CapacityReport, stdout, stderr io.Writer) err
 func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (result.CapacitySearch, error) {
 	began := time.Now()
 	out := result.CapacitySearch{Impl: name, Scenario: "rate"}
+	if d, ok := impl.Lookup(name); ok && d.Wait != nil {
+		out.Wait = d.Wait(c.base.Cell.Config)
+	}
 	n := 0
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
 		n++
