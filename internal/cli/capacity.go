@@ -113,16 +113,23 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // capacityOutcome is the error a finished search exits with: a safety
 // violation in any trial, or a search without a passing rate.
 func capacityOutcome(rep *result.CapacityReport) error {
-	var none []string
+	var none, stopped []string
 	for _, s := range rep.Searches {
 		for _, t := range s.Trials {
 			if strings.Contains(t.Why, "safety violation") {
 				return fmt.Errorf("%w in %s (trial %s)", errUnsafe, s.Impl, t.Dir)
 			}
 		}
-		if s.Rate == 0 {
+		switch {
+		case s.Rate == 0 && s.Limit != "":
+			stopped = append(stopped, s.Impl)
+		case s.Rate == 0:
 			none = append(none, s.Impl)
 		}
+	}
+	if len(stopped) > 0 {
+		// Not the SLO missed: no trial measured the lock.
+		return noClaim(fmt.Sprintf("no capacity claimed for %s: the trials stopped measuring the lock (see the verdict)", strings.Join(stopped, ", ")))
 	}
 	if len(none) > 0 {
 		return fmt.Errorf("%w: no rate met %s for %s", errSLO, rep.SLO, strings.Join(none, ", "))
@@ -390,3 +397,11 @@ func (c *capRun) sweep(ctx context.Context, name string, stderr io.Writer) (resu
 func sortKnee(k *result.Knee) {
 	slices.SortFunc(k.Points, func(a, b result.KneePoint) int { return a.Clients - b.Clients })
 }
+
+// noClaim is a search that ended without measuring the lock: it exits as
+// a search without a passing rate does (5), but says so instead of
+// calling the SLO missed.
+type noClaim string
+
+func (e noClaim) Error() string { return string(e) }
+func (e noClaim) Unwrap() error { return errSLO }

@@ -198,6 +198,18 @@ func TestReportOfACapacityDirectoryKeepsTheSearchsVerdict(t *testing.T) {
 	if code != ExitSLO || !strings.HasPrefix(out, "redis: no rate met p99 ≤ 10 ms") {
 		t.Errorf("a search without a rate: exit %d, stdout %q, stderr %q; want exit 5 and the verdict", code, out, errOut)
 	}
+	// A search the machine stopped claims nothing, and says so.
+	busy := writeCapacityDir(t, 0)
+	rep := readCapacity(t, busy)
+	rep.Searches[0].Limit = "machine busy: other processes kept 1.7 of the 2 cores busy"
+	if err := result.WriteJSON(filepath.Join(busy, result.CapacityFile), rep); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run("report", busy)
+	if code != ExitSLO || !strings.HasPrefix(out, "redis: no capacity claimed:") || !strings.Contains(out, "machine busy") ||
+		errOut == "" || !strings.Contains(errOut, "lockbench: no capacity claimed for redis") || strings.Contains(errOut, "SLO was not met") {
+		t.Errorf("a search the machine stopped: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	dir := writeCapacityDir(t, 1000)
 	for name, args := range map[string][]string{
 		"csv":       {"report", dir, "--format", "csv"},
