@@ -68,6 +68,12 @@ func capacityFlags(o *capOpts, help io.Writer) *pflag.FlagSet {
 	fs.Lookup("slo").Usage = "`THRESHOLDS` the answer must meet, e.g. 'p99<=2ms,errors<=0.1%'"
 	fs.Lookup("slo").Value.Set("p99<=10ms")
 	fs.Lookup("duration").Usage = "length of each confirmation trial (and of each trial once short ones proved optimistic)"
+	// Independent callers meet at a lock by chance; evenly spaced arrivals
+	// meet only when something stalls a cycle, so with them the answer
+	// measures how often the machine stalls (see README, Why the tail jumps).
+	fs.Lookup("arrival").DefValue = "poisson"
+	fs.Lookup("arrival").Value.Set("poisson")
+	fs.Lookup("arrival").Usage = "`KIND` of arrivals: poisson (independent callers) or constant (evenly spaced)"
 	fs.StringVar(&o.find, "find", "rate,knee", "`WHAT` to find, comma-separated: rate (highest arrival rate at --slo), knee (best client count, USL fit)")
 	fs.StringVar(&o.precision, "precision", "5%", "bisect until the bracket is this narrow, as `PERCENT` of the answer")
 	fs.DurationVar(&o.trial, "trial", 2*time.Second, "length of each bracketing and bisecting trial, and of each knee cell")
@@ -314,6 +320,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		if full {
 			d = c.o.run.duration
 		}
+		d = max(d, tailLength(rate, c.slo))
 		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate))
 		if err != nil {
 			return capacity.Outcome{}, err
@@ -405,3 +412,19 @@ type noClaim string
 
 func (e noClaim) Error() string { return string(e) }
 func (e noClaim) Unwrap() error { return errSLO }
+
+// maxTailLength bounds how far tailLength lengthens a trial.
+const maxTailLength = time.Minute
+
+// tailLength is how long a trial at rate must last for the SLO's
+// quantile to rest on ten arrivals above it (a thousand for a p99):
+// a 2 s trial at 100/s holds 200, whose p99 is the second slowest
+// arrival, and passes or fails by chance. At most maxTailLength.
+func tailLength(rate float64, slo result.SLO) time.Duration {
+	q := map[string]float64{"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999, "p9999": 0.9999}[slo.Quantile]
+	if q == 0 { // max, mean: as a p99
+		q = 0.99
+	}
+	need := 10 / (1 - q) / rate
+	return min(time.Duration(need*float64(time.Second)), maxTailLength)
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/result"
 )
@@ -69,7 +70,7 @@ func TestCapacityWithNoPassingRateExits5(t *testing.T) {
 	// No lock serves a billion acquisitions a second: every trial fails,
 	// whatever the machine's load.
 	code, stdout, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out,
-		"--slo", "p99<=10ms,acq/s>=1000000000", "--start-rate", "4", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s")
+		"--slo", "p50<=10ms,acq/s>=1000000000", "--start-rate", "1000", "--max-trials", "3", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s")
 	if code != ExitSLO {
 		t.Fatalf("exit %d, want 5; stderr:\n%s", code, errOut)
 	}
@@ -222,5 +223,28 @@ func TestReportOfACapacityDirectoryKeepsTheSearchsVerdict(t *testing.T) {
 	}
 	if code, _, errOut := run("report", dir, "--slo", "p99<=10ms"); code != ExitOK {
 		t.Errorf("the search's own SLO: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestTrialsHoldEnoughArrivalsForTheQuantile(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		slo  string
+		rate float64
+		want time.Duration
+	}{
+		{"p99<=10ms", 100, 10 * time.Second}, // 1,000 arrivals: ten above the p99
+		{"p99<=10ms", 2000, 500 * time.Millisecond},
+		{"p90<=10ms", 100, time.Second},
+		{"p999<=10ms", 100, maxTailLength}, // 100 s, bounded
+		{"max<=10ms", 100, 10 * time.Second},
+	} {
+		slo, err := result.ParseSLO(c.slo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tailLength(c.rate, slo); got < c.want-time.Millisecond || got > c.want+time.Millisecond {
+			t.Errorf("%s at %g/s: %v, want %v", c.slo, c.rate, got, c.want)
+		}
 	}
 }
