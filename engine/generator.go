@@ -43,7 +43,7 @@ func cpuTime() time.Duration {
 
 func startHealth() *health {
 	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{})}
-	h.machine0, h.machineOK = machineCPU()
+	h.machine0, h.machineOK = MachineCPU()
 	h.probe = startWakeProbe()
 	debug.ReadGCStats(&h.gc0)
 	go func() {
@@ -69,7 +69,7 @@ func (h *health) stop() *health {
 	<-h.done
 	h.wall = time.Since(h.start)
 	h.cpu = cpuTime() - h.cpu0
-	m, ok := machineCPU()
+	m, ok := MachineCPU()
 	h.machine, h.machineOK = m-h.machine0, ok && h.machineOK
 	h.wakeLate = h.probe.finish()
 	var gc debug.GCStats

@@ -13,10 +13,10 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-// machineCPU is the CPU time every process on the machine has used since
+// MachineCPU is the CPU time every process on the machine has used since
 // boot, all cores together (the busy columns of /proc/stat's cpu line),
 // and false when it cannot be read.
-func machineCPU() (time.Duration, bool) {
+func MachineCPU() (time.Duration, bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, false

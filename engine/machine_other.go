@@ -8,8 +8,8 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-// machineCPU is not read here.
-func machineCPU() (time.Duration, bool) { return 0, false }
+// MachineCPU is not read here.
+func MachineCPU() (time.Duration, bool) { return 0, false }
 
 // wakeProbe is not run here.
 type wakeProbe struct{}

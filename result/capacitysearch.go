@@ -211,6 +211,10 @@ func JudgeTrial(c Cell, slo SLO) (pass bool, why string) {
 	return len(miss) == 0, strings.Join(miss, "; ")
 }
 
+// MachineBusyPrefix begins a TrialLimit that blames other work on the
+// machine.
+const MachineBusyPrefix = "machine busy: "
+
 // TrialLimit names what other than the lock failed an open-loop trial:
 // lockbench's own limit (GeneratorLimit), else other work on the machine
 // (MachineBusy); "" when the lock's own latency is to blame.
@@ -219,7 +223,7 @@ func TrialLimit(c Cell, slo SLO) string {
 		return l
 	}
 	if m := MachineBusy(c); m != "" {
-		return "machine busy: " + m
+		return MachineBusyPrefix + m
 	}
 	return ""
 }

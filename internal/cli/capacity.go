@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/capacity"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report"
@@ -314,8 +316,12 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		out.Wait = d.Wait(c.base.Cell.Config)
 	}
 	n := 0
+	busy := false // the last trial failed on a busy machine
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
 		n++
+		if busy {
+			waitQuiet(ctx, quietWait, stderr)
+		}
 		d := c.o.trial
 		if full {
 			d = c.o.run.duration
@@ -329,6 +335,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		if !t.Pass {
 			t.Limit = result.TrialLimit(cell, c.slo)
 		}
+		busy = strings.HasPrefix(t.Limit, result.MachineBusyPrefix)
 		out.Trials = append(out.Trials, t)
 		fmt.Fprintf(stderr, "%s  %-7s %s  %s\n", name, phase, report.DescribeTrial(t, c.slo), t.Dir)
 		return capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit}, nil
@@ -427,4 +434,39 @@ func tailLength(rate float64, slo result.SLO) time.Duration {
 	}
 	need := 10 / (1 - q) / rate
 	return min(time.Duration(need*float64(time.Second)), maxTailLength)
+}
+
+// quietWait bounds how long a search waits for a busy machine to quieten
+// before it repeats a trial the machine failed.
+const quietWait = 30 * time.Second
+
+// waitQuiet waits, second by second, until the machine's other work
+// keeps at most result.OtherCoresTolerance of its cores busy (between
+// trials lockbench and its servers are idle, so all of it is other
+// work), or at most bound: on a shared machine others' builds and tests
+// come and go within a minute, and a repeat in the middle of one would
+// end the search on them.
+func waitQuiet(ctx context.Context, bound time.Duration, stderr io.Writer) {
+	limit := result.OtherCoresTolerance * float64(runtime.NumCPU())
+	deadline := time.Now().Add(bound)
+	said := false
+	for time.Now().Before(deadline) {
+		t0, ok := engine.MachineCPU()
+		if !ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		t1, _ := engine.MachineCPU()
+		if (t1 - t0).Seconds() <= limit {
+			return
+		}
+		if !said {
+			fmt.Fprintf(stderr, "the machine is busy with other work: waiting up to %v for it to quieten\n", bound)
+			said = true
+		}
+	}
 }
