@@ -25,13 +25,17 @@ import (
 const capacitySynopsis = `capacity [flags]
 
 Answers capacity directly, per implementation: the highest arrival rate
-(open loop, latency from each arrival's intended start) that meets --slo
-with no arrival dropped and errors within 1%, and the client count where
-a closed loop stops gaining (the Universal Scalability Law fitted to a
-sweep of clients). The rate is bracketed by doubling, bisected with short
-trials (--trial) to --precision, then confirmed: a full --duration trial
-at the answer must pass and one a step above it must fail. Every trial is
-a cell kept under DIR/trials; DIR/capacity.json holds the answer.
+(open loop, Poisson arrivals, latency from each arrival's intended start)
+that meets --slo with no arrival dropped and errors within 1%, and the
+client count where a closed loop stops gaining (the Universal Scalability
+Law fitted to a sweep of clients). The rate is bracketed by doubling,
+bisected with short trials (--trial, lengthened to hold ten arrivals above
+the SLO's quantile) to --precision, then confirmed: a full --duration
+trial at the answer must pass and one a step above it must fail. A trial
+failed by lockbench itself or by other work on the machine is repeated
+once (after waiting up to 30 s for the machine to quieten), then ends the
+search, which says so rather than claim a capacity. Every trial is a cell
+kept under DIR/trials; DIR/capacity.json holds the answer.
 
 Examples:
   lockbench capacity --impl redis
