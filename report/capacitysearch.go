@@ -100,7 +100,7 @@ func KneeVerdict(k result.Knee) string {
 	}
 	f := *k.Fit
 	params := fmt.Sprintf("σ %s, κ %s, R² %.2f", param(f.Sigma), param(f.Kappa), f.R2)
-	if f.NStar == 0 {
+	if f.Kappa == 0 {
 		return fmt.Sprintf("%s: no peak: throughput levels off toward %s acq/s (%s)", k.Impl, sig3(f.Peak), params)
 	}
 	maxN := 0
@@ -111,7 +111,11 @@ func KneeVerdict(k result.Knee) string {
 	if f.NStar > float64(maxN) {
 		beyond = fmt.Sprintf(", beyond the %d measured", maxN)
 	}
-	return fmt.Sprintf("%s: best at %.0f clients%s, peak %s acq/s (%s)", k.Impl, math.Max(1, math.Round(f.NStar)), beyond, sig3(f.Peak), params)
+	n, s := math.Max(1, math.Round(f.NStar)), "s"
+	if n == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("%s: best at %.0f client%s%s, peak %s acq/s (%s)", k.Impl, n, s, beyond, sig3(f.Peak), params)
 }
 
 // lowest is the lowest rate a search tried.

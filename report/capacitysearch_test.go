@@ -68,6 +68,17 @@ func TestRenderCapacityWritesPlots(t *testing.T) {
 	}
 }
 
+// Contention σ at its bound of 1 puts √((1−σ)/κ) at zero: throughput
+// falls from the first client on, so the best is one, not "no peak".
+func TestKneeVerdictOfAFitFallingFromOneClient(t *testing.T) {
+	t.Parallel()
+	k := result.Knee{Impl: "zk-naive", Points: []result.KneePoint{{Clients: 1}, {Clients: 128}},
+		Fit: &result.USLFit{Lambda: 946, Sigma: 1, Kappa: 0.11, NStar: 0, Peak: 946, R2: 0.99}}
+	if got, want := KneeVerdict(k), "zk-naive: best at 1 client, peak 946 acq/s (σ 1, κ 0.11, R² 0.99)"; got != want {
+		t.Errorf("verdict %q, want %q", got, want)
+	}
+}
+
 func TestTailWhyNamesTheWaitStep(t *testing.T) {
 	t.Parallel()
 	slo, _ := result.ParseSLO("p99<=10ms")

@@ -406,6 +406,9 @@ func (c *capRun) sweep(ctx context.Context, name string, stderr io.Writer) (resu
 	k.Fit = &result.USLFit{Lambda: u.Lambda, Sigma: u.Sigma, Kappa: u.Kappa, NStar: u.NStar(), Peak: u.Peak(), R2: u.R2}
 	if k.Fit.Kappa == 0 {
 		k.Fit.NStar = 0 // JSON has no infinity: 0 says no peak
+	} else {
+		// σ near 1 puts √((1−σ)/κ) below one client: the best is one.
+		k.Fit.NStar = max(k.Fit.NStar, 1)
 	}
 	return k, nil
 }
