@@ -218,11 +218,13 @@ const MachineBusyPrefix = "machine busy: "
 // TrialLimit names what other than the lock failed an open-loop trial:
 // lockbench's own limit (GeneratorLimit), else other work on the machine
 // (MachineBusy); "" when the lock's own latency is to blame.
-func TrialLimit(c Cell, slo SLO) string {
+// others is the share of the cores other processes may keep busy
+// (OtherCoresTolerance by default; 1 or more never blames the machine).
+func TrialLimit(c Cell, slo SLO, others float64) string {
 	if l := GeneratorLimit(c, slo); l != "" {
 		return l
 	}
-	if m := MachineBusy(c); m != "" {
+	if m := machineBusy(c, others); m != "" {
 		return MachineBusyPrefix + m
 	}
 	return ""
@@ -252,9 +254,11 @@ func GeneratorLimit(c Cell, slo SLO) string {
 // servers kept more than OtherCoresTolerance of the machine's cores busy
 // during a cell, how much, with how late a sleeping thread woke then;
 // "" otherwise, or when unknown.
-func MachineBusy(c Cell) string {
+func MachineBusy(c Cell) string { return machineBusy(c, OtherCoresTolerance) }
+
+func machineBusy(c Cell, tolerance float64) string {
 	g := c.Generator
-	if g == nil || g.Cores <= 0 || g.OtherCores <= OtherCoresTolerance*float64(g.Cores) {
+	if g == nil || g.Cores <= 0 || g.OtherCores <= tolerance*float64(g.Cores) {
 		return ""
 	}
 	s := fmt.Sprintf("other processes kept %.1f of the %d cores busy", g.OtherCores, g.Cores)

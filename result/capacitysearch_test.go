@@ -118,22 +118,25 @@ func TestTrialLimitNamesABusyMachine(t *testing.T) {
 	c := Cell{Scenario: "rate", Kind: KindOpen, AcquireLatencyUs: Latency{P99: 18000},
 		Open:      &OpenLoop{ScheduleLagUs: Latency{P99: 300}},
 		Generator: &Generator{Cores: 2, OtherCores: 0.1, WakeLateUs: &Latency{P99: 900, Max: 4000}}}
-	if l := TrialLimit(c, slo); l != "" {
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l != "" {
 		t.Errorf("a twentieth of the machine for others: limit %q, want the lock to blame", l)
 	}
 	c.Generator.OtherCores = 1.3
-	l := TrialLimit(c, slo)
+	if l := TrialLimit(c, slo, 1); l != "" {
+		t.Errorf("told to judge whatever the machine does: limit %q", l)
+	}
+	l := TrialLimit(c, slo, OtherCoresTolerance)
 	if !strings.HasPrefix(l, "machine busy: other processes kept 1.3 of the 2 cores busy") || !strings.Contains(l, "900µs late (p99; max 4.00ms)") {
 		t.Errorf("limit %q does not name the machine's load and noise", l)
 	}
 	// lockbench's own lateness comes first: it is the nearer cause.
 	c.Open.ScheduleLagUs.P99 = 12000
-	if l := TrialLimit(c, slo); !strings.Contains(l, "schedule lag") {
+	if l := TrialLimit(c, slo, OtherCoresTolerance); !strings.Contains(l, "schedule lag") {
 		t.Errorf("limit %q, want the schedule lag", l)
 	}
 	// Unknown (-1) or unmeasured (0) is no finding.
 	c.Open.ScheduleLagUs.P99, c.Generator.OtherCores = 300, -1
-	if l := TrialLimit(c, slo); l != "" {
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l != "" {
 		t.Errorf("unknown load: limit %q", l)
 	}
 }

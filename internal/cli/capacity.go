@@ -51,6 +51,7 @@ violation, 5 a search found no rate that met the SLO, 130 interrupted.`
 type capOpts struct {
 	run                  runOpts
 	find, precision      string
+	others               string
 	trial, maxTime       time.Duration
 	start, maxRate       float64
 	inflight, maxClients int
@@ -82,6 +83,7 @@ func capacityFlags(o *capOpts, help io.Writer) *pflag.FlagSet {
 	fs.Lookup("arrival").Usage = "`KIND` of arrivals: poisson (independent callers) or constant (evenly spaced)"
 	fs.StringVar(&o.find, "find", "rate,knee", "`WHAT` to find, comma-separated: rate (highest arrival rate at --slo), knee (best client count, USL fit)")
 	fs.StringVar(&o.precision, "precision", "5%", "bisect until the bracket is this narrow, as `PERCENT` of the answer")
+	fs.StringVar(&o.others, "others-share", "10%", "`PERCENT` of the cores other processes may keep busy before a failed trial is blamed on the machine, not the lock (100% judges every trial by the lock)")
 	fs.DurationVar(&o.trial, "trial", 2*time.Second, "length of each bracketing and bisecting trial, and of each knee cell")
 	fs.Float64Var(&o.start, "start-rate", 500, "first arrival rate tried, per second")
 	fs.Float64Var(&o.maxRate, "max-rate", 200000, "highest arrival rate tried, per second")
@@ -155,6 +157,7 @@ type capRun struct {
 	base      plan.Plan
 	slo       result.SLO
 	precision float64
+	others    float64 // --others-share, a fraction
 	rate      bool
 	knee      bool
 }
@@ -195,6 +198,11 @@ func (o capOpts) check(fs *pflag.FlagSet) (*capRun, error) {
 		return nil, fmt.Errorf("%w: --precision %q: want a percentage above 0 and at most 50, e.g. 5%%", errUsage, o.precision)
 	}
 	c.precision = p / 100
+	s, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.others), "%"), 64)
+	if err != nil || !(s >= 0 && s <= 100) {
+		return nil, fmt.Errorf("%w: --others-share %q: want a percentage from 0 to 100, e.g. 10%%", errUsage, o.others)
+	}
+	c.others = s / 100
 	if c.slo, err = result.ParseSLO(o.run.slo); err != nil {
 		return nil, fmt.Errorf("%w: --slo: %v", errUsage, err)
 	}
@@ -324,7 +332,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
 		n++
 		if busy {
-			waitQuiet(ctx, quietWait, stderr)
+			waitQuiet(ctx, quietWait, c.others, stderr)
 		}
 		d := c.o.trial
 		if full {
@@ -337,7 +345,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		}
 		t := searchTrial(cell, c.slo, rate, phase, full, dir)
 		if !t.Pass {
-			t.Limit = result.TrialLimit(cell, c.slo)
+			t.Limit = result.TrialLimit(cell, c.slo, c.others)
 		}
 		busy = strings.HasPrefix(t.Limit, result.MachineBusyPrefix)
 		out.Trials = append(out.Trials, t)
@@ -448,13 +456,13 @@ func tailLength(rate float64, slo result.SLO) time.Duration {
 const quietWait = 30 * time.Second
 
 // waitQuiet waits, second by second, until the machine's other work
-// keeps at most result.OtherCoresTolerance of its cores busy (between
+// keeps at most share of its cores busy (between
 // trials lockbench and its servers are idle, so all of it is other
 // work), or at most bound: on a shared machine others' builds and tests
 // come and go within a minute, and a repeat in the middle of one would
 // end the search on them.
-func waitQuiet(ctx context.Context, bound time.Duration, stderr io.Writer) {
-	limit := result.OtherCoresTolerance * float64(runtime.NumCPU())
+func waitQuiet(ctx context.Context, bound time.Duration, share float64, stderr io.Writer) {
+	limit := share * float64(runtime.NumCPU())
 	deadline := time.Now().Add(bound)
 	said := false
 	for time.Now().Before(deadline) {

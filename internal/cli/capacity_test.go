@@ -21,6 +21,7 @@ func TestCapacityRefusals(t *testing.T) {
 		"find nonsense":   {"capacity", "--impl", "inproc", "--find", "peak"},
 		"start above max": {"capacity", "--impl", "inproc", "--start-rate", "10", "--max-rate", "5"},
 		"csv":             {"capacity", "--impl", "inproc", "--format", "csv"},
+		"others share":    {"capacity", "--impl", "inproc", "--others-share", "120%"},
 	} {
 		code, out, errOut := run(args...)
 		if code != ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
