@@ -22,9 +22,9 @@ type Outcome struct {
 	Pass bool
 	// Why says what failed it ("p99 14.2ms > 10ms", "312 dropped").
 	Why string
-	// Limit, when set, names lockbench's own limit that failed the trial
-	// (its schedule lag, its CPU): that rate says nothing of the lock, so
-	// the search stops there.
+	// Limit, when set, names what other than the lock failed the trial
+	// (lockbench's schedule lag or CPU, other work on the machine): that
+	// trial says nothing of the lock, so the search stops there.
 	Limit string
 }
 
@@ -94,7 +94,8 @@ type Answer struct {
 	// Missed is the rate above Rate that failed its full trial (or, when
 	// unconfirmed, the lowest rate seen failing above Rate); 0 if none.
 	Missed float64
-	// Limit names lockbench's own limit that stopped the search, if one did.
+	// Limit names what other than the lock stopped the search, if
+	// anything did (see Outcome.Limit).
 	Limit string
 	// Note says why the search ended where it did when it is not a
 	// confirmed answer (the trial budget, the highest rate allowed).
@@ -127,7 +128,8 @@ type search struct {
 // trial at the answer must pass and one a step (Precision) above must
 // fail; a confirmation that disagrees reopens the bracket, at most
 // MaxRounds times, and bisection then goes on with full trials. Trials are bounded by MaxTrials; a trial failed by
-// lockbench's own limit twice in a row ends the search.
+// something other than the lock (Outcome.Limit) twice in a row ends the
+// search.
 func Search(ctx context.Context, trial Trial, opt Options) (Answer, error) {
 	s := &search{ctx: ctx, trial: trial, opt: opt.withDefaults()}
 	err := s.run()
@@ -181,7 +183,7 @@ func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 	s.retried = false
 	if !o.Pass && o.Limit != "" {
 		s.ans.Limit = o.Limit
-		s.ans.Note = fmt.Sprintf("stopped at %s: lockbench's own limit (%s), not the lock's", fmtRate(rate), o.Limit)
+		s.ans.Note = fmt.Sprintf("stopped at %s: %s — not the lock's limit", fmtRate(rate), o.Limit)
 		return o, errStop
 	}
 	return o, nil

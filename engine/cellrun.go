@@ -311,8 +311,7 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 	cell := r.collect(end, counters, cc.base, totals)
 	cell.Truncated = r.truncated
 	cell.Distributions, cell.Vectors = dists, vecs
-	cell.Generator = gen.report(r, cell)
-	cell.Generator.ServerCPUS, cell.Generator.ServerSpanS = serverCPU, serverSpan
+	cell.Generator = gen.report(cell, serverCPU, serverSpan)
 	var all int64
 	for i, c := range counters {
 		all += c.Notifications.Load() - cc.notifications[i]

@@ -25,6 +25,12 @@ type health struct {
 	cpu     time.Duration
 	gcPause time.Duration
 	gcCount int64
+	// The machine as a whole: its CPU time at the start and over the
+	// cell (machineOK when both were read), and the wake probe's figures.
+	machine0, machine time.Duration
+	machineOK         bool
+	probe             *wakeProbe
+	wakeLate          *result.Latency
 }
 
 func cpuTime() time.Duration {
@@ -37,6 +43,8 @@ func cpuTime() time.Duration {
 
 func startHealth() *health {
 	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{})}
+	h.machine0, h.machineOK = MachineCPU()
+	h.probe = startWakeProbe()
 	debug.ReadGCStats(&h.gc0)
 	go func() {
 		defer close(h.done)
@@ -61,6 +69,9 @@ func (h *health) stop() *health {
 	<-h.done
 	h.wall = time.Since(h.start)
 	h.cpu = cpuTime() - h.cpu0
+	m, ok := MachineCPU()
+	h.machine, h.machineOK = m-h.machine0, ok && h.machineOK
+	h.wakeLate = h.probe.finish()
 	var gc debug.GCStats
 	debug.ReadGCStats(&gc)
 	h.gcPause = gc.PauseTotal - h.gc0.PauseTotal
@@ -69,12 +80,15 @@ func (h *health) stop() *health {
 }
 
 // report turns what was watched into the cell's Generator, with a warning
-// when lockbench, not the lock, may have been the bottleneck.
-func (h *health) report(r *Cell, c result.Cell) *result.Generator {
+// when lockbench, not the lock, may have been the bottleneck; serverCPU is what the sandboxed servers used over
+// serverSpan seconds.
+func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan float64) *result.Generator {
 	g := &result.Generator{
 		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
 		CPUS: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),
+		ServerCPUS: serverCPU, ServerSpanS: serverSpan, WakeLateUs: h.wakeLate,
 	}
+	g.OtherCores = h.otherCores(serverCPU, serverSpan)
 	if h.wall > 0 {
 		g.CPUShare = h.cpu.Seconds() / (h.wall.Seconds() * float64(runtime.NumCPU()))
 	}
@@ -94,4 +108,23 @@ func (h *health) report(r *Cell, c result.Cell) *result.Generator {
 	}
 	g.Warning = strings.Join(warn, "; ")
 	return g
+}
+
+// otherCores is how many cores, on average over the cell, processes other
+// than lockbench and its sandboxed servers kept busy: -1 when the
+// machine's CPU time cannot be read. Servers lockbench did not start on
+// the same machine count as other processes.
+func (h *health) otherCores(serverCPU map[string]float64, serverSpan float64) float64 {
+	if !h.machineOK || h.wall <= 0 {
+		return -1
+	}
+	ours := h.cpu.Seconds()
+	for _, v := range serverCPU {
+		if serverSpan > 0 { // over the cell's span, not the servers' own
+			ours += v * h.wall.Seconds() / serverSpan
+		}
+	}
+	// /proc/stat counts in hundredths of a second: a short cell's figure
+	// is good to a few of them, never below zero.
+	return max(h.machine.Seconds()-ours, 0) / h.wall.Seconds()
 }

@@ -37,6 +37,12 @@ type Driver struct {
 	// Theory is what the driver's way of waking waiters predicts for
 	// release wake-ups; nil for drivers whose waiters poll.
 	Theory *result.Theory
+	// Wait, if set, says what an acquisition that finds the lock held
+	// waits for, when that is a step of its own rather than the release's
+	// round trip (a poll interval, a server's resync period): the step
+	// a latency quantile jumps to once that share of arrivals find the
+	// lock held, which a capacity verdict names.
+	Wait func(cfg Config) string
 	// New connects one simulated client. It returns once the connection or
 	// session is established, so that no set-up lands inside a measurement.
 	New func(ctx context.Context, cfg Config) (Locker, error)

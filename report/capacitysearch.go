@@ -17,12 +17,16 @@ func WriteCapacitySearch(w io.Writer, rep *result.CapacityReport) {
 	slo, _ := result.ParseSLO(rep.SLO)
 	for _, s := range rep.Searches {
 		fmt.Fprintln(w, SearchVerdict(s, slo, rep.Precision))
+		if why := TailWhy(s, slo); why != "" {
+			fmt.Fprintln(w, "  "+why)
+		}
 	}
 	for _, k := range rep.Knees {
 		fmt.Fprintln(w, KneeVerdict(k))
 	}
 	for _, s := range rep.Searches {
-		fmt.Fprintf(w, "\n%s: %d trials in %s (rate, %s, verdict)\n", s.Impl, len(s.Trials), time.Duration(s.WallS*float64(time.Second)).Round(time.Second), slo.Label())
+		fmt.Fprintf(w, "\n%s: %d trials in %s (rate, %s, verdict)%s\n", s.Impl, len(s.Trials),
+			time.Duration(s.WallS*float64(time.Second)).Round(time.Second), slo.Label(), machineText(s.Trials))
 		for _, t := range s.Trials {
 			fmt.Fprintf(w, "  %-7s %s\n", t.Phase, DescribeTrial(t, slo))
 		}
@@ -54,7 +58,7 @@ func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 		v = "FAIL: " + t.Why
 	}
 	if t.Limit != "" {
-		v += " — lockbench's own limit: " + t.Limit
+		v += " — not the lock's limit: " + t.Limit
 	}
 	full := "short"
 	if t.Full {
@@ -69,12 +73,12 @@ func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) s
 	at := fmt.Sprintf("%s ≤ %s", slo.Label(), limitText(slo.Limit))
 	switch {
 	case s.Rate == 0 && s.Limit != "":
-		return fmt.Sprintf("%s: no rate met %s down to %s/s, where lockbench's own limit stopped the search (%s): measure on a quieter machine",
+		return fmt.Sprintf("%s: no capacity claimed: no rate met %s down to %s/s, where the trials stopped measuring the lock (%s): measure on a quieter machine",
 			s.Impl, at, sig3(lowest(s.Trials)), s.Limit)
 	case s.Rate == 0:
 		return fmt.Sprintf("%s: no rate met %s (%s)", s.Impl, at, s.Note)
 	case s.Limit != "":
-		return fmt.Sprintf("%s: at least %s acq/s at %s — the search stopped at lockbench's own limit (%s); the lock may carry more",
+		return fmt.Sprintf("%s: at least %s acq/s at %s — the search stopped where the trials stopped measuring the lock (%s); the lock may carry more",
 			s.Impl, sig3(s.Rate), at, s.Limit)
 	case s.Confirmed:
 		return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, confirmed; %s missed)", s.Impl, sig3(s.Rate), at, 100*precision, sig3(s.Missed))
@@ -96,7 +100,7 @@ func KneeVerdict(k result.Knee) string {
 	}
 	f := *k.Fit
 	params := fmt.Sprintf("σ %s, κ %s, R² %.2f", param(f.Sigma), param(f.Kappa), f.R2)
-	if f.NStar == 0 {
+	if f.Kappa == 0 {
 		return fmt.Sprintf("%s: no peak: throughput levels off toward %s acq/s (%s)", k.Impl, sig3(f.Peak), params)
 	}
 	maxN := 0
@@ -107,7 +111,11 @@ func KneeVerdict(k result.Knee) string {
 	if f.NStar > float64(maxN) {
 		beyond = fmt.Sprintf(", beyond the %d measured", maxN)
 	}
-	return fmt.Sprintf("%s: best at %.0f clients%s, peak %s acq/s (%s)", k.Impl, math.Max(1, math.Round(f.NStar)), beyond, sig3(f.Peak), params)
+	n, s := math.Max(1, math.Round(f.NStar)), "s"
+	if n == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("%s: best at %.0f client%s%s, peak %s acq/s (%s)", k.Impl, n, s, beyond, sig3(f.Peak), params)
 }
 
 // lowest is the lowest rate a search tried.
@@ -154,4 +162,42 @@ func limitText(d time.Duration) string {
 		return fmt.Sprintf("%g ms", float64(d)/float64(time.Millisecond))
 	}
 	return fmt.Sprintf("%g µs", float64(d)/float64(time.Microsecond))
+}
+
+// machineText is the machine's state over a search's trials, the
+// evidence for how far its figures are the lock's: the most cores other
+// processes kept busy and the latest a sleeping thread woke (p99); ""
+// when no trial measured it.
+func machineText(ts []result.SearchTrial) string {
+	others, wake := 0.0, 0.0
+	for _, t := range ts {
+		others, wake = math.Max(others, t.OtherCores), math.Max(wake, t.WakeLateP99Us)
+	}
+	if wake == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the machine: other processes kept up to %.1f cores busy, a thread sleeping 1 ms woke up to %s late (p99)",
+		others, result.Dur(wake))
+}
+
+// TailWhy says why a search's failing trials failed where the lock
+// declares what a waiter waits for (CapacitySearch.Wait) and a trial
+// failed on latency: "" otherwise.
+func TailWhy(s result.CapacitySearch, slo result.SLO) string {
+	if s.Wait == "" {
+		return ""
+	}
+	limitUs := float64(slo.Limit) / float64(time.Microsecond)
+	worst := 0.0
+	for _, t := range s.Trials {
+		if !t.Pass && t.Limit == "" && t.LatencyUs > limitUs {
+			worst = math.Max(worst, t.LatencyUs)
+		}
+	}
+	if worst == 0 {
+		return ""
+	}
+	return fmt.Sprintf("why the %s jumps (to %s in the trials that failed): an arrival that finds the lock held waits for %s; "+
+		"above the answer more arrivals than the %s allows find it held",
+		slo.Label(), result.Dur(worst), s.Wait, slo.Label())
 }

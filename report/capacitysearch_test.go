@@ -24,9 +24,9 @@ func TestCapacityVerdicts(t *testing.T) {
 		{result.CapacitySearch{Impl: "etcd", Note: "no rate down to 1/s passed"},
 			"etcd: no rate met p99 ≤ 10 ms (no rate down to 1/s passed)"},
 		{result.CapacitySearch{Impl: "redis", Rate: 40000, Limit: "schedule lag p99 3ms"},
-			"redis: at least 40,000 acq/s at p99 ≤ 10 ms — the search stopped at lockbench's own limit (schedule lag p99 3ms); the lock may carry more"},
+			"redis: at least 40,000 acq/s at p99 ≤ 10 ms — the search stopped where the trials stopped measuring the lock (schedule lag p99 3ms); the lock may carry more"},
 		{result.CapacitySearch{Impl: "redis", Limit: "schedule lag p99 45ms", Trials: []result.SearchTrial{{Rate: 500}, {Rate: 15.625}}},
-			"redis: no rate met p99 ≤ 10 ms down to 15.6/s, where lockbench's own limit stopped the search (schedule lag p99 45ms): measure on a quieter machine"},
+			"redis: no capacity claimed: no rate met p99 ≤ 10 ms down to 15.6/s, where the trials stopped measuring the lock (schedule lag p99 45ms): measure on a quieter machine"},
 	} {
 		if got := SearchVerdict(tc.s, slo, 0.05); got != tc.want {
 			t.Errorf("got  %s\nwant %s", got, tc.want)
@@ -65,5 +65,45 @@ func TestRenderCapacityWritesPlots(t *testing.T) {
 	WriteCapacitySearch(&b, rep)
 	if !strings.HasPrefix(b.String(), "redis: 1,000 acq/s") || !strings.Contains(b.String(), "FAIL") {
 		t.Errorf("text:\n%s", b.String())
+	}
+}
+
+// Contention σ at its bound of 1 puts √((1−σ)/κ) at zero: throughput
+// falls from the first client on, so the best is one, not "no peak".
+func TestKneeVerdictOfAFitFallingFromOneClient(t *testing.T) {
+	t.Parallel()
+	k := result.Knee{Impl: "zk-naive", Points: []result.KneePoint{{Clients: 1}, {Clients: 128}},
+		Fit: &result.USLFit{Lambda: 946, Sigma: 1, Kappa: 0.11, NStar: 0, Peak: 946, R2: 0.99}}
+	if got, want := KneeVerdict(k), "zk-naive: best at 1 client, peak 946 acq/s (σ 1, κ 0.11, R² 0.99)"; got != want {
+		t.Errorf("verdict %q, want %q", got, want)
+	}
+}
+
+func TestTailWhyNamesTheWaitStep(t *testing.T) {
+	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=10ms")
+	s := result.CapacitySearch{Impl: "etcd", Rate: 40, Wait: "the server's next resync, up to 100 ms later",
+		Trials: []result.SearchTrial{
+			{Rate: 40, LatencyUs: 900, Pass: true},
+			{Rate: 80, LatencyUs: 104000, Why: "p99 over"},
+			{Rate: 60, LatencyUs: 300000, Why: "p99 over", Limit: "machine busy: …"}, // not the lock's: left out
+			{Rate: 50, LatencyUs: 98000, Why: "p99 over"},
+		}}
+	why := TailWhy(s, slo)
+	if !strings.Contains(why, "to 104.0ms in the trials that failed") || !strings.Contains(why, "waits for the server's next resync") {
+		t.Errorf("TailWhy = %q", why)
+	}
+	var b strings.Builder
+	WriteCapacitySearch(&b, &result.CapacityReport{SLO: "p99<=10ms", Precision: 0.05, Searches: []result.CapacitySearch{s}})
+	if lines := strings.Split(b.String(), "\n"); len(lines) < 2 || lines[1] != "  "+why {
+		t.Errorf("the reason does not follow the verdict:\n%s", b.String())
+	}
+	for name, s := range map[string]result.CapacitySearch{
+		"no declared wait":   {Trials: s.Trials},
+		"no latency failure": {Wait: "x", Trials: []result.SearchTrial{{Rate: 9, LatencyUs: 900, Pass: true}, {Rate: 12, LatencyUs: 900, Why: "12 dropped"}}},
+	} {
+		if why := TailWhy(s, slo); why != "" {
+			t.Errorf("%s: TailWhy = %q, want nothing", name, why)
+		}
 	}
 }

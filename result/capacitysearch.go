@@ -1,8 +1,12 @@
 package result
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -28,6 +32,34 @@ type CapacityReport struct {
 	Failure   string           `json:"failure,omitempty"`
 }
 
+// ReadCapacity reads DIR/capacity.json, refusing a schema newer than
+// SchemaVersion (ErrSchema); a directory without one is os.ErrNotExist.
+func ReadCapacity(dir string) (*CapacityReport, error) {
+	path := filepath.Join(dir, CapacityFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("result: %w", err)
+	}
+	var r CapacityReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("result: %s: %w", path, err)
+	}
+	if r.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%w: %s has schema %d; this lockbench reads up to %d (upgrade lockbench)", ErrSchema, path, r.Schema, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// IsCapacityDir says whether dir holds a capacity search's results (a
+// capacity.json and no summary.json of a run of its own).
+func IsCapacityDir(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, SummaryFile)); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, CapacityFile))
+	return err == nil
+}
+
 // CapacitySearch is one implementation's highest arrival rate (the rate
 // scenario, latency from the intended start) that met the SLO.
 type CapacitySearch struct {
@@ -41,10 +73,16 @@ type CapacitySearch struct {
 	// step above, failed.
 	Confirmed bool    `json:"confirmed"`
 	Missed    float64 `json:"missed,omitempty"`
-	// Limit names lockbench's own limit that stopped the search.
+	// Limit names what other than the lock stopped the search (see
+	// TrialLimit).
 	Limit string `json:"limit,omitempty"`
 	// Note says why the search ended where it did, when not confirmed.
-	Note   string        `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Wait says what an arrival that finds the lock held waits for, when
+	// the implementation declares it a step of its own (a poll interval,
+	// a server's resync): where the tail jumps once more arrivals than
+	// the SLO's quantile allows find the lock held.
+	Wait   string        `json:"wait,omitempty"`
 	Trials []SearchTrial `json:"trials"`
 	WallS  float64       `json:"wall_s"`
 }
@@ -63,10 +101,15 @@ type SearchTrial struct {
 	Errors       int64   `json:"errors"`
 	// ScheduleLagP99Us is lockbench's own lateness in sending arrivals.
 	ScheduleLagP99Us float64 `json:"schedule_lag_p99_us"`
-	Pass             bool    `json:"pass"`
-	Why              string  `json:"why,omitempty"`
-	Limit            string  `json:"limit,omitempty"`
-	Dir              string  `json:"dir"`
+	// OtherCores and WakeLateP99Us are the machine's state during the
+	// trial (see Generator): the cores other processes kept busy, and how
+	// late a thread sleeping 1 ms woke, p99.
+	OtherCores    float64 `json:"other_cores"`
+	WakeLateP99Us float64 `json:"wake_late_p99_us,omitempty"`
+	Pass          bool    `json:"pass"`
+	Why           string  `json:"why,omitempty"`
+	Limit         string  `json:"limit,omitempty"`
+	Dir           string  `json:"dir"`
 }
 
 // Knee is one implementation's closed loop swept over client counts with
@@ -174,6 +217,25 @@ func JudgeTrial(c Cell, slo SLO) (pass bool, why string) {
 	return len(miss) == 0, strings.Join(miss, "; ")
 }
 
+// MachineBusyPrefix begins a TrialLimit that blames other work on the
+// machine.
+const MachineBusyPrefix = "machine busy: "
+
+// TrialLimit names what other than the lock failed an open-loop trial:
+// lockbench's own limit (GeneratorLimit), else other work on the machine
+// (MachineBusy); "" when the lock's own latency is to blame.
+// others is the share of the cores other processes may keep busy
+// (OtherCoresTolerance by default; 1 or more never blames the machine).
+func TrialLimit(c Cell, slo SLO, others float64) string {
+	if l := GeneratorLimit(c, slo); l != "" {
+		return l
+	}
+	if m := machineBusy(c, others); m != "" {
+		return MachineBusyPrefix + m
+	}
+	return ""
+}
+
 // GeneratorLimit names lockbench's own limit when it, rather than the
 // lock, failed an open-loop trial: arrivals sent late by a sizeable share
 // of the SLO's latency budget and of the latency measured (a lock that
@@ -192,4 +254,22 @@ func GeneratorLimit(c Cell, slo SLO) string {
 		return fmt.Sprintf("generator CPU %.0f%% of all cores", 100*g.CPUShare)
 	}
 	return ""
+}
+
+// MachineBusy says, when other processes than lockbench and its sandboxed
+// servers kept more than OtherCoresTolerance of the machine's cores busy
+// during a cell, how much, with how late a sleeping thread woke then;
+// "" otherwise, or when unknown.
+func MachineBusy(c Cell) string { return machineBusy(c, OtherCoresTolerance) }
+
+func machineBusy(c Cell, tolerance float64) string {
+	g := c.Generator
+	if g == nil || g.Cores <= 0 || g.OtherCores <= tolerance*float64(g.Cores) {
+		return ""
+	}
+	s := fmt.Sprintf("other processes kept %.1f of the %d cores busy", g.OtherCores, g.Cores)
+	if w := g.WakeLateUs; w != nil {
+		s += fmt.Sprintf(", and a thread sleeping 1 ms woke up to %s late (p99; max %s)", Dur(w.P99), Dur(w.Max))
+	}
+	return s
 }

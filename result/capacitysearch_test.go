@@ -1,6 +1,9 @@
 package result
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +75,74 @@ func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
 	busy.Generator = &Generator{CPUShare: 0.95}
 	if g := GeneratorLimit(busy, slo); !strings.Contains(g, "CPU") {
 		t.Errorf("busy generator not named: %q", g)
+	}
+}
+
+func TestReadCapacity(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if IsCapacityDir(dir) {
+		t.Error("an empty directory taken for a capacity search")
+	}
+	want := CapacityReport{Schema: SchemaVersion, SLO: "p99<=2ms", Precision: 0.1,
+		Searches: []CapacitySearch{{Impl: "redis", Rate: 812.5, Trials: []SearchTrial{{Rate: 812.5, Pass: true}}}}}
+	if err := WriteJSON(filepath.Join(dir, CapacityFile), want); err != nil {
+		t.Fatal(err)
+	}
+	if !IsCapacityDir(dir) {
+		t.Error("a directory with capacity.json not taken for a capacity search")
+	}
+	got, err := ReadCapacity(dir)
+	if err != nil || got.SLO != want.SLO || got.Precision != want.Precision || len(got.Searches) != 1 || got.Searches[0].Rate != 812.5 {
+		t.Fatalf("read back %+v, %v; want %+v", got, err, want)
+	}
+	// A run's directory that also holds a capacity.json is a run's.
+	if err := WriteJSON(filepath.Join(dir, SummaryFile), Summary{}); err != nil {
+		t.Fatal(err)
+	}
+	if IsCapacityDir(dir) {
+		t.Error("a run's directory taken for a capacity search")
+	}
+	want.Schema = SchemaVersion + 1
+	if err := WriteJSON(filepath.Join(dir, CapacityFile), want); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCapacity(dir); !errors.Is(err, ErrSchema) {
+		t.Errorf("a newer schema: %v, want ErrSchema", err)
+	}
+	if _, err := ReadCapacity(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("no capacity.json: %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestTrialLimitNamesABusyMachine(t *testing.T) {
+	t.Parallel()
+	slo, err := ParseSLO("p99<=10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Cell{Scenario: "rate", Kind: KindOpen, AcquireLatencyUs: Latency{P99: 18000},
+		Open:      &OpenLoop{ScheduleLagUs: Latency{P99: 300}},
+		Generator: &Generator{Cores: 2, OtherCores: 0.1, WakeLateUs: &Latency{P99: 900, Max: 4000}}}
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l != "" {
+		t.Errorf("a twentieth of the machine for others: limit %q, want the lock to blame", l)
+	}
+	c.Generator.OtherCores = 1.3
+	if l := TrialLimit(c, slo, 1); l != "" {
+		t.Errorf("told to judge whatever the machine does: limit %q", l)
+	}
+	l := TrialLimit(c, slo, OtherCoresTolerance)
+	if !strings.HasPrefix(l, "machine busy: other processes kept 1.3 of the 2 cores busy") || !strings.Contains(l, "900µs late (p99; max 4.00ms)") {
+		t.Errorf("limit %q does not name the machine's load and noise", l)
+	}
+	// lockbench's own lateness comes first: it is the nearer cause.
+	c.Open.ScheduleLagUs.P99 = 12000
+	if l := TrialLimit(c, slo, OtherCoresTolerance); !strings.Contains(l, "schedule lag") {
+		t.Errorf("limit %q, want the schedule lag", l)
+	}
+	// Unknown (-1) or unmeasured (0) is no finding.
+	c.Open.ScheduleLagUs.P99, c.Generator.OtherCores = 300, -1
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l != "" {
+		t.Errorf("unknown load: limit %q", l)
 	}
 }

@@ -283,8 +283,23 @@ type Generator struct {
 	// ProcsWhy says why Procs is below what Go would choose, when
 	// lockbench chose it: its sandboxed servers share the machine.
 	ProcsWhy string `json:"procs_why,omitempty"`
-	Warning  string `json:"warning,omitempty"`
+	// OtherCores is how many cores, on average over the cell, processes
+	// other than lockbench and its sandboxed servers kept busy (Linux;
+	// -1 when unknown, 0 in results from before it was measured): a
+	// benchmark shares its machine with them, so that what it measured
+	// is partly theirs.
+	OtherCores float64 `json:"other_cores"`
+	// WakeLateUs is how late a thread of lockbench's that sleeps 1 ms at
+	// a time woke during the cell: the machine's scheduling noise, in
+	// which every client and server on it ran (Linux).
+	WakeLateUs *Latency `json:"wake_late_us,omitempty"`
+	Warning    string   `json:"warning,omitempty"`
 }
+
+// OtherCoresTolerance is the share of a machine's cores other processes
+// may keep busy while a cell runs before its figures are said to be
+// partly theirs: a tenth.
+const OtherCoresTolerance = 0.1
 
 // Faults is what a fault scenario (crash, pause, failover, restart,
 // latency, partition) measured over its repeats.

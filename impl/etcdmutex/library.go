@@ -31,11 +31,21 @@ func init() {
 		Needs:   []impl.Need{Need},
 		Caps:    impl.LeaseSession | impl.Fencing,
 		Theory:  &result.WatchPredecessor,
+		Wait:    func(impl.Config) string { return ResyncWait },
 		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return NewMutexLocker(ctx, cfg) },
 		Cleanup: Cleanup,
 		Residue: Residue,
 	})
 }
+
+// ResyncWait is what the library's waiter waits for. Mutex.Lock watches
+// its predecessor from the revision of its own Get (waitDeletes in
+// client/v3/concurrency/key.go), a revision already past when the watch
+// reaches the server, which files such a watch as unsynced and catches
+// unsynced watches up only every 100 ms (watchResyncPeriod in
+// server/storage/mvcc/watchable_store.go, a constant no flag changes):
+// shipped defaults on both sides.
+const ResyncWait = "the server's next catch-up of unsynced watches, up to 100 ms later (etcd's watchResyncPeriod: the library watches from a past revision)"
 
 // MutexLocker is one client of the etcd row: its own connection and one
 // concurrency.Session, on which each Acquire makes a concurrency.Mutex and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,5 +226,17 @@ func TestLibraryCancelledWaiterLeavesNothing(t *testing.T) {
 	}
 	if n, err := etcdmutex.Residue(ctx, s, ns); err != nil || n != 0 {
 		t.Errorf("keys after release: %d (%v), want 0", n, err)
+	}
+}
+
+// The etcd row declares its wait: the server's resync of the watch the
+// library starts in the past, which capacity verdicts name.
+func TestTheRowDeclaresTheResyncWait(t *testing.T) {
+	d, ok := impl.Lookup("etcd")
+	if !ok || d.Wait == nil {
+		t.Fatal("etcd declares no wait")
+	}
+	if w := d.Wait(impl.Config{}); w != etcdmutex.ResyncWait || !strings.Contains(w, "100 ms") {
+		t.Errorf("wait %q", w)
 	}
 }

@@ -22,6 +22,7 @@ func init() {
 		Description: "single Redis: SET NX PX, polling with jitter, Lua compare-and-delete",
 		Needs:       []impl.Need{Need},
 		Caps:        impl.LeaseTTL | impl.Renewal,
+		Wait:        PollWait,
 		New:         New,
 		Residue:     Residue,
 	})
@@ -161,6 +162,13 @@ func (s *lease) Renew(ctx context.Context) error {
 		return fmt.Errorf("redis %s: renew %s: %w", s.l.addr, s.key, impl.ErrLockLost)
 	}
 	return nil
+}
+
+// PollWait is what a polling waiter waits for: its next attempt, --retry
+// ± --jitter later.
+func PollWait(cfg impl.Config) string {
+	cfg = cfg.WithDefaults()
+	return fmt.Sprintf("its next poll, %v ± %.0f%% later (--retry, --jitter)", cfg.Retry, 100*cfg.Jitter)
 }
 
 // Backoff returns d scaled by a random factor in [1−jitter, 1+jitter].

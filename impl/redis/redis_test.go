@@ -320,3 +320,13 @@ func TestCutOrFailedConnectionIsReplaced(t *testing.T) {
 		t.Errorf("the client has %d connections open, want one:\n%s", got, clients)
 	}
 }
+
+func TestPollWaitNamesTheRetry(t *testing.T) {
+	t.Parallel()
+	if w := redis.PollWait(impl.Config{Retry: 3 * time.Millisecond, Jitter: 0.25}); !strings.Contains(w, "3ms ± 25%") {
+		t.Errorf("PollWait = %q", w)
+	}
+	if w := redis.PollWait(impl.Config{}); !strings.Contains(w, "10ms ± 50%") {
+		t.Errorf("PollWait of the defaults = %q", w)
+	}
+}

@@ -22,6 +22,7 @@ func init() {
 		Needs:       []impl.Need{Masters},
 		Options:     []impl.Option{ModeOption, TimeoutOption},
 		Caps:        impl.LeaseTTL | impl.Quorum | impl.Renewal,
+		Wait:        redis.PollWait,
 		New:         New,
 		Validate:    ValidateTimeout,
 		Residue:     Residue,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/capacity"
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
@@ -22,13 +25,17 @@ import (
 const capacitySynopsis = `capacity [flags]
 
 Answers capacity directly, per implementation: the highest arrival rate
-(open loop, latency from each arrival's intended start) that meets --slo
-with no arrival dropped and errors within 1%, and the client count where
-a closed loop stops gaining (the Universal Scalability Law fitted to a
-sweep of clients). The rate is bracketed by doubling, bisected with short
-trials (--trial) to --precision, then confirmed: a full --duration trial
-at the answer must pass and one a step above it must fail. Every trial is
-a cell kept under DIR/trials; DIR/capacity.json holds the answer.
+(open loop, Poisson arrivals, latency from each arrival's intended start)
+that meets --slo with no arrival dropped and errors within 1%, and the
+client count where a closed loop stops gaining (the Universal Scalability
+Law fitted to a sweep of clients). The rate is bracketed by doubling,
+bisected with short trials (--trial, lengthened to hold ten arrivals above
+the SLO's quantile) to --precision, then confirmed: a full --duration
+trial at the answer must pass and one a step above it must fail. A trial
+failed by lockbench itself or by other work on the machine is repeated
+once (after waiting up to 30 s for the machine to quieten), then ends the
+search, which says so rather than claim a capacity. Every trial is a cell
+kept under DIR/trials; DIR/capacity.json holds the answer.
 
 Examples:
   lockbench capacity --impl redis
@@ -44,6 +51,7 @@ violation, 5 a search found no rate that met the SLO, 130 interrupted.`
 type capOpts struct {
 	run                  runOpts
 	find, precision      string
+	others               string
 	trial, maxTime       time.Duration
 	start, maxRate       float64
 	inflight, maxClients int
@@ -67,8 +75,15 @@ func capacityFlags(o *capOpts, help io.Writer) *pflag.FlagSet {
 	fs.Lookup("slo").Usage = "`THRESHOLDS` the answer must meet, e.g. 'p99<=2ms,errors<=0.1%'"
 	fs.Lookup("slo").Value.Set("p99<=10ms")
 	fs.Lookup("duration").Usage = "length of each confirmation trial (and of each trial once short ones proved optimistic)"
+	// Independent callers meet at a lock by chance; evenly spaced arrivals
+	// meet only when something stalls a cycle, so with them the answer
+	// measures how often the machine stalls (see README, Why the tail jumps).
+	fs.Lookup("arrival").DefValue = "poisson"
+	fs.Lookup("arrival").Value.Set("poisson")
+	fs.Lookup("arrival").Usage = "`KIND` of arrivals: poisson (independent callers) or constant (evenly spaced)"
 	fs.StringVar(&o.find, "find", "rate,knee", "`WHAT` to find, comma-separated: rate (highest arrival rate at --slo), knee (best client count, USL fit)")
 	fs.StringVar(&o.precision, "precision", "5%", "bisect until the bracket is this narrow, as `PERCENT` of the answer")
+	fs.StringVar(&o.others, "others-share", "10%", "`PERCENT` of the cores other processes may keep busy before a failed trial is blamed on the machine, not the lock (100% judges every trial by the lock)")
 	fs.DurationVar(&o.trial, "trial", 2*time.Second, "length of each bracketing and bisecting trial, and of each knee cell")
 	fs.Float64Var(&o.start, "start-rate", 500, "first arrival rate tried, per second")
 	fs.Float64Var(&o.maxRate, "max-rate", 200000, "highest arrival rate tried, per second")
@@ -112,16 +127,23 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // capacityOutcome is the error a finished search exits with: a safety
 // violation in any trial, or a search without a passing rate.
 func capacityOutcome(rep *result.CapacityReport) error {
-	var none []string
+	var none, stopped []string
 	for _, s := range rep.Searches {
 		for _, t := range s.Trials {
 			if strings.Contains(t.Why, "safety violation") {
 				return fmt.Errorf("%w in %s (trial %s)", errUnsafe, s.Impl, t.Dir)
 			}
 		}
-		if s.Rate == 0 {
+		switch {
+		case s.Rate == 0 && s.Limit != "":
+			stopped = append(stopped, s.Impl)
+		case s.Rate == 0:
 			none = append(none, s.Impl)
 		}
+	}
+	if len(stopped) > 0 {
+		// Not the SLO missed: no trial measured the lock.
+		return noClaim(fmt.Sprintf("no capacity claimed for %s: the trials stopped measuring the lock (see the verdict)", strings.Join(stopped, ", ")))
 	}
 	if len(none) > 0 {
 		return fmt.Errorf("%w: no rate met %s for %s", errSLO, rep.SLO, strings.Join(none, ", "))
@@ -135,6 +157,7 @@ type capRun struct {
 	base      plan.Plan
 	slo       result.SLO
 	precision float64
+	others    float64 // --others-share, a fraction
 	rate      bool
 	knee      bool
 }
@@ -180,6 +203,11 @@ func (o capOpts) check(fs *pflag.FlagSet) (*capRun, error) {
 		return nil, fmt.Errorf("%w: --precision %q: want a percentage above 0 and at most 50, e.g. 5%%", errUsage, o.precision)
 	}
 	c.precision = p / 100
+	s, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.others), "%"), 64)
+	if err != nil || !(s >= 0 && s <= 100) {
+		return nil, fmt.Errorf("%w: --others-share %q: want a percentage from 0 to 100, e.g. 10%%", errUsage, o.others)
+	}
+	c.others = s / 100
 	if c.slo, err = result.ParseSLO(base.SLO); err != nil {
 		return nil, fmt.Errorf("%w: --slo: %v", errUsage, err)
 	}
@@ -299,21 +327,30 @@ func (c *capRun) write(rep *result.CapacityReport, stdout, stderr io.Writer) err
 func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (result.CapacitySearch, error) {
 	began := time.Now()
 	out := result.CapacitySearch{Impl: name, Scenario: "rate"}
+	if d, ok := impl.Lookup(name); ok && d.Wait != nil {
+		out.Wait = d.Wait(c.base.Cell.Config)
+	}
 	n := 0
+	busy := false // the last trial failed on a busy machine
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
 		n++
+		if busy {
+			waitQuiet(ctx, quietWait, c.others, stderr)
+		}
 		d := c.o.trial
 		if full {
 			d = c.base.Cell.Duration
 		}
+		d = max(d, tailLength(rate, c.slo))
 		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate))
 		if err != nil {
 			return capacity.Outcome{}, err
 		}
 		t := searchTrial(cell, c.slo, rate, phase, full, dir)
 		if !t.Pass {
-			t.Limit = result.GeneratorLimit(cell, c.slo)
+			t.Limit = result.TrialLimit(cell, c.slo, c.others)
 		}
+		busy = strings.HasPrefix(t.Limit, result.MachineBusyPrefix)
 		out.Trials = append(out.Trials, t)
 		fmt.Fprintf(stderr, "%s  %-7s %s  %s\n", name, phase, report.DescribeTrial(t, c.slo), t.Dir)
 		return capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit}, nil
@@ -337,6 +374,12 @@ func searchTrial(cell result.Cell, slo result.SLO, rate float64, phase capacity.
 		LatencyUs: slo.Of(cell.AcquireLatencyUs), AcquiresPerS: cell.AcquiresPerS, Errors: cell.Errors, Dir: dir}
 	if cell.Open != nil {
 		t.Dropped, t.ScheduleLagP99Us = cell.Open.Dropped, cell.Open.ScheduleLagUs.P99
+	}
+	if g := cell.Generator; g != nil {
+		t.OtherCores = g.OtherCores
+		if g.WakeLateUs != nil {
+			t.WakeLateP99Us = g.WakeLateUs.P99
+		}
 	}
 	t.Pass, t.Why = result.JudgeTrial(cell, slo)
 	return t
@@ -374,6 +417,9 @@ func (c *capRun) sweep(ctx context.Context, name string, stderr io.Writer) (resu
 	k.Fit = &result.USLFit{Lambda: u.Lambda, Sigma: u.Sigma, Kappa: u.Kappa, NStar: u.NStar(), Peak: u.Peak(), R2: u.R2}
 	if k.Fit.Kappa == 0 {
 		k.Fit.NStar = 0 // JSON has no infinity: 0 says no peak
+	} else {
+		// σ near 1 puts √((1−σ)/κ) below one client: the best is one.
+		k.Fit.NStar = max(k.Fit.NStar, 1)
 	}
 	return k, nil
 }
@@ -382,4 +428,63 @@ func (c *capRun) sweep(ctx context.Context, name string, stderr io.Writer) (resu
 // some out of order.
 func sortKnee(k *result.Knee) {
 	slices.SortFunc(k.Points, func(a, b result.KneePoint) int { return a.Clients - b.Clients })
+}
+
+// noClaim is a search that ended without measuring the lock: it exits as
+// a search without a passing rate does (5), but says so instead of
+// calling the SLO missed.
+type noClaim string
+
+func (e noClaim) Error() string { return string(e) }
+func (e noClaim) Unwrap() error { return errSLO }
+
+// maxTailLength bounds how far tailLength lengthens a trial.
+const maxTailLength = time.Minute
+
+// tailLength is how long a trial at rate must last for the SLO's
+// quantile to rest on ten arrivals above it (a thousand for a p99):
+// a 2 s trial at 100/s holds 200, whose p99 is the second slowest
+// arrival, and passes or fails by chance. At most maxTailLength.
+func tailLength(rate float64, slo result.SLO) time.Duration {
+	q := map[string]float64{"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999, "p9999": 0.9999}[slo.Quantile]
+	if q == 0 { // max, mean: as a p99
+		q = 0.99
+	}
+	need := 10 / (1 - q) / rate
+	return min(time.Duration(need*float64(time.Second)), maxTailLength)
+}
+
+// quietWait bounds how long a search waits for a busy machine to quieten
+// before it repeats a trial the machine failed.
+const quietWait = 30 * time.Second
+
+// waitQuiet waits, second by second, until the machine's other work
+// keeps at most share of its cores busy (between
+// trials lockbench and its servers are idle, so all of it is other
+// work), or at most bound: on a shared machine others' builds and tests
+// come and go within a minute, and a repeat in the middle of one would
+// end the search on them.
+func waitQuiet(ctx context.Context, bound time.Duration, share float64, stderr io.Writer) {
+	limit := share * float64(runtime.NumCPU())
+	deadline := time.Now().Add(bound)
+	said := false
+	for time.Now().Before(deadline) {
+		t0, ok := engine.MachineCPU()
+		if !ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		t1, _ := engine.MachineCPU()
+		if (t1 - t0).Seconds() <= limit {
+			return
+		}
+		if !said {
+			fmt.Fprintf(stderr, "the machine is busy with other work: waiting up to %v for it to quieten\n", bound)
+			said = true
+		}
+	}
 }

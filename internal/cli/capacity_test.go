@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/result"
 )
@@ -20,6 +21,7 @@ func TestCapacityRefusals(t *testing.T) {
 		"find nonsense":   {"capacity", "--impl", "inproc", "--find", "peak"},
 		"start above max": {"capacity", "--impl", "inproc", "--start-rate", "10", "--max-rate", "5"},
 		"csv":             {"capacity", "--impl", "inproc", "--format", "csv"},
+		"others share":    {"capacity", "--impl", "inproc", "--others-share", "120%"},
 	} {
 		code, out, errOut := run(args...)
 		if code != ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
@@ -69,7 +71,7 @@ func TestCapacityWithNoPassingRateExits5(t *testing.T) {
 	// No lock serves a billion acquisitions a second: every trial fails,
 	// whatever the machine's load.
 	code, stdout, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out,
-		"--slo", "p99<=10ms,acq/s>=1000000000", "--start-rate", "4", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s")
+		"--slo", "p50<=10ms,acq/s>=1000000000", "--start-rate", "1000", "--max-trials", "3", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s")
 	if code != ExitSLO {
 		t.Fatalf("exit %d, want 5; stderr:\n%s", code, errOut)
 	}
@@ -130,5 +132,120 @@ func TestCapacityKneeFitsASweep(t *testing.T) {
 	}
 	if rep := readCapacity(t, out); len(rep.Knees) != 1 || len(rep.Knees[0].Points) != 1 {
 		t.Errorf("after --force: knees %+v, want the new run's one point", rep.Knees)
+	}
+}
+
+// writeCapacityDir writes a capacity search's results directory as
+// `lockbench capacity` leaves it, without its plots: capacity.json alone.
+func writeCapacityDir(t *testing.T, rate float64) string {
+	t.Helper()
+	dir := t.TempDir()
+	rep := result.CapacityReport{Schema: result.SchemaVersion, Version: "test", SLO: "p99<=10ms", Precision: 0.05,
+		Searches: []result.CapacitySearch{{Impl: "redis", Scenario: "rate", Rate: rate, Confirmed: rate > 0, Missed: 1050, WallS: 61,
+			Trials: []result.SearchTrial{
+				{Rate: 500, Phase: "bracket", LatencyUs: 400, Pass: true, Dir: "trials/redis/01-bracket-500"},
+				{Rate: 1000, Phase: "bracket", LatencyUs: 400, Pass: rate > 0, Why: "p99 over", Dir: "trials/redis/02-bracket-1000"},
+				{Rate: 1050, Phase: "confirm", Full: true, LatencyUs: 18000, Why: "p99<=10ms: 18.0ms against 10.0ms (+80%)", Dir: "trials/redis/03-confirm-1050"},
+			}}},
+		Knees: []result.Knee{{Impl: "zk-pred", Scenario: "hot",
+			Points: []result.KneePoint{{Clients: 1, AcquiresPerS: 500}, {Clients: 2, AcquiresPerS: 900}, {Clients: 4, AcquiresPerS: 1000}},
+			Fit:    &result.USLFit{Lambda: 500, Sigma: 0.1, Kappa: 0.05, NStar: 4.2, Peak: 1010, R2: 0.99}}},
+	}
+	if rate == 0 {
+		rep.Searches[0].Note = "no rate down to 1/s passed"
+	}
+	if err := result.WriteJSON(filepath.Join(dir, result.CapacityFile), rep); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestReportRendersACapacityDirectory(t *testing.T) {
+	t.Parallel()
+	dir := writeCapacityDir(t, 1000)
+	code, out, errOut := run("report", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "redis: 1,000 acq/s at p99 ≤ 10 ms (±5 %, confirmed; 1,050 missed)\n") {
+		t.Errorf("stdout does not begin with the answer:\n%s", out)
+	}
+	if !strings.Contains(out, "zk-pred: best at 4 clients") || strings.Count(out, "FAIL") != 1 {
+		t.Errorf("stdout lacks the knee or the failed trial:\n%s", out)
+	}
+	for _, png := range []string{"capacity-rate-redis.png", "capacity-knee-zk-pred.png"} {
+		path := filepath.Join(dir, "plots", png)
+		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+			t.Errorf("plot %s: %v", png, err)
+		}
+		if !strings.Contains(errOut, path) {
+			t.Errorf("stderr does not name %s:\n%s", path, errOut)
+		}
+	}
+	code, out, errOut = run("report", dir, "--format", "json")
+	var back result.CapacityReport
+	if err := json.Unmarshal([]byte(out), &back); code != ExitOK || err != nil {
+		t.Fatalf("--format json: exit %d, %v; stderr %q", code, err, errOut)
+	}
+	if want := readCapacity(t, dir); len(back.Searches) != 1 || back.Searches[0].Rate != want.Searches[0].Rate ||
+		len(back.Searches[0].Trials) != 3 || back.Knees[0].Fit.Kappa != want.Knees[0].Fit.Kappa {
+		t.Errorf("--format json printed %+v, want capacity.json's %+v", back, want)
+	}
+}
+
+func TestReportOfACapacityDirectoryKeepsTheSearchsVerdict(t *testing.T) {
+	t.Parallel()
+	none := writeCapacityDir(t, 0)
+	code, out, errOut := run("report", none)
+	if code != ExitSLO || !strings.HasPrefix(out, "redis: no rate met p99 ≤ 10 ms") {
+		t.Errorf("a search without a rate: exit %d, stdout %q, stderr %q; want exit 5 and the verdict", code, out, errOut)
+	}
+	// A search the machine stopped claims nothing, and says so.
+	busy := writeCapacityDir(t, 0)
+	rep := readCapacity(t, busy)
+	rep.Searches[0].Limit = "machine busy: other processes kept 1.7 of the 2 cores busy"
+	if err := result.WriteJSON(filepath.Join(busy, result.CapacityFile), rep); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run("report", busy)
+	if code != ExitSLO || !strings.HasPrefix(out, "redis: no capacity claimed:") || !strings.Contains(out, "machine busy") ||
+		errOut == "" || !strings.Contains(errOut, "lockbench: no capacity claimed for redis") || strings.Contains(errOut, "SLO was not met") {
+		t.Errorf("a search the machine stopped: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	dir := writeCapacityDir(t, 1000)
+	for name, args := range map[string][]string{
+		"csv":       {"report", dir, "--format", "csv"},
+		"other SLO": {"report", dir, "--slo", "p99<=2ms"},
+	} {
+		code, out, errOut := run(args...)
+		if code != ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "capacity search") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the capacity search", name, code, out, errOut)
+		}
+	}
+	if code, _, errOut := run("report", dir, "--slo", "p99<=10ms"); code != ExitOK {
+		t.Errorf("the search's own SLO: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestTrialsHoldEnoughArrivalsForTheQuantile(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		slo  string
+		rate float64
+		want time.Duration
+	}{
+		{"p99<=10ms", 100, 10 * time.Second}, // 1,000 arrivals: ten above the p99
+		{"p99<=10ms", 2000, 500 * time.Millisecond},
+		{"p90<=10ms", 100, time.Second},
+		{"p999<=10ms", 100, maxTailLength}, // 100 s, bounded
+		{"max<=10ms", 100, 10 * time.Second},
+	} {
+		slo, err := result.ParseSLO(c.slo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tailLength(c.rate, slo); got < c.want-time.Millisecond || got > c.want+time.Millisecond {
+			t.Errorf("%s at %g/s: %v, want %v", c.slo, c.rate, got, c.want)
+		}
 	}
 }

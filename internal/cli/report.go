@@ -23,7 +23,8 @@ Re-renders everything in a results directory from its data files
 (meta.json, summary.json, *.hlog) without running anything: summary.csv,
 bench.txt, a .hgrm per cell, summary.md, plots/ and report.html. Prints the
 results on stdout (the table and, with an SLO, the capacity plan; or the
-summary as JSON or CSV) and the files written on stderr.
+summary as JSON or CSV) and the files written on stderr. A capacity
+search's directory (capacity.json) gets its plots and its answer again.
 
 Examples:
   lockbench report results/20261122-050146
@@ -53,6 +54,9 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if _, err := result.ParseSLO(*slo); err != nil {
 			return fmt.Errorf("%w: --slo: %v", errUsage, err)
 		}
+	}
+	if result.IsCapacityDir(dir) {
+		return reportCapacity(ctx, dir, *slo, *format, stdout, stderr)
 	}
 	err = interruptible(ctx, func() error {
 		return report.Render(dir, report.RenderOptions{SLO: *slo, OnWrite: func(p string) { fmt.Fprintln(stderr, "wrote", p) }})
@@ -85,6 +89,42 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		writeCapacity(stdout, sum)
 	}
 	return sloError(stderr, sum)
+}
+
+// reportCapacity re-renders a capacity search's results directory: its
+// plots from capacity.json, and the answer on stdout, with the exit
+// status the search itself ended with. Each trial's directory is a run's
+// and renders on its own (report DIR/trials/IMPL/NN-…).
+func reportCapacity(ctx context.Context, dir, slo, format string, stdout, stderr io.Writer) error {
+	if format == formatCSV {
+		return fmt.Errorf("%w: %s is a capacity search: --format table or json", errUsage, dir)
+	}
+	rep, err := result.ReadCapacity(dir)
+	if err != nil {
+		return err
+	}
+	if slo != "" && slo != rep.SLO {
+		return fmt.Errorf("%w: %s is a capacity search at %s; another SLO needs another search (lockbench capacity --slo)", errUsage, dir, rep.SLO)
+	}
+	var plots []string
+	err = interruptible(ctx, func() (err error) {
+		plots, err = report.RenderCapacity(dir, rep)
+		return err
+	})
+	for _, p := range plots {
+		fmt.Fprintln(stderr, "wrote", p)
+	}
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if format == formatJSON {
+		if err := writeJSON(stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		report.WriteCapacitySearch(stdout, rep)
+	}
+	return capacityOutcome(rep)
 }
 
 const compareSynopsis = `compare OLD NEW [--noise 5%] [--format table|json|csv]

@@ -17,11 +17,10 @@ func TicksCPU(addr string) (time.Duration, bool) {
 	if cmd == nil {
 		return 0, false
 	}
+	tree, ok := processTree(cmd.Process.Pid)
 	var total time.Duration
-	for _, p := range append([]int{cmd.Process.Pid}, descendants(cmd.Process.Pid)...) {
-		if d, ok := statCPU(p); ok {
-			total += d
-		}
+	for _, p := range tree {
+		total += ticksToDuration(p.own + p.reaped)
 	}
-	return total, true
+	return total, ok
 }

@@ -27,58 +27,76 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }
 // time: 100 on every Linux architecture Go runs on.
 const clockTicks = 100
 
-// procCPU reads a server's CPU time from the kernel: the nanoseconds each
-// of its threads has run (/proc/PID/task/*/schedstat), summed — a JVM's
-// work is not on its main thread, and a burst that lasts under a second
-// needs better than /proc/PID/stat's 10 ms ticks — or, where schedstat
-// cannot be read, those ticks.
-//
-// A server that forks a process per connection (PostgreSQL's backends)
-// does its work in its children: their CPU time counts as the server's.
+// procCPU is the CPU time of a server's process and of every process
+// below it, living or exited and waited for. PostgreSQL serves each
+// connection from a backend process of its own (and runs under runuser
+// here when lockbench is root), so the server's process alone would leave
+// most of its work uncounted — and counted as other processes' when a cell
+// weighs the machine's load. A living process counts the nanoseconds each
+// of its threads has run (/proc/PID/task/*/schedstat): a JVM's work is not
+// on its main thread, and a burst that lasts under a second needs better
+// than /proc/PID/stat's 10 ms ticks, which count only where schedstat
+// cannot be read and for children that exited.
 func procCPU(pid int) (time.Duration, bool) {
-	total, ok := time.Duration(0), false
-	for _, p := range append([]int{pid}, descendants(pid)...) {
-		d, got := schedstatCPU(p)
-		if !got {
-			d, got = statCPU(p)
-		}
-		if got {
-			total, ok = total+d, true
-		} else if p == pid {
-			return 0, false
-		}
+	tree, ok := processTree(pid)
+	if !ok {
+		return 0, false
 	}
-	return total, ok
+	var total time.Duration
+	for _, p := range tree {
+		own, ok := schedstatCPU(p.pid)
+		if !ok {
+			own = ticksToDuration(p.own)
+		}
+		total += own + ticksToDuration(p.reaped)
+	}
+	return total, true
 }
 
-// descendants lists the processes below pid, read from every process's
-// parent in /proc.
-func descendants(pid int) []int {
+func ticksToDuration(t int64) time.Duration { return time.Duration(t) * time.Second / clockTicks }
+
+// proc is a process's line of /proc/PID/stat: its parent, its own CPU
+// ticks and those of its exited children it waited for.
+type proc struct {
+	pid, ppid   int
+	own, reaped int64
+}
+
+// processTree is pid and every process below it; false when pid is gone.
+func processTree(pid int) ([]proc, bool) {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	children := map[int][]int{}
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		fs := strings.Fields(string(b[i+1:]))
-		if len(fs) < 2 {
-			continue
-		}
-		ppid, err1 := strconv.Atoi(fs[1])
-		me, err2 := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-		if err1 == nil && err2 == nil {
-			children[ppid] = append(children[ppid], me)
+	all := map[int]proc{}
+	for _, path := range stats {
+		if p, ok := readStat(path); ok {
+			all[p.pid] = p
 		}
 	}
+	if _, ok := all[pid]; !ok {
+		return nil, false
+	}
+	var out []proc
+	for _, p := range all {
+		for q := p.pid; q > 1; q = all[q].ppid {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+			if _, known := all[q]; !known {
+				break
+			}
+		}
+	}
+	return out, true
+}
+
+// descendants lists the processes below pid.
+func descendants(pid int) []int {
+	tree, _ := processTree(pid)
 	var out []int
-	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
-		out = append(out, queue[0])
-		queue = append(queue, children[queue[0]]...)
+	for _, p := range tree {
+		if p.pid != pid {
+			out = append(out, p.pid)
+		}
 	}
 	return out
 }
@@ -109,29 +127,50 @@ func schedstatCPU(pid int) (time.Duration, bool) {
 	return time.Duration(sum), true
 }
 
-// statCPU reads a process's user and system CPU time from /proc/PID/stat,
-// in clock ticks.
+// statCPU is a process's own CPU time in /proc/PID/stat's ticks.
 func statCPU(pid int) (time.Duration, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid))
+	return ticksToDuration(p.own), ok
+}
+
+// readStat reads a /proc/PID/stat file.
+func readStat(path string) (proc, bool) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, false
+		return proc{}, false
 	}
+	return parseStat(b)
+}
+
+func parseStat(b []byte) (proc, bool) {
 	// The command name, in parentheses, may hold spaces: fields count
-	// from the last ')'. utime and stime are fields 14 and 15.
+	// from the last ')'. ppid is field 4; utime, stime, cutime and cstime
+	// are 14 to 17.
 	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
+	j := bytes.IndexByte(b, ' ')
+	if i < 0 || j < 0 || j > i {
+		return proc{}, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, false
+	if len(f) < 15 {
+		return proc{}, false
 	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
+	var p proc
+	var err error
+	if p.pid, err = strconv.Atoi(string(b[:j])); err != nil {
+		return proc{}, false
 	}
-	return time.Duration(u+st) * time.Second / clockTicks, true
+	if p.ppid, err = strconv.Atoi(f[1]); err != nil {
+		return proc{}, false
+	}
+	var t [4]int64
+	for k, v := range f[11:15] {
+		if t[k], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return proc{}, false
+		}
+	}
+	p.own, p.reaped = t[0]+t[1], t[2]+t[3]
+	return p, true
 }
 
 // inUse reports whether a process has dir as its working directory.

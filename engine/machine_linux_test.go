@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+func TestBusyOfReadsProcStat(t *testing.T) {
+	t.Parallel()
+	// user nice system idle iowait irq softirq steal guest guest_nice:
+	// busy is everything but idle and iowait, guest time being inside
+	// user already.
+	d, ok := busyOf("cpu  100 2 30 5000 40 0 7 1 50 0\ncpu0 50 1 15 2500 20 0 3 1 25 0\n")
+	if want := 140 * time.Second / clockTicks; !ok || d != want {
+		t.Errorf("busy %v, %v; want %v", d, ok, want)
+	}
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 x 4 5 6 7 8"} {
+		if _, ok := busyOf(bad); ok {
+			t.Errorf("%q read as a cpu line", bad)
+		}
+	}
+}
+
+// procCPU is the CPU time process pid has used (utime + stime).
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * time.Second / clockTicks
+}
+
+// A process that is neither lockbench nor one of its servers is counted
+// among the other processes, at least as busy as it was.
+func TestCellCountsOtherProcessesAndWakes(t *testing.T) {
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Skip("no sh to spin:", err)
+	}
+	defer func() { spin.Process.Kill(); spin.Wait() }()
+	started := time.Now()
+	cpu0 := procCPU(t, spin.Process.Pid)
+	res, err := RunCellDetail(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Duration: time.Second,
+		Warmup: 0, Hold: time.Millisecond, Config: impl.Config{Namespace: t.Name()},
+	})
+	spun := float64(procCPU(t, spin.Process.Pid)-cpu0) / float64(time.Since(started))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.Cell.Generator
+	if g == nil || g.WakeLateUs == nil {
+		t.Fatalf("generator %+v: no wake probe", g)
+	}
+	if g.WakeLateUs.P50 < 0 || g.WakeLateUs.Max < g.WakeLateUs.P99 {
+		t.Errorf("wake lateness %+v out of order", *g.WakeLateUs)
+	}
+	// The spinner used `spun` cores over a span a little longer than the
+	// cell's: a tenth of a core and /proc/stat's hundredths are slack.
+	if g.OtherCores < spun-0.1 || g.OtherCores > float64(g.Cores) {
+		t.Errorf("other processes %.2f cores, while a spinner alone used %.2f of %d", g.OtherCores, spun, g.Cores)
+	}
+}
