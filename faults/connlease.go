@@ -53,24 +53,12 @@ func (c connCrash) String() string { return [...]string{"reset", "silent"}[c] }
 func crashConnOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters int, how connCrash, t *tally) error {
 	cfg := spec.Config
 	name := fmt.Sprintf("crash-%d-%s", r, how)
-	ps, err := newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed)
+	ps, ls, err := crashCast(ctx, cfg, s, waiters)
+	defer func() { ps.Close(); closeAll(t, ls...) }()
 	if err != nil {
 		return err
 	}
-	defer ps.Close()
-	holder, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, ps.Addrs()), 0)
-	if err != nil {
-		return err
-	}
-	ls := []impl.Locker{holder}
-	defer func() { closeAll(t, ls...) }()
-	for i := range waiters {
-		w, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1+i)
-		if err != nil {
-			return err
-		}
-		ls = append(ls, w)
-	}
+	holder := ls[0]
 	wait := 10*time.Second + time.Duration(waiters)*(spec.Hold+time.Second)
 	if how == crashSilent {
 		k, err := keepaliveOf(ctx, holder, t)

@@ -45,24 +45,12 @@ func crashOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters 
 	cfg := spec.Config
 	name := lockName("crash", r)
 	bound := s.bound(cfg)
-	ps, err := newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed)
+	ps, ls, err := crashCast(ctx, cfg, s, waiters)
+	defer func() { ps.Close(); closeAll(t, ls...) }()
 	if err != nil {
 		return err
 	}
-	defer ps.Close()
-	holder, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, ps.Addrs()), 0)
-	if err != nil {
-		return err
-	}
-	ls := []impl.Locker{holder}
-	defer func() { closeAll(t, ls...) }()
-	for i := range waiters {
-		w, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1+i)
-		if err != nil {
-			return err
-		}
-		ls = append(ls, w)
-	}
+	holder := ls[0]
 	if err := prepare(ctx, holder, name); err != nil {
 		return err
 	}
@@ -138,4 +126,27 @@ func violationsClause(c result.Cell) string {
 		return "no violation of mutual exclusion."
 	}
 	return fmt.Sprintf("%s of mutual exclusion.", plural(c.SafetyViolations, "violation"))
+}
+
+// crashCast is a crash's clients: a holder whose traffic goes through
+// proxies (ps), so that it can be cut off, and waiters connected
+// directly. ls[0] is the holder. What was opened before an error is
+// returned with it, for the caller to close.
+func crashCast(ctx context.Context, cfg impl.Config, s subject, waiters int) (ps proxies, ls []impl.Locker, err error) {
+	if ps, err = newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed); err != nil {
+		return ps, nil, err
+	}
+	holder, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, ps.Addrs()), 0)
+	if err != nil {
+		return ps, nil, err
+	}
+	ls = []impl.Locker{holder}
+	for i := range waiters {
+		w, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1+i)
+		if err != nil {
+			return ps, ls, err
+		}
+		ls = append(ls, w)
+	}
+	return ps, ls, nil
 }
