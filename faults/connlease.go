@@ -385,16 +385,11 @@ func restartConnOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *
 	cfg := spec.Config
 	name := lockName("restart", r)
 	servers := s.on([]string{srv.Addr})
-	a, err := dial(ctx, s.Driver, cfg, servers, 0)
+	a, b, err := dialPair(ctx, s.Driver, cfg, servers)
 	if err != nil {
 		return err
 	}
-	defer closeAll(t, a)
-	b, err := dial(ctx, s.Driver, cfg, servers, 1)
-	if err != nil {
-		return err
-	}
-	defer closeAll(t, b)
+	defer closeAll(t, a, b)
 	la, aGot, err := first(ctx, t, a, name)
 	if err != nil {
 		return err

@@ -175,16 +175,11 @@ func failoverMaster(ctx context.Context, spec engine.CellSpec, s subject, t *tal
 	for r := range spec.Repeat {
 		err := func() error {
 			name := lockName("failover", r)
-			a, err := dial(ctx, s.Driver, cfg, servers, 0)
+			a, b, err := dialPair(ctx, s.Driver, cfg, servers)
 			if err != nil {
 				return err
 			}
-			defer closeAll(t, a)
-			b, err := dial(ctx, s.Driver, cfg, servers, 1)
-			if err != nil {
-				return err
-			}
-			defer closeAll(t, b)
+			defer closeAll(t, a, b)
 			la, aGot, err := first(ctx, t, a, name)
 			if err != nil {
 				return err

@@ -164,6 +164,20 @@ func dial(ctx context.Context, d impl.Driver, cfg impl.Config, servers impl.Serv
 	return l, nil
 }
 
+// dialPair connects two clients, 0 and 1, to servers: a holder and the
+// challenger the scripts that cut a server from under a lock set against
+// it. On an error, what was connected is closed.
+func dialPair(ctx context.Context, d impl.Driver, cfg impl.Config, servers impl.Servers) (a, b impl.Locker, err error) {
+	if a, err = dial(ctx, d, cfg, servers, 0); err != nil {
+		return nil, nil, err
+	}
+	if b, err = dial(ctx, d, cfg, servers, 1); err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	return a, b, nil
+}
+
 // prepare creates per-lock server state (ZooKeeper's parents) up front.
 func prepare(ctx context.Context, l impl.Locker, name string) error {
 	if p, ok := l.(impl.Preparer); ok {

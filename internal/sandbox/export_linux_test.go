@@ -6,18 +6,11 @@ import "time"
 // own process and those it forked), for tests that hold the two readings
 // side by side.
 func TicksCPU(addr string) (time.Duration, bool) {
-	v, ok := running.Load(addr)
+	pid, ok := pidOf(addr)
 	if !ok {
 		return 0, false
 	}
-	s := v.(*Server)
-	s.mu.Lock()
-	cmd := s.cmd
-	s.mu.Unlock()
-	if cmd == nil {
-		return 0, false
-	}
-	tree, ok := processTree(cmd.Process.Pid)
+	tree, ok := processTree(pid)
 	var total time.Duration
 	for _, p := range tree {
 		total += ticksToDuration(p.own + p.reaped)

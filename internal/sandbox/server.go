@@ -228,6 +228,16 @@ var running sync.Map // addr → *Server
 // started on addr has used, and whether it could be read: false for a
 // server lockbench did not start, or off Linux.
 func CPUTime(addr string) (time.Duration, bool) {
+	pid, ok := pidOf(addr)
+	if !ok {
+		return 0, false
+	}
+	return procCPU(pid)
+}
+
+// pidOf is the process of the running server this process started on
+// addr.
+func pidOf(addr string) (int, bool) {
 	v, ok := running.Load(addr)
 	if !ok {
 		return 0, false
@@ -239,5 +249,5 @@ func CPUTime(addr string) (time.Duration, bool) {
 	if cmd == nil || !s.Running() {
 		return 0, false
 	}
-	return procCPU(cmd.Process.Pid)
+	return cmd.Process.Pid, true
 }
