@@ -114,7 +114,11 @@ func dialRedisPeer(ctx context.Context, srv impl.Servers, client int) (func(cont
 		}
 		return release.Run(ctx, c, []string{key}, token).Err()
 	}
-	return cycle, func() { c.Close() }, c.Ping(ctx).Err()
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return cycle, func() { c.Close() }, nil
 }
 
 // dialRedsyncPeer is redsync's mutex over the Redlock masters, with its
@@ -171,9 +175,14 @@ func dialZKLockPeer(ctx context.Context, srv impl.Servers, client int) (func(con
 	if err != nil {
 		return nil, nil, err
 	}
-	for e := range events {
-		if e.State == zk.StateHasSession {
-			break
+	timeout := time.After(10 * time.Second)
+	for wait := true; wait; {
+		select {
+		case e := <-events:
+			wait = e.State != zk.StateHasSession
+		case <-timeout:
+			conn.Close()
+			return nil, nil, fmt.Errorf("zk-lock peer: no session within 10 s")
 		}
 	}
 	l := zk.NewLock(conn, "/"+peerName(client), zk.WorldACL(zk.PermAll))

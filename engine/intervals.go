@@ -326,7 +326,7 @@ func micros(d time.Duration) int64 {
 	return min(max(d.Microseconds(), result.HistMinUs), result.HistMaxUs)
 }
 
-// flushBefore hands on the worker's batch before a wait until t, if the
+// FlushBefore hands on the worker's batch before a wait until t, if the
 // batch's interval ends before then; a wait within the interval keeps it,
 // since the interval cannot close before the next one is over anyway (see
 // closeDue). An open-loop client waits between nearly all its arrivals: a
@@ -342,7 +342,7 @@ func (w *Client) FlushBefore(t time.Time) {
 	}
 }
 
-// flush hands the worker's batch to the collector.
+// Flush hands the worker's batch to the collector.
 func (w *Client) Flush() {
 	if b := w.batch; b != nil {
 		w.batch, w.fresh = nil, time.Time{}

@@ -33,7 +33,7 @@ func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(
 		if each != nil {
 			var err error
 			if undo, err = each(r, &s); err != nil {
-				return acc.Cell(), cells, err
+				return closeRepeats(acc, server, marked), cells, err
 			}
 		}
 		res, err := RunCellDetail(ctx, s)
@@ -46,15 +46,23 @@ func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(
 			}
 		}
 		if err != nil {
-			return acc.Cell(), cells, err
+			return closeRepeats(acc, server, marked), cells, err
 		}
 	}
+	return closeRepeats(acc, server, marked), cells, nil
+}
+
+// closeRepeats is the repeats' cell: the accumulator's figures, the
+// servers' counter deltas added up, and what the first repeat that said
+// anything of itself said — also when a repeat failed, so that nothing a
+// finished repeat measured is lost.
+func closeRepeats(acc *result.Accumulator, server map[string]int64, marked result.Cell) result.Cell {
 	out := acc.Cell()
 	if len(server) > 0 {
 		out.Server = server
 	}
 	out.Truncated, out.Finding, out.Livelock, out.ServerNote = marked.Truncated, marked.Finding, marked.Livelock, marked.ServerNote
-	return out, cells, nil
+	return out
 }
 
 // intervalsInto feeds each closing interval's histograms of a repeat to

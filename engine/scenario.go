@@ -171,6 +171,8 @@ func (s loadScenario) Check(spec *CellSpec) error {
 		}
 	}
 	switch {
+	case spec.Repeat > 1 && !d.Repeatable:
+		return fmt.Errorf("%w: --repeat %d does not apply to scenario %s (it does to burst and the fault scenarios)", ErrUsage, spec.Repeat, d.Name)
 	case d.Kind != result.KindBurst && (spec.Duration > 0) == (spec.Acquires > 0):
 		return fmt.Errorf("%w: give exactly one of duration and acquires", ErrUsage)
 	case spec.Clients < d.MinClients:
@@ -216,7 +218,9 @@ func (s loadScenario) runRepeats(ctx context.Context, spec CellSpec) (Result, er
 }
 
 // sumGenerators adds the repeats' CPU times, lockbench's and the
-// servers'; the rest of the generator's health is the first repeat's.
+// servers', and their GC; of the rest it keeps the worst (the busiest
+// share, the most other work, every warning), and the first repeat's
+// wake-up lateness.
 func sumGenerators(cells []result.Cell) *result.Generator {
 	var g *result.Generator
 	for _, c := range cells {
@@ -229,9 +233,18 @@ func sumGenerators(cells []result.Cell) *result.Generator {
 			g = &first
 			continue
 		}
-		g.CPUS += c.Generator.CPUS
-		g.ServerSpanS += c.Generator.ServerSpanS
-		for a, v := range c.Generator.ServerCPUS {
+		h := c.Generator
+		g.CPUS += h.CPUS
+		g.ServerSpanS += h.ServerSpanS
+		g.GCPauseMs += h.GCPauseMs
+		g.GCCount += h.GCCount
+		g.Goroutines = max(g.Goroutines, h.Goroutines)
+		g.CPUShare = max(g.CPUShare, h.CPUShare)
+		g.OtherCores = max(g.OtherCores, h.OtherCores)
+		if h.Warning != "" && !strings.Contains(g.Warning, h.Warning) {
+			g.Warning = strings.TrimPrefix(g.Warning+"; "+h.Warning, "; ")
+		}
+		for a, v := range h.ServerCPUS {
 			if g.ServerCPUS == nil {
 				g.ServerCPUS = map[string]float64{}
 			}

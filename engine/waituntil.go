@@ -15,7 +15,7 @@ import (
 // timerMargin before; then it yields in a loop for the rest.
 const timerMargin = 2 * time.Millisecond
 
-// waitUntil returns at due, or false as soon as ctx is done.
+// WaitUntil returns at due, or false as soon as ctx is done.
 func (w *Client) WaitUntil(ctx context.Context, due time.Time) bool {
 	if w.alarm != nil {
 		if !w.alarm.wakeBefore(due) {

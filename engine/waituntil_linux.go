@@ -81,7 +81,7 @@ const (
 	spinShare = 0.02
 )
 
-// SpinAllowance is how long each wait of an open loop at rate arrivals/s
+// spinAllowance is how long each wait of an open loop at rate arrivals/s
 // may yield past the median lateness (see alarm).
 func spinAllowance(rate float64) time.Duration {
 	if rate <= 0 {

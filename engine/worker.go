@@ -74,7 +74,7 @@ func newWorker(id int, l impl.Locker, seed uint64) *Client {
 	return w
 }
 
-// reading is a clock reading for the start of an acquisition: the one
+// Reading is a clock reading for the start of an acquisition: the one
 // taken as the last release returned, if nothing that takes time (a
 // pause, a hand-on of latencies) came since, else a fresh one. Clock
 // reads were a third of the harness's own time per cycle.
@@ -86,7 +86,7 @@ func (w *Client) Reading() time.Time {
 	return w.Now()
 }
 
-// now is the time read from the monotonic clock alone, its wall reading
+// Now is the time read from the monotonic clock alone, its wall reading
 // derived from the cell's start: half the cost of time.Now, which reads
 // the wall clock too — and on a virtual machine's clock a reading costs
 // more than the rest of the harness's work per cycle.
@@ -106,7 +106,7 @@ func (w *Client) recordAcquire(now time.Time, d time.Duration) {
 // batch in hand would keep its interval from closing (see intervals).
 const waitFlush = time.Millisecond
 
-// readyToWait hands on the worker's batch before an acquisition that will
+// ReadyToWait hands on the worker's batch before an acquisition that will
 // likely wait — its last one did — so that a waiting client holds no
 // interval open; fast ones hand on once per interval. It runs before the
 // acquisition's clock starts, so the hand-off is never measured.
@@ -120,7 +120,7 @@ func (w *Client) ReadyToWait() {
 // up on: not an error of the lock, and counted apart.
 var ErrAbandoned = errors.New("engine: acquisition given up")
 
-// acquire is w.l.Acquire from start (the caller's clock reading just
+// Acquire is w.l.Acquire from start (the caller's clock reading just
 // before), returning when it returned and noting whether it had to wait
 // (see readyToWait); reading the clock costs more than the rest of the
 // harness per cycle, so each reading serves twice. The client gives up
@@ -177,7 +177,7 @@ func (w *Client) gaveUp(now time.Time, d time.Duration, rt int64, measured bool)
 // maxBackoff caps the pause after consecutive acquire errors.
 const maxBackoff = time.Second
 
-// backoff pauses after an acquire error: the retry interval, doubled with
+// Backoff pauses after an acquire error: the retry interval, doubled with
 // each further error in a row up to maxBackoff, jittered. A client that
 // hammered a failing or overloaded server at the retry interval would keep
 // it overloaded (a thousand Redlock clients did, for ten minutes, with one
@@ -202,7 +202,7 @@ func (w *Client) Fail(err error) {
 	w.errClass[impl.Class(err)]++
 }
 
-// pause sleeps d on the worker's timer or until ctx is done.
+// Pause sleeps d on the worker's timer or until ctx is done.
 func (w *Client) Pause(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
@@ -219,14 +219,14 @@ func (w *Client) Pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// over reports whether the cell has ended. A client library may time out
+// Over reports whether the cell has ended. A client library may time out
 // on the cell's deadline a moment before the context says so; an error then
 // is the end of the cell, not a failure of the lock.
 func (r *Cell) Over(ctx context.Context, now time.Time) bool {
 	return ctx.Err() != nil || (!r.deadline.IsZero() && !now.Before(r.deadline))
 }
 
-// holdAndRelease keeps the lock for a hold time, under the checker's eye,
+// HoldAndRelease keeps the lock for a hold time, under the checker's eye,
 // then releases it. A lost lease is counted by the implementation
 // (Counters.Lost), not as an error.
 func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease impl.Lease, got time.Time, measured bool) {
@@ -253,7 +253,7 @@ func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease im
 	}
 }
 
-// granted records an acquisition: its latency, and the hand-off gap when
+// Granted records an acquisition: its latency, and the hand-off gap when
 // this client was waiting as the previous holder released.
 func (r *Cell) Granted(w *Client, lock int, start, got time.Time, latency time.Duration) {
 	w.recordAcquire(got, latency)

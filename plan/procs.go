@@ -30,9 +30,10 @@ func chooseProcs(servers int) (int, string) {
 	if os.Getenv("GOMAXPROCS") != "" || servers == 0 {
 		return 0, ""
 	}
-	cpus := runtime.NumCPU()
+	// Go's own choice already heeds a CPU quota: never go above it.
+	cpus := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	n := sharedProcs(cpus, servers)
-	if n == runtime.GOMAXPROCS(0) {
+	if n >= runtime.GOMAXPROCS(0) {
 		return 0, ""
 	}
 	return n, fmt.Sprintf("lockbench chose GOMAXPROCS=%d of %d cores: %d of its servers share this machine (open-loop cells keep Go's %d; set GOMAXPROCS to choose yourself)",

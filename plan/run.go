@@ -206,7 +206,9 @@ func (m *matrix) run(ctx context.Context) error {
 // even when it then failed.
 func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
 	if m.procs > 0 && spec.Scenario.Kind() != result.KindOpen {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(m.procs))
+		runtime.GOMAXPROCS(m.procs)
+		// Go's choice again, and its updates as the quota changes.
+		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	if m.plan.Ramp != nil {
 		stairs, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)

@@ -517,8 +517,21 @@ func handoffMetrics(o, n Cell, noise float64) []MetricDelta {
 		return nil
 	}
 	out := []MetricDelta{metric("wake-ups/hand-off", ho.Wakeups, hn.Wakeups, false, false, noise, 0)}
-	if ho.ServerCPUUs != nil && hn.ServerCPUUs != nil {
-		out = append(out, metric("server CPU/hand-off", *ho.ServerCPUUs, *hn.ServerCPUUs, false, true, noise, 0))
+	// Server CPU per hand-off moves from burst to burst by more than the
+	// default noise: it is judged only where both runs repeated their
+	// bursts, by the standard error of the difference of their repeats.
+	so, sn := weighted(o.RepeatServerCPUUs, ones(len(o.RepeatServerCPUUs))), weighted(n.RepeatServerCPUUs, ones(len(n.RepeatServerCPUUs)))
+	if ho.ServerCPUUs != nil && hn.ServerCPUUs != nil && so.n >= 2 && sn.n >= 2 {
+		se := math.Sqrt(so.sd*so.sd/so.n + sn.sd*sn.sd/sn.n)
+		out = append(out, metric("server CPU/hand-off", *ho.ServerCPUUs, *hn.ServerCPUUs, false, true, noise, se))
 	}
 	return out
+}
+
+func ones(n int) []float64 {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
 }

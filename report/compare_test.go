@@ -208,12 +208,14 @@ func TestMetaDifferencesLeaveMeasuredSkewOut(t *testing.T) {
 // hand-off are regressions.
 func TestCompareHandoffCosts(t *testing.T) {
 	burst := func(wakes int64, serverCPU float64) Cell {
-		return Cell{Impl: "zk-pred", Scenario: "burst", Kind: result.KindBurst, Clients: 8, Locks: 1, Acquires: 8,
+		per := serverCPU * 1e6 / 21 // µs per hand-off: 3 repeats of 7
+		return Cell{Impl: "zk-pred", Scenario: "burst", Kind: result.KindBurst, Clients: 8, Locks: 1, Acquires: 24, Repeats: 3,
 			AcquiresPerS: 100, AcquireLatencyUs: result.Latency{P50: 1000, P99: 2000},
-			Counts:    result.Counts{ReleaseWakeups: wakes},
-			Generator: &result.Generator{CPUS: 0.01, ServerCPUS: map[string]float64{"zk": serverCPU}}}
+			Counts:            result.Counts{ReleaseWakeups: 3 * wakes},
+			RepeatServerCPUUs: []float64{per * 0.98, per, per * 1.02},
+			Generator:         &result.Generator{CPUS: 0.01, ServerCPUS: map[string]float64{"zk": serverCPU}}}
 	}
-	cmp := Compare([]Cell{burst(7, 0.007)}, []Cell{burst(28, 0.021)}, CompareOptions{})
+	cmp := Compare([]Cell{burst(7, 0.021)}, []Cell{burst(28, 0.063)}, CompareOptions{})
 	var names []string
 	for _, m := range cmp.Cells[0].Metrics {
 		names = append(names, m.Name)
@@ -222,7 +224,20 @@ func TestCompareHandoffCosts(t *testing.T) {
 		!strings.Contains(strings.Join(cmp.Regressions, "\n"), "server CPU/hand-off 1.00ms → 3.00ms") {
 		t.Errorf("regressions %q (metrics %v), want wake-ups and server CPU per hand-off", cmp.Regressions, names)
 	}
-	if cmp := Compare([]Cell{burst(7, 0.007)}, []Cell{burst(7, 0.007)}, CompareOptions{}); len(cmp.Regressions) != 0 {
+	if cmp := Compare([]Cell{burst(7, 0.021)}, []Cell{burst(7, 0.021)}, CompareOptions{}); len(cmp.Regressions) != 0 {
 		t.Errorf("the same burst regressed: %q", cmp.Regressions)
+	}
+	// Within the repeats' spread (±2 %), 3 % more server CPU is noise even
+	// where --noise would not say so.
+	if cmp := Compare([]Cell{burst(7, 0.021)}, []Cell{burst(7, 0.021*1.03)}, CompareOptions{Noise: 0.01}); len(cmp.Regressions) != 0 {
+		t.Errorf("a change within the repeats' spread regressed: %q", cmp.Regressions)
+	}
+	// A single burst a side says nothing of its spread: no CPU verdict.
+	one := burst(7, 0.021)
+	one.RepeatServerCPUUs = nil
+	for _, m := range Compare([]Cell{one}, []Cell{one}, CompareOptions{}).Cells[0].Metrics {
+		if m.Name == "server CPU/hand-off" {
+			t.Error("server CPU judged without repeats")
+		}
 	}
 }

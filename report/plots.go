@@ -504,9 +504,10 @@ func openLoopFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, 
 // lines lying on one another stay visible.
 func burstFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
 	wakes, cpu, gap, theory := burstCostSeries(cells)
-	if len(wakes) == 0 {
+	if len(wakes)+len(cpu)+len(gap) == 0 {
 		return nil, nil
 	}
+	every := slices.Concat(wakes, cpu, gap)
 	f := &figure{Name: "burst-costs", Title: "Burst: what a hand-off costs", legend: newLegend(),
 		Caption: "All clients queue at once and the lock passes down the queue once; each point is a cell's total over its n−1 hand-offs. " +
 			"Dashed grey: theory, n(n−1)/2 wake-ups over n−1 hand-offs (n/2 each) when every waiter watches every change, 1 each with a predecessor watch. " +
@@ -542,7 +543,7 @@ func burstFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, err
 		if err := st.add(p, nil, listed...); err != nil {
 			return nil, err
 		}
-		clientAxis(&p.X, wakes)
+		clientAxis(&p.X, every)
 		_, _, ymin, ymax := bounds(pn.ss)
 		logAxis(&p.Y, ymin, ymax)
 		p.Y.Tick.Marker = logTicks{}

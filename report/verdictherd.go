@@ -62,7 +62,8 @@ func collectBurstCosts(cells []Cell) []burstCosts {
 }
 
 // herdCostVerdict is the herd's verdict from bursts: a row per lock at
-// its largest burst — wake-ups per hand-off against theory, the servers'
+// its largest burst (its n in the row and the sentence, since locks may
+// differ in it) — wake-ups per hand-off against theory, the servers'
 // messages and CPU per hand-off, lockbench's CPU, the hand-off gap, and
 // how many times the cheapest lock's server CPU it costs — with the
 // growth of wake-ups and server CPU per hand-off over the client counts
@@ -110,9 +111,9 @@ func herdCostVerdict(cells []Cell) (VerdictLine, bool) {
 	answer := "cost per hand-off at each lock's largest burst below"
 	if cheapest >= 0 && dearest != cheapest && *bs[cheapest].cost.ServerCPUUs > 0 {
 		d, ch := bs[dearest], bs[cheapest]
-		answer = fmt.Sprintf("dearest %s, %s of server CPU per hand-off at %s (%.1f× %s, the cheapest at %s)",
+		answer = fmt.Sprintf("dearest %s, %s of server CPU per hand-off at %s (%.1f× %s, the cheapest at %s at %s)",
 			d.impl, micros(*d.cost.ServerCPUUs), plural(int64(d.largest.Clients), "client"),
-			*d.cost.ServerCPUUs / *ch.cost.ServerCPUUs, ch.impl, micros(*ch.cost.ServerCPUUs))
+			*d.cost.ServerCPUUs / *ch.cost.ServerCPUUs, ch.impl, micros(*ch.cost.ServerCPUUs), plural(int64(ch.largest.Clients), "client"))
 	}
 	perHandoff := map[string]float64{}
 	largest := 0

@@ -42,7 +42,9 @@ type HandoffCost struct {
 // on one lock with at least one hand-off. A repeated burst of n clients
 // hands on n−1 times per repeat.
 func HandoffCosts(c Cell) (HandoffCost, bool) {
-	if c.KindOf() != KindBurst || c.Locks > 1 || c.Acquires < 2 {
+	// A queue that waiters left (the abandon scenario, a burst by kind)
+	// hands on fewer times than it had clients: no burst's cost.
+	if c.KindOf() != KindBurst || c.Locks > 1 || c.Acquires < 2 || c.Abandon != nil && c.Abandon.Count > 0 {
 		return HandoffCost{}, false
 	}
 	h := HandoffCost{Handoffs: c.Acquires - int64(max(c.Repeats, 1))}

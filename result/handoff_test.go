@@ -82,7 +82,8 @@ func TestHandoffCosts(t *testing.T) {
 	if h, _ := HandoffCosts(c); h.ServerCPUUs != nil {
 		t.Error("server CPU per hand-off without server CPU")
 	}
-	for _, bad := range []Cell{{Kind: KindClosed, Locks: 1, Acquires: 8}, {Kind: KindBurst, Locks: 4, Acquires: 8}, {Kind: KindBurst, Locks: 1, Acquires: 1}} {
+	for _, bad := range []Cell{{Kind: KindClosed, Locks: 1, Acquires: 8}, {Kind: KindBurst, Locks: 4, Acquires: 8}, {Kind: KindBurst, Locks: 1, Acquires: 1},
+		{Kind: KindBurst, Locks: 1, Acquires: 4, Abandon: &Abandon{Count: 3}}} {
 		if _, ok := HandoffCosts(bad); ok {
 			t.Errorf("a cost per hand-off for %+v", bad)
 		}

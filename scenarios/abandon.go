@@ -96,7 +96,7 @@ func (a *abandonRun) Client(ctx context.Context, r *engine.Cell, w *engine.Clien
 	r.HoldAndRelease(ctx, w, 0, lease, got, true)
 }
 
-// drive lets the clients join the queue in id order, then has the
+// Drive lets the clients join the queue in id order, then has the
 // abandoners leave one at a time, each step waiting for a settled queue.
 func (a *abandonRun) Drive(ctx context.Context, r *engine.Cell) {
 	defer close(a.ready)
@@ -130,7 +130,7 @@ func (a *abandonRun) countLeftovers(ctx context.Context, r *engine.Cell) {
 	}
 }
 
-// finish adds who got the lock in which order, what was left behind, and
+// Finish adds who got the lock in which order, what was left behind, and
 // what theory predicts: each leave wakes Theory.Abandon(n) waiters with n
 // clients queued, then the burst of those left.
 func (a *abandonRun) Finish(r *engine.Cell, c *result.Cell, _ engine.Totals) {

@@ -28,7 +28,7 @@ type burstRun struct {
 // HandoffBarrier is the barrier the burst's hand-offs wait on.
 func (b *burstRun) HandoffBarrier() *engine.Barrier { return &b.Barrier }
 
-// prepare drops the warm-up (one acquisition each leaves nothing to warm)
+// Prepare drops the warm-up (one acquisition each leaves nothing to warm)
 // and, for drivers whose waiters are woken, holds each release until the
 // remaining waiters have settled again.
 func (b *burstRun) Prepare(r *engine.Cell) {
@@ -43,7 +43,7 @@ func (b *burstRun) Client(ctx context.Context, r *engine.Cell, w *engine.Client)
 	b.acquireOnce(ctx, r, w)
 }
 
-// finish adds what theory predicts for one lock, and how the hand-off
+// Finish adds what theory predicts for one lock, and how the hand-off
 // barrier went.
 func (b *burstRun) Finish(r *engine.Cell, c *result.Cell, _ engine.Totals) {
 	if r.Spec.Locks != 1 {

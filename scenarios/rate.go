@@ -68,7 +68,7 @@ func (o *openLoop) ServeContext(parent context.Context, r *engine.Cell) (context
 	return context.WithDeadline(parent, end.Add(min(MaxDrain, r.Spec.MaxTime)))
 }
 
-// drive waits for the schedule to end — the clients run it themselves —
+// Drive waits for the schedule to end — the clients run it themselves —
 // settles what came due while every client was still busy, then waits for
 // those in flight to be served; what the time limit leaves unserved is
 // counted, and the cell truncated.

@@ -2,10 +2,13 @@ package scenarios
 
 import (
 	"context"
-	"github.com/lockbench/lockbench/engine"
-	_ "github.com/lockbench/lockbench/impl/inproc"
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/engine"
+	_ "github.com/lockbench/lockbench/impl/inproc"
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/scenarios/dist"
@@ -216,4 +219,20 @@ func scenario(t testing.TB, name string) engine.Scenario {
 		t.Fatalf("no scenario %s", name)
 	}
 	return s
+}
+
+// --repeat applies to scenarios that repeat (burst, and the faults'
+// scripts); on a closed loop it is refused rather than ignored.
+func TestRepeatIsRefusedWhereItDoesNotApply(t *testing.T) {
+	t.Parallel()
+	_, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2,
+		Acquires: 10, Repeat: 3, Config: impl.Config{Namespace: t.Name()}})
+	if !errors.Is(err, engine.ErrUsage) || !strings.Contains(err.Error(), "--repeat 3 does not apply to scenario hot") {
+		t.Fatalf("hot with --repeat 3: %v, want a usage error", err)
+	}
+	c, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: "inproc", Scenario: scenario(t, "burst"), Clients: 4,
+		Repeat: 3, Config: impl.Config{Namespace: t.Name() + "burst"}})
+	if err != nil || c.Repeats != 3 || c.Acquires != 12 {
+		t.Fatalf("burst with --repeat 3: %d repeats, %d acquires, %v; want 3 and 12", c.Repeats, c.Acquires, err)
+	}
 }

@@ -44,13 +44,21 @@ func procCPU(pid int) (time.Duration, bool) {
 	}
 	var total time.Duration
 	for _, p := range tree {
-		own, ok := schedstatCPU(p.pid)
-		if !ok {
-			own = ticksToDuration(p.own)
-		}
-		total += own + ticksToDuration(p.reaped)
+		total += ownCPU(p) + ticksToDuration(p.reaped)
 	}
 	return total, true
+}
+
+// ownCPU is a process's own CPU time: its living threads' nanoseconds,
+// and, in ticks, what threads that have ended used (the process's ticks
+// count every thread it ever had; a thread that ends mid-cell would
+// otherwise take its whole life's time out of the sum).
+func ownCPU(p proc) time.Duration {
+	ns, liveTicks, ok := threadsCPU(p.pid)
+	if !ok {
+		return ticksToDuration(p.own)
+	}
+	return ns + ticksToDuration(max(0, p.own-liveTicks))
 }
 
 func ticksToDuration(t int64) time.Duration { return time.Duration(t) * time.Second / clockTicks }
@@ -89,48 +97,39 @@ func processTree(pid int) ([]proc, bool) {
 	return out, true
 }
 
-// descendants lists the processes below pid.
-func descendants(pid int) []int {
-	tree, _ := processTree(pid)
-	var out []int
-	for _, p := range tree {
-		if p.pid != pid {
-			out = append(out, p.pid)
-		}
-	}
-	return out
-}
-
-// schedstatCPU sums the first field of every thread's schedstat: its time
-// on a CPU, in nanoseconds.
-func schedstatCPU(pid int) (time.Duration, bool) {
+// threadsCPU reads every living thread of pid: the nanoseconds each has
+// run (the first field of its schedstat), summed, and their ticks in its
+// stat, summed.
+func threadsCPU(pid int) (ns time.Duration, ticks int64, ok bool) {
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil || len(tasks) == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	var sum int64
 	for _, t := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
-		if err != nil {
+		dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
+		b, err := os.ReadFile(dir + "schedstat")
+		st, ok := readStat(dir + "stat")
+		if err != nil || !ok {
 			continue // a thread that ended between the listing and the read
 		}
 		f := strings.Fields(string(b))
 		if len(f) < 1 {
-			return 0, false
+			return 0, 0, false
 		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
+		n, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, false
+			return 0, 0, false
 		}
-		sum += ns
+		ns += time.Duration(n)
+		ticks += st.own
 	}
-	return time.Duration(sum), true
+	return ns, ticks, true
 }
 
-// statCPU is a process's own CPU time in /proc/PID/stat's ticks.
-func statCPU(pid int) (time.Duration, bool) {
-	p, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid))
-	return ticksToDuration(p.own), ok
+// schedstatCPU is the nanoseconds pid's living threads have run.
+func schedstatCPU(pid int) (time.Duration, bool) {
+	ns, _, ok := threadsCPU(pid)
+	return ns, ok
 }
 
 // readStat reads a /proc/PID/stat file.
