@@ -83,6 +83,8 @@ func (st styler) line(s series) (draw.LineStyle, draw.GlyphStyle) {
 		gs.Shape = draw.BoxGlyph{}
 	}
 	if s.Mark > 0 {
+		// A figure of one scenario: solid lines, dashes left to theory.
+		ls.Dashes = nil
 		gs.Shape = nestingGlyphs[(s.Mark-1)%len(nestingGlyphs)]
 		gs.Radius = vg.Points(max(2.5, 8-0.6*float64(s.Mark-1)))
 		ls.Width = vg.Points(1.5)
