@@ -76,7 +76,9 @@ func crashConnOnce(ctx context.Context, spec engine.CellSpec, s subject, r, wait
 	held := h.enter(0, got)
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	firstAt := queue(ctx, wctx, t, h, ls[1:], name, cfg.Retry, spec.Hold)
+	firstAt := queue(ctx, wctx, t, h, ls[1:], spec.Hold, func(wctx context.Context, w impl.Locker) (impl.Lease, time.Time, error) {
+		return waitGrant(wctx, t, w, name, cfg.Retry)
+	})
 	settle(ctx, 2*time.Second, ls[1:]...)
 
 	cut := time.Now()
@@ -128,11 +130,12 @@ func keepaliveOf(ctx context.Context, l impl.Locker, t *tally) (impl.Keepalive, 
 	return k, nil
 }
 
-// queue has every waiter ask for the lock until wctx ends; each that gets
-// it holds it hold (as its client in h) and releases it. The channel
-// carries when the first was granted, zero when none was before wctx
-// ended, once every waiter is done.
-func queue(ctx, wctx context.Context, t *tally, h *holds, ws []impl.Locker, name string, retry, hold time.Duration) <-chan time.Time {
+// queue has every waiter ask for the lock by grant until wctx ends; each
+// that gets it holds it hold (as its client in h) and releases it. The
+// channel carries when the first was granted, zero when none was before
+// wctx ended, once every waiter is done.
+func queue(ctx, wctx context.Context, t *tally, h *holds, ws []impl.Locker, hold time.Duration,
+	grant func(wctx context.Context, w impl.Locker) (impl.Lease, time.Time, error)) <-chan time.Time {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -140,7 +143,7 @@ func queue(ctx, wctx context.Context, t *tally, h *holds, ws []impl.Locker, name
 	)
 	for i, w := range ws {
 		wg.Go(func() {
-			lease, now, err := waitGrant(wctx, t, w, name, retry)
+			lease, now, err := grant(wctx, w)
 			if err != nil {
 				return
 			}
@@ -289,7 +292,9 @@ func pauseConnOnce(ctx context.Context, spec engine.CellSpec, s subject, pause t
 	ka := h.enter(0, aGot)
 	wctx, cancel := context.WithTimeout(ctx, pause+10*time.Second+time.Duration(len(ws))*(spec.Hold+time.Second))
 	defer cancel()
-	firstAt := queue(ctx, wctx, t, h, ws, name, cfg.Retry, spec.Hold)
+	firstAt := queue(ctx, wctx, t, h, ws, spec.Hold, func(wctx context.Context, w impl.Locker) (impl.Lease, time.Time, error) {
+		return waitGrant(wctx, t, w, name, cfg.Retry)
+	})
 	settle(ctx, 2*time.Second, ws...)
 
 	stalled := time.Now()

@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
@@ -67,34 +66,15 @@ func crashOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters 
 	// finding, not a hang.
 	wctx, cancel := context.WithTimeout(ctx, 3*bound+10*time.Second+time.Duration(waiters)*(spec.Hold+time.Second))
 	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first time.Time
-	)
-	for i, w := range ls[1:] {
-		wg.Go(func() {
-			lease, now, err := acquire(wctx, t, w, name, cfg.Retry)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			if first.IsZero() {
-				first = now
-			}
-			mu.Unlock()
-			k := h.enter(1+i, now)
-			sleep(wctx, spec.Hold)
-			h.exit(k, time.Now())
-			release(ctx, t, lease)
-		})
-	}
+	firstAt := queue(ctx, wctx, t, h, ls[1:], spec.Hold, func(wctx context.Context, w impl.Locker) (impl.Lease, time.Time, error) {
+		return acquire(wctx, t, w, name, cfg.Retry)
+	})
 	settle(ctx, 2*time.Second, ls[1:]...)
 
 	cut := time.Now()
 	ps.Cut()
 	h.exit(held, cut)
-	wg.Wait()
+	first := <-firstAt
 	t.violate(h.overlaps(t, time.Now())...)
 	if first.IsZero() {
 		t.add("unrecovered", 1)
