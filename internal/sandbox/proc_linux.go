@@ -50,15 +50,17 @@ func procCPU(pid int) (time.Duration, bool) {
 }
 
 // ownCPU is a process's own CPU time: its living threads' nanoseconds,
-// and, in ticks, what threads that have ended used (the process's ticks
-// count every thread it ever had; a thread that ends mid-cell would
-// otherwise take its whole life's time out of the sum).
+// or its ticks where those cannot be read. A thread that ends between two
+// readings takes its time out of the sum; the servers here keep their
+// threads for a cell's length (a connection's thread ends with it, after
+// the cell's last reading), and filling the gap from the process's ticks
+// instead made every reading ±10 ms noisy, since a process's ticks and
+// its threads' are rounded apart.
 func ownCPU(p proc) time.Duration {
-	ns, liveTicks, ok := threadsCPU(p.pid)
-	if !ok {
-		return ticksToDuration(p.own)
+	if ns, ok := threadsCPU(p.pid); ok {
+		return ns
 	}
-	return ns + ticksToDuration(max(0, p.own-liveTicks))
+	return ticksToDuration(p.own)
 }
 
 func ticksToDuration(t int64) time.Duration { return time.Duration(t) * time.Second / clockTicks }
@@ -97,39 +99,30 @@ func processTree(pid int) ([]proc, bool) {
 	return out, true
 }
 
-// threadsCPU reads every living thread of pid: the nanoseconds each has
-// run (the first field of its schedstat), summed, and their ticks in its
-// stat, summed.
-func threadsCPU(pid int) (ns time.Duration, ticks int64, ok bool) {
+// threadsCPU is the nanoseconds pid's living threads have run: the first
+// field of each one's schedstat, summed.
+func threadsCPU(pid int) (time.Duration, bool) {
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil || len(tasks) == 0 {
-		return 0, 0, false
+		return 0, false
 	}
+	var ns time.Duration
 	for _, t := range tasks {
-		dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
-		b, err := os.ReadFile(dir + "schedstat")
-		st, ok := readStat(dir + "stat")
-		if err != nil || !ok {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
 			continue // a thread that ended between the listing and the read
 		}
 		f := strings.Fields(string(b))
 		if len(f) < 1 {
-			return 0, 0, false
+			return 0, false
 		}
 		n, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, 0, false
+			return 0, false
 		}
 		ns += time.Duration(n)
-		ticks += st.own
 	}
-	return ns, ticks, true
-}
-
-// schedstatCPU is the nanoseconds pid's living threads have run.
-func schedstatCPU(pid int) (time.Duration, bool) {
-	ns, _, ok := threadsCPU(pid)
-	return ns, ok
+	return ns, true
 }
 
 // readStat reads a /proc/PID/stat file.

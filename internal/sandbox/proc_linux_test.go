@@ -48,7 +48,7 @@ func TestProcCPUCountsChildren(t *testing.T) {
 	child := descendants(sh.Process.Pid)[0]
 	var spun time.Duration
 	for end := time.Now().Add(20 * time.Second); spun < 100*time.Millisecond && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		spun, _ = schedstatCPU(child)
+		spun, _ = threadsCPU(child)
 	}
 	after, _ := procCPU(sh.Process.Pid)
 	if after < spun || after <= before {
@@ -76,7 +76,7 @@ func TestSchedstatAgreesWithTicks(t *testing.T) {
 			t.Fatal("/proc/self/stat unreadable")
 		}
 	}
-	ns, ok := schedstatCPU(pid)
+	ns, ok := threadsCPU(pid)
 	if !ok {
 		t.Fatal("schedstat unreadable")
 	}
