@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 )
 
@@ -15,6 +17,7 @@ const (
 	PhaseBracket Phase = "bracket" // growing (or shrinking) the rate until one passes and one fails
 	PhaseBisect  Phase = "bisect"  // halving the bracket with short trials
 	PhaseConfirm Phase = "confirm" // full-length trials at the answer and one step above it
+	PhaseNarrow  Phase = "narrow"  // trials that narrow the range a sampled answer lies in
 )
 
 // Outcome is what one trial showed.
@@ -26,6 +29,13 @@ type Outcome struct {
 	// (lockbench's schedule lag or CPU, other work on the machine): that
 	// trial says nothing of the lock, so the search stops there.
 	Limit string
+	// Tail is the trial's arrivals over the SLO's limit, and Besides what
+	// failed it other than its tail ("" when nothing did). When nothing
+	// did and Options.Allowed is set, the verdict is the tail's share,
+	// and a share too close to the allowed one to decide is pooled with
+	// further trials at the same rate (see Options.MaxArrivals).
+	Tail    Tail
+	Besides string
 }
 
 // Trial runs one trial at rate arrivals per second; full asks for the
@@ -51,6 +61,16 @@ type Options struct {
 	// MaxRounds bounds how often a failed confirmation reopens the
 	// search. The default is 3.
 	MaxRounds int
+	// Allowed is the share of arrivals the SLO's quantile lets exceed its
+	// limit (0.01 for a p99); 0 judges each trial by its own verdict.
+	Allowed float64
+	// MaxArrivals bounds the arrivals pooled at one rate while their tail
+	// cannot decide the verdict at 95 % (Tail.Decides). The default is
+	// 40/Allowed: four trials' worth at ten arrivals over the quantile.
+	MaxArrivals int64
+	// Report, if set, is told each trial once its verdict is known,
+	// pooled with those before it at the same rate.
+	Report func(Step)
 }
 
 func (o Options) withDefaults() Options {
@@ -73,6 +93,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxRounds <= 0 {
 		o.MaxRounds = 3
 	}
+	if o.Allowed > 0 && o.MaxArrivals <= 0 {
+		o.MaxArrivals = int64(math.Ceil(40 / o.Allowed))
+	}
 	o.Start = min(max(o.Start, o.Min), o.Max)
 	return o
 }
@@ -83,6 +106,13 @@ type Step struct {
 	Phase Phase
 	Full  bool
 	Outcome
+	// Pool numbers the trials run at one rate for one verdict (1 for the
+	// first); Pooled is their tail so far, this trial's included, and
+	// Decided says whether it decides the verdict at 95 %. A verdict
+	// resting on Pooled is the share's, not this trial's alone.
+	Pool    int
+	Pooled  Tail
+	Decided bool
 }
 
 // Answer is what a search found.
@@ -99,8 +129,15 @@ type Answer struct {
 	Limit string
 	// Note says why the search ended where it did when it is not a
 	// confirmed answer (the trial budget, the highest rate allowed).
-	Note  string
-	Steps []Step
+	Note string
+	// Low and High bound the lock's capacity at 95 % when trials were
+	// judged by their tails (Options.Allowed): the highest rate whose
+	// tail decided a pass and the lowest whose tail decided a failure, 0
+	// when none did. Rates between them were too close to call within
+	// MaxArrivals; when Low is Rate and High is Missed, the answer is
+	// as precise as asked.
+	Low, High float64
+	Steps     []Step
 }
 
 // errStop ends a search early with its answer so far; Answer.Note says
@@ -119,6 +156,13 @@ type search struct {
 	long bool
 	// retried: the trial just run repeats one failed by lockbench's limit.
 	retried bool
+	// reported counts the steps told to Options.Report.
+	reported int
+	// edge holds the rates whose tails stayed too close to call with
+	// MaxArrivals pooled; sampled: the bracket's two ends are such rates,
+	// so bisecting further would only add more of them.
+	edge    map[float64]bool
+	sampled bool
 	ans     Answer
 }
 
@@ -140,7 +184,53 @@ func Search(ctx context.Context, trial Trial, opt Options) (Answer, error) {
 	if !s.ans.Confirmed && s.ans.Missed == 0 {
 		s.ans.Missed = s.hi
 	}
+	if s.opt.Allowed > 0 {
+		s.ans.Low, s.ans.High = s.ans.decided(s.opt.Allowed)
+	}
 	return s.ans, err
+}
+
+// decided bounds the capacity by the trials' tails (see Answer.Low). A
+// lock's share over the limit does not fall as the rate grows, so tails
+// pooled over the rates from r upwards that decide a pass decide one at
+// r, and tails pooled up to r that decide a failure decide one at r:
+// every trial near the answer counts, not only those at one rate. A
+// trial failed besides its tail (drops, errors) is a failure at its rate.
+func (a Answer) decided(allowed float64) (low, high float64) {
+	byRate := map[float64]Tail{}
+	for _, st := range a.Steps {
+		switch {
+		case st.Limit != "":
+		case st.Besides != "":
+			if high == 0 || st.Rate < high {
+				high = st.Rate
+			}
+		case st.Tail.Arrivals > 0:
+			byRate[st.Rate] = byRate[st.Rate].Add(st.Tail)
+		}
+	}
+	rates := slices.Sorted(maps.Keys(byRate))
+	for i, r := range rates {
+		var up, down Tail
+		for j := i; j < len(rates); j++ { // r and the rates above it
+			if up = up.Add(byRate[rates[j]]); up.Decides(allowed) && up.Share() <= allowed {
+				low = max(low, r)
+				break
+			}
+		}
+		for j := i; j >= 0; j-- { // r and the rates below it
+			if down = down.Add(byRate[rates[j]]); down.Decides(allowed) && down.Share() > allowed {
+				if high == 0 || r < high {
+					high = r
+				}
+				break
+			}
+		}
+	}
+	if high != 0 && low >= high { // the tails are not monotone in the rate
+		low = 0
+	}
+	return low, high
 }
 
 func (s *search) run() error {
@@ -151,6 +241,11 @@ func (s *search) run() error {
 		if err := s.bisect(); err != nil {
 			return err
 		}
+		if s.sampled {
+			s.ans.Note = fmt.Sprintf("%s and %s were too close to call with %d arrivals each: near the answer the share of arrivals over the limit is a sample, not the lock's",
+				fmtRate(s.lo), fmtRate(s.hi), s.opt.MaxArrivals)
+			return s.narrow()
+		}
 		done, err := s.confirm()
 		if done || err != nil {
 			return err
@@ -160,8 +255,47 @@ func (s *search) run() error {
 	return nil
 }
 
-// try runs a trial within the budget and records it.
+// try runs a trial within the budget and records it; a verdict resting
+// on a tail too close to call pools further trials at the same rate.
 func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
+	o, err := s.once(rate, phase, full)
+	if err != nil || s.opt.Allowed <= 0 || o.Limit != "" || o.Besides != "" || o.Tail.Arrivals == 0 {
+		s.report()
+		return o, err
+	}
+	pool := o.Tail
+	for n := 1; ; n++ {
+		st := &s.ans.Steps[len(s.ans.Steps)-1]
+		st.Pool, st.Pooled, st.Decided = n, pool, pool.Decides(s.opt.Allowed)
+		st.Pass = pool.Share() <= s.opt.Allowed
+		o.Pass = st.Pass
+		s.report()
+		if st.Decided || pool.Arrivals >= s.opt.MaxArrivals {
+			if s.edge == nil {
+				s.edge = map[float64]bool{}
+			}
+			s.edge[rate] = !st.Decided
+			return o, nil
+		}
+		if o, err = s.once(rate, phase, full); err != nil || o.Limit != "" || o.Besides != "" {
+			s.report() // failed besides its tail: that decides
+			return o, err
+		}
+		pool = pool.Add(o.Tail)
+	}
+}
+
+// report tells Options.Report the last step, once.
+func (s *search) report() {
+	if n := len(s.ans.Steps); s.opt.Report != nil && n > s.reported {
+		s.reported = n
+		s.opt.Report(s.ans.Steps[n-1])
+	}
+}
+
+// once runs one trial and records it; one failed by lockbench's limit is
+// run again once before it ends the search.
+func (s *search) once(rate float64, phase Phase, full bool) (Outcome, error) {
 	if len(s.ans.Steps) >= s.opt.MaxTrials {
 		s.ans.Note = fmt.Sprintf("stopped after %d trials (the trial budget)", s.opt.MaxTrials)
 		return Outcome{}, errStop
@@ -178,7 +312,8 @@ func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 		// One late trial on a busy machine is a blip, not a limit: the
 		// same rate once more decides.
 		s.retried = true
-		return s.try(rate, phase, full)
+		s.report()
+		return s.once(rate, phase, full)
 	}
 	s.retried = false
 	if !o.Pass && o.Limit != "" {
@@ -252,6 +387,10 @@ func (s *search) passBelow(r float64) float64 {
 // bisect halves the bracket with short trials until it is Precision wide.
 func (s *search) bisect() error {
 	for s.lo > 0 && s.hi > 0 && (s.hi-s.lo)/s.lo > s.opt.Precision {
+		if s.edge[s.lo] && s.edge[s.hi] {
+			s.sampled = true
+			return nil
+		}
 		mid := (s.lo + s.hi) / 2
 		o, err := s.try(mid, PhaseBisect, s.long)
 		if err != nil {
@@ -261,6 +400,33 @@ func (s *search) bisect() error {
 	}
 	if s.lo == 0 || s.hi == 0 {
 		return s.bracket()
+	}
+	return nil
+}
+
+// narrow tightens the range a sampled answer lies in (Answer.Low, High):
+// it halves the gap between the bracket and the range's each end until
+// the gap is Precision wide or its middle is too close to call as well.
+// Its trials inform the range only; the answer stays the bisection's.
+func (s *search) narrow() error {
+	for _, above := range []bool{true, false} {
+		for {
+			low, high := s.ans.decided(s.opt.Allowed)
+			a, b := low, s.lo // the gap below the answer
+			if above {
+				a, b = s.hi, high
+			}
+			if a <= 0 || b <= 0 || (b-a)/a <= s.opt.Precision {
+				break
+			}
+			mid := (a + b) / 2
+			if _, err := s.try(mid, PhaseNarrow, false); err != nil {
+				return err
+			}
+			if s.edge[mid] {
+				break
+			}
+		}
 	}
 	return nil
 }

@@ -213,3 +213,107 @@ func TestSearchEndsOnError(t *testing.T) {
 		t.Fatalf("err %v, answer %+v; want the error after two passing trials", err, a)
 	}
 }
+
+// tailModel is a lock whose share of arrivals over the limit grows with
+// the rate (share(rate)); every trial serves n arrivals and has exactly
+// its share of them over, so pooling is deterministic.
+type tailModel struct {
+	share   func(rate float64) float64
+	n       int64
+	besides func(rate float64) string // a failure other than the tail
+	calls   int
+}
+
+func (m *tailModel) trial(_ context.Context, rate float64, _ Phase, _ bool) (Outcome, error) {
+	m.calls++
+	t := Tail{Over: int64(math.Round(m.share(rate) * float64(m.n))), Arrivals: m.n}
+	o := Outcome{Tail: t, Pass: t.Share() <= 0.01}
+	if m.besides != nil {
+		o.Besides = m.besides(rate)
+	}
+	if o.Besides != "" {
+		o.Pass = false
+	}
+	return o, nil
+}
+
+func TestSearchPoolsATailTooCloseToCall(t *testing.T) {
+	t.Parallel()
+	// 1.5 % over: 15 of 1,000 cannot be told from 1 %, 30 of 2,000 can.
+	m := &tailModel{share: func(float64) float64 { return 0.015 }, n: 1000}
+	var told []Step
+	s := &search{ctx: context.Background(), trial: m.trial,
+		opt: Options{Allowed: 0.01, Report: func(st Step) { told = append(told, st) }}.withDefaults()}
+	o, err := s.try(100, PhaseBisect, false)
+	if err != nil || o.Pass {
+		t.Fatalf("outcome %+v, err %v; want a failure", o, err)
+	}
+	if len(s.ans.Steps) != 2 || m.calls != 2 {
+		t.Fatalf("%d steps, %d trials; want 2 pooled", len(s.ans.Steps), m.calls)
+	}
+	first, second := s.ans.Steps[0], s.ans.Steps[1]
+	if first.Pool != 1 || first.Decided || first.Pooled != (Tail{15, 1000}) {
+		t.Errorf("first trial %+v, want undecided alone", first)
+	}
+	if second.Pool != 2 || !second.Decided || second.Pooled != (Tail{30, 2000}) || second.Pass {
+		t.Errorf("second trial %+v, want the pool of 2,000 decided against", second)
+	}
+	if len(told) != 2 || told[1].Pooled != second.Pooled {
+		t.Errorf("reported %+v, want each trial once, with its pool", told)
+	}
+
+	// 1.05 % never decides within the bound (4,000 arrivals at 1 %): the
+	// point estimate judges, and the step says it did not decide.
+	m = &tailModel{share: func(float64) float64 { return 0.0105 }, n: 1000}
+	s = &search{ctx: context.Background(), trial: m.trial, opt: Options{Allowed: 0.01}.withDefaults()}
+	o, _ = s.try(100, PhaseBisect, false)
+	last := s.ans.Steps[len(s.ans.Steps)-1]
+	if m.calls != 4 || o.Pass || last.Decided || last.Pooled.Arrivals != 4000 {
+		t.Errorf("%d trials, last %+v; want 4 pooled to 4,000, undecided, failed", m.calls, last)
+	}
+
+	// A failure besides the tail (errors, drops) is not pooled away.
+	m = &tailModel{share: func(float64) float64 { return 0.0095 }, n: 1000,
+		besides: func(float64) string { return "3 errors" }}
+	s = &search{ctx: context.Background(), trial: m.trial, opt: Options{Allowed: 0.01}.withDefaults()}
+	if o, _ = s.try(100, PhaseBisect, false); o.Pass || m.calls != 1 {
+		t.Errorf("outcome %+v after %d trials, want one failed trial", o, m.calls)
+	}
+}
+
+func TestSearchBoundsTheCapacityByDecidedTails(t *testing.T) {
+	t.Parallel()
+	// A polling lock: the share over grows in proportion to the rate, 1 %
+	// at 100/s. 1,000 arrivals a trial cannot decide near it.
+	m := &tailModel{share: func(r float64) float64 { return 0.01 * r / 100 }, n: 1000}
+	a, err := Search(context.Background(), m.trial, Options{Start: 500, Precision: 0.05, Allowed: 0.01, MaxTrials: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Low <= 0 || a.High <= 0 || a.Low > 100 || a.High < 100 {
+		t.Fatalf("range [%g, %g], want it to hold the capacity 100/s", a.Low, a.High)
+	}
+	if a.Low > a.Rate || (a.Missed > 0 && a.High < a.Missed) {
+		t.Errorf("range [%g, %g] does not hold the answer %g (missed %g)", a.Low, a.High, a.Rate, a.Missed)
+	}
+	for _, st := range a.Steps {
+		if st.Rate > a.Low && st.Rate < a.High && st.Decided {
+			t.Errorf("step at %g decided, inside the range [%g, %g]", st.Rate, a.Low, a.High)
+		}
+	}
+	t.Logf("1,000 arrivals: %g [%g, %g] in %d trials", a.Rate, a.Low, a.High, len(a.Steps))
+	// More arrivals narrow the range.
+	m2 := &tailModel{share: m.share, n: 20000}
+	b, err := Search(context.Background(), m2.trial, Options{Start: 500, Precision: 0.05, Allowed: 0.01, MaxTrials: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.High/b.Low >= a.High/a.Low {
+		t.Errorf("range with 20,000 arrivals [%g, %g] not narrower than with 1,000 [%g, %g]", b.Low, b.High, a.Low, a.High)
+	}
+	// Judged trial by trial, there is no range.
+	c, _ := Search(context.Background(), (&model{p99: knee(100)}).trial, Options{Start: 500})
+	if c.Low != 0 || c.High != 0 {
+		t.Errorf("range [%g, %g] without tails, want none", c.Low, c.High)
+	}
+}

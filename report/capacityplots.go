@@ -131,6 +131,22 @@ func searchPlot(s result.CapacitySearch, slo result.SLO, precision float64) (*pl
 		p.Add(ans)
 		p.Legend.Add(fmt.Sprintf("answer %s/s", sig3(s.Rate)), ans)
 	}
+	if rangeText(s) != "" { // the tails decided no closer than this
+		for i, x := range []float64{s.Low, s.High} {
+			if x <= 0 {
+				continue
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: x, Y: p.Y.Min}, {X: x, Y: p.Y.Max}})
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Width, l.Dashes = answerColour, vg.Points(1), []vg.Length{vg.Points(2), vg.Points(2)}
+			p.Add(l)
+			if i == 0 || s.Low <= 0 {
+				p.Legend.Add("95 % range the trials' tails decided", l)
+			}
+		}
+	}
 	p.Legend.Top, p.Legend.Left = true, true
 	return p, nil
 }

@@ -64,7 +64,43 @@ func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 	if t.Full {
 		full = "full"
 	}
-	return fmt.Sprintf("%9s/s %-5s %s %-8s %s", sig3(t.Rate), full, slo.Label(), result.Dur(t.LatencyUs), v)
+	return fmt.Sprintf("%9s/s %-5s %s %-8s %s%s", sig3(t.Rate), full, slo.Label(), result.Dur(t.LatencyUs), v, tailText(t))
+}
+
+// tailText is a trial's arrivals over the SLO's limit, pooled with those
+// before it at the same rate, and whether they decided its verdict.
+func tailText(t result.SearchTrial) string {
+	if t.Arrivals == 0 || t.Limit != "" {
+		return ""
+	}
+	over, n := t.Over, t.Arrivals
+	if t.Pool > 1 {
+		over, n = t.PooledOver, t.PooledArrivals
+	}
+	s := fmt.Sprintf("  [%s of %s over the limit", commas(over), commas(n))
+	if t.Pool > 1 {
+		s += fmt.Sprintf(", %d trials pooled", t.Pool)
+	}
+	if t.Pool > 0 && !t.Decided {
+		s += ": too close to call"
+	}
+	return s + "]"
+}
+
+// rangeText is the range the trials' tails bound the capacity to, when
+// it is wider than the search's own precision: "" otherwise.
+func rangeText(s result.CapacitySearch) string {
+	switch {
+	case s.Low == 0 && s.High == 0:
+		return ""
+	case s.Low == s.Rate && s.High == s.Missed:
+		return ""
+	case s.High == 0:
+		return fmt.Sprintf("; 95 %%: at least %s/s", sig3(s.Low))
+	case s.Low == 0:
+		return fmt.Sprintf("; 95 %%: below %s/s", sig3(s.High))
+	}
+	return fmt.Sprintf("; 95 %%: %s–%s/s", sig3(s.Low), sig3(s.High))
 }
 
 // SearchVerdict is a search's answer in one line: "redis: 12,400 acq/s
@@ -80,10 +116,12 @@ func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) s
 	case s.Limit != "":
 		return fmt.Sprintf("%s: at least %s acq/s at %s — the search stopped where the trials stopped measuring the lock (%s); the lock may carry more",
 			s.Impl, sig3(s.Rate), at, s.Limit)
+	case !s.Confirmed && rangeText(s) != "":
+		return fmt.Sprintf("%s: %s acq/s at %s (%s; not to ±%g %%: %s)", s.Impl, sig3(s.Rate), at, strings.TrimPrefix(rangeText(s), "; "), 100*precision, s.Note)
 	case s.Confirmed:
-		return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, confirmed; %s missed)", s.Impl, sig3(s.Rate), at, 100*precision, sig3(s.Missed))
+		return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, confirmed; %s missed%s)", s.Impl, sig3(s.Rate), at, 100*precision, sig3(s.Missed), rangeText(s))
 	}
-	return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, not confirmed: %s)", s.Impl, sig3(s.Rate), at, 100*precision, s.Note)
+	return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, not confirmed: %s%s)", s.Impl, sig3(s.Rate), at, 100*precision, s.Note, rangeText(s))
 }
 
 // KneeVerdict is a sweep's answer in one line: "zk-pred: best at 24

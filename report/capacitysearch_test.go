@@ -27,6 +27,17 @@ func TestCapacityVerdicts(t *testing.T) {
 			"redis: at least 40,000 acq/s at p99 ≤ 10 ms — the search stopped where the trials stopped measuring the lock (schedule lag p99 3ms); the lock may carry more"},
 		{result.CapacitySearch{Impl: "redis", Limit: "schedule lag p99 45ms", Trials: []result.SearchTrial{{Rate: 500}, {Rate: 15.625}}},
 			"redis: no capacity claimed: no rate met p99 ≤ 10 ms down to 15.6/s, where the trials stopped measuring the lock (schedule lag p99 45ms): measure on a quieter machine"},
+		// Confirmed, and the tails decided the bracket's both ends: no range.
+		{result.CapacitySearch{Impl: "zk-pred", Rate: 1000, Confirmed: true, Missed: 1050, Low: 1000, High: 1050},
+			"zk-pred: 1,000 acq/s at p99 ≤ 10 ms (±5 %, confirmed; 1,050 missed)"},
+		// Confirmed, but the tails decided only wider.
+		{result.CapacitySearch{Impl: "etcd", Rate: 80, Confirmed: true, Missed: 84, Low: 62.5, High: 125},
+			"etcd: 80 acq/s at p99 ≤ 10 ms (±5 %, confirmed; 84 missed; 95 %: 62.5–125/s)"},
+		// Sampled: the bracket's ends were too close to call.
+		{result.CapacitySearch{Impl: "redis", Rate: 93.75, Missed: 125, Low: 62.5, High: 133, Note: "94/s and 125/s were too close to call with 4000 arrivals each"},
+			"redis: 93.8 acq/s at p99 ≤ 10 ms (95 %: 62.5–133/s; not to ±5 %: 94/s and 125/s were too close to call with 4000 arrivals each)"},
+		{result.CapacitySearch{Impl: "redis", Rate: 93.75, Missed: 125, Low: 62.5, Note: "…"},
+			"redis: 93.8 acq/s at p99 ≤ 10 ms (95 %: at least 62.5/s; not to ±5 %: …)"},
 	} {
 		if got := SearchVerdict(tc.s, slo, 0.05); got != tc.want {
 			t.Errorf("got  %s\nwant %s", got, tc.want)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // CapacityFile is the name of a capacity search's results in its
@@ -82,9 +84,16 @@ type CapacitySearch struct {
 	// the implementation declares it a step of its own (a poll interval,
 	// a server's resync): where the tail jumps once more arrivals than
 	// the SLO's quantile allows find the lock held.
-	Wait   string        `json:"wait,omitempty"`
-	Trials []SearchTrial `json:"trials"`
-	WallS  float64       `json:"wall_s"`
+	Wait string `json:"wait,omitempty"`
+	// Low and High bound the lock's capacity at 95 % by the trials'
+	// tails (see capacity.Answer): rates between them were too close to
+	// call with MaxArrivals pooled at each. 0 when no trial decided that
+	// side.
+	Low         float64       `json:"low,omitempty"`
+	High        float64       `json:"high,omitempty"`
+	MaxArrivals int64         `json:"max_arrivals,omitempty"`
+	Trials      []SearchTrial `json:"trials"`
+	WallS       float64       `json:"wall_s"`
 }
 
 // SearchTrial is one cell of a search, kept in Dir (relative to the
@@ -106,10 +115,21 @@ type SearchTrial struct {
 	// late a thread sleeping 1 ms woke, p99.
 	OtherCores    float64 `json:"other_cores"`
 	WakeLateP99Us float64 `json:"wake_late_p99_us,omitempty"`
-	Pass          bool    `json:"pass"`
-	Why           string  `json:"why,omitempty"`
-	Limit         string  `json:"limit,omitempty"`
-	Dir           string  `json:"dir"`
+	// Over of Arrivals served took longer than the SLO's limit. Pool
+	// numbers the trials run at one rate for one verdict (1 the first);
+	// PooledOver of PooledArrivals is their tail so far, and Decided says
+	// whether that tail decides the verdict at 95 %.
+	Over           int64 `json:"over"`
+	Arrivals       int64 `json:"arrivals"`
+	Pool           int   `json:"pool,omitempty"`
+	PooledOver     int64 `json:"pooled_over,omitempty"`
+	PooledArrivals int64 `json:"pooled_arrivals,omitempty"`
+	Decided        bool  `json:"decided,omitempty"`
+
+	Pass  bool   `json:"pass"`
+	Why   string `json:"why,omitempty"`
+	Limit string `json:"limit,omitempty"`
+	Dir   string `json:"dir"`
 }
 
 // Knee is one implementation's closed loop swept over client counts with
@@ -188,12 +208,26 @@ func LittleCheck(c Cell, hold, think time.Duration) Little {
 // JudgeTrial says whether a cell met slo as a capacity trial must: every
 // threshold, no arrival dropped or left unserved, errors within 1%, no
 // safety violation, not cut short. why names the first miss.
-func JudgeTrial(c Cell, slo SLO) (pass bool, why string) {
+func JudgeTrial(c Cell, slo SLO) (pass bool, why string) { return judgeTrial(c, slo, true) }
+
+// JudgeTrialBesidesTail is JudgeTrial without the SLO's quantile: what
+// failed the trial besides its tail, "" when nothing did. A search pools
+// trials whose tail alone is in doubt (see TailOver).
+func JudgeTrialBesidesTail(c Cell, slo SLO) string {
+	_, why := judgeTrial(c, slo, false)
+	return why
+}
+
+func judgeTrial(c Cell, slo SLO, tail bool) (pass bool, why string) {
 	var miss []string
 	if c.Acquires == 0 {
 		miss = append(miss, "no acquisitions")
 	}
+	quantile := slo.Thresholds()[0].String()
 	for _, b := range Breaches([]Cell{c}, slo) {
+		if !tail && b.Threshold == quantile && c.Acquires > 0 {
+			continue
+		}
 		miss = append(miss, b.Threshold+": "+b.Over)
 	}
 	if c.SafetyViolations > 0 {
@@ -215,6 +249,44 @@ func JudgeTrial(c Cell, slo SLO) (pass bool, why string) {
 		miss = append(miss, c.Finding)
 	}
 	return len(miss) == 0, strings.Join(miss, "; ")
+}
+
+// TailShare is the share of arrivals the SLO's quantile lets take longer
+// than its limit: 0.01 for a p99. It is 0 for max and mean, which no
+// count of slow arrivals decides alone.
+func (s SLO) TailShare() float64 {
+	switch s.Quantile {
+	case "p50":
+		return 0.5
+	case "p90":
+		return 0.1
+	case "p95":
+		return 0.05
+	case "p99":
+		return 0.01
+	case "p999":
+		return 0.001
+	case "p9999":
+		return 0.0001
+	}
+	return 0
+}
+
+// TailOver counts the values of h (µs) over limit as its quantiles see
+// them: a value is over when the highest value its bucket stands for is,
+// so that a p99 above limit always has more than 1 % over it.
+func TailOver(h *hdrhistogram.Histogram, limit time.Duration) int64 {
+	if h == nil {
+		return 0
+	}
+	limitUs := limit.Microseconds()
+	var over int64
+	for _, b := range h.Distribution() {
+		if b.Count > 0 && b.To > limitUs {
+			over += b.Count
+		}
+	}
+	return over
 }
 
 // MachineBusyPrefix begins a TrialLimit that blames other work on the

@@ -146,3 +146,81 @@ func TestTrialLimitNamesABusyMachine(t *testing.T) {
 		t.Errorf("unknown load: limit %q", l)
 	}
 }
+
+func TestTailOverAgreesWithTheQuantile(t *testing.T) {
+	t.Parallel()
+	slo, err := ParseSLO("p99<=10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		slow   int64 // of 1,000 values, these take 20 ms, the rest 100 µs
+		at     int64 // and these exactly 10 ms (the limit's own bucket reaches past it)
+		pass   bool
+		over   int64
+		within bool // over ≤ 1 % of 1,000
+	}{
+		{slow: 10, pass: true, over: 10, within: true},
+		{slow: 11, pass: false, over: 11},
+		{slow: 5, at: 6, pass: false, over: 11},
+		{slow: 0, pass: true, over: 0, within: true},
+	} {
+		h := NewHistogram()
+		for i := int64(0); i < 1000-tc.slow-tc.at; i++ {
+			h.RecordValue(100)
+		}
+		for i := int64(0); i < tc.slow; i++ {
+			h.RecordValue(20000)
+		}
+		for i := int64(0); i < tc.at; i++ {
+			h.RecordValue(10000)
+		}
+		c := Cell{Scenario: "rate", Kind: KindOpen, Acquires: 1000, AcquireLatencyUs: LatencyOf(h), Open: &OpenLoop{Offered: 1000}}
+		pass, why := JudgeTrial(c, slo)
+		over := TailOver(h, slo.Limit)
+		if pass != tc.pass || over != tc.over {
+			t.Errorf("%d slow, %d at the limit: pass %v (%s), %d over; want %v, %d", tc.slow, tc.at, pass, why, over, tc.pass, tc.over)
+		}
+		if within := float64(over)/1000 <= slo.TailShare(); within != tc.within || within != pass {
+			t.Errorf("%d slow, %d at the limit: share within %v, p99 pass %v; want both %v", tc.slow, tc.at, within, pass, tc.within)
+		}
+		// Besides its tail, nothing failed it.
+		if b := JudgeTrialBesidesTail(c, slo); b != "" {
+			t.Errorf("%d slow: besides the tail %q", tc.slow, b)
+		}
+	}
+	if TailOver(nil, time.Millisecond) != 0 {
+		t.Error("no histogram, yet some over")
+	}
+	shares := map[string]float64{"p99<=1ms": 0.01, "p999<=1ms": 0.001, "p50<=1ms": 0.5, "max<=1ms": 0, "mean<=1ms": 0}
+	for text, want := range shares {
+		s, err := ParseSLO(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.TailShare(); got != want {
+			t.Errorf("%s: tail share %g, want %g", text, got, want)
+		}
+	}
+}
+
+func TestJudgeTrialBesidesTailNamesWhatElseFailed(t *testing.T) {
+	t.Parallel()
+	slo, err := ParseSLO("p99<=10ms,errors<=0.1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Cell{Scenario: "rate", Kind: KindOpen, Acquires: 1000, Errors: 30, AcquireLatencyUs: Latency{P99: 25000},
+		Open: &OpenLoop{Offered: 1030, Dropped: 2}}
+	b := JudgeTrialBesidesTail(c, slo)
+	if strings.Contains(b, "p99") || !strings.Contains(b, "errors") || !strings.Contains(b, "2 of 1030 arrivals dropped") {
+		t.Errorf("besides the tail: %q; want errors and drops, not the p99", b)
+	}
+	if _, why := JudgeTrial(c, slo); !strings.Contains(why, "p99") {
+		t.Errorf("the whole verdict %q lost the p99", why)
+	}
+	none := Cell{Scenario: "rate", Kind: KindOpen}
+	if b := JudgeTrialBesidesTail(none, slo); !strings.Contains(b, "no acquisitions") {
+		t.Errorf("an empty trial besides its tail: %q", b)
+	}
+}

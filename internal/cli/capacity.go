@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/capacity"
@@ -31,8 +33,12 @@ client count where a closed loop stops gaining (the Universal Scalability
 Law fitted to a sweep of clients). The rate is bracketed by doubling,
 bisected with short trials (--trial, lengthened to hold ten arrivals above
 the SLO's quantile) to --precision, then confirmed: a full --duration
-trial at the answer must pass and one a step above it must fail. A trial
-failed by lockbench itself or by other work on the machine is repeated
+trial at the answer must pass and one a step above it must fail. Near
+the answer a p99 rests on the few slowest arrivals: a trial whose share
+of arrivals over the limit is too close to the allowed 1% to call at 95%
+is pooled with more trials at the same rate (up to --max-arrivals), and
+when even those cannot call it the answer comes with the range of rates
+its trials' tails decided. A trial failed by lockbench itself or by other work on the machine is repeated
 once (after waiting up to 30 s for the machine to quieten), then ends the
 search, which says so rather than claim a capacity. Every trial is a cell
 kept under DIR/trials; DIR/capacity.json holds the answer.
@@ -56,6 +62,7 @@ type capOpts struct {
 	start, maxRate       float64
 	inflight, maxClients int
 	maxTrials            int
+	maxArrivals          int64
 }
 
 // capacityRefused are run's flags a capacity search sets itself or
@@ -89,7 +96,8 @@ func capacityFlags(o *capOpts, help io.Writer) *pflag.FlagSet {
 	fs.Float64Var(&o.maxRate, "max-rate", 200000, "highest arrival rate tried, per second")
 	fs.IntVar(&o.inflight, "inflight", 32, "rate: clients serving arrivals (each its own connection), and the bound on those in flight")
 	fs.IntVar(&o.maxClients, "max-clients", 64, "knee: largest client count swept (1, 2, 4, … then refined around the peak)")
-	fs.IntVar(&o.maxTrials, "max-trials", 30, "bound on the trials of one search")
+	fs.IntVar(&o.maxTrials, "max-trials", 60, "bound on the trials of one search")
+	fs.Int64Var(&o.maxArrivals, "max-arrivals", 0, "pool trials at one rate while their share of arrivals over the SLO's limit is too close to call at 95%, up to `N` arrivals (default four trials' worth: 4000 for a p99)")
 	fs.DurationVar(&o.maxTime, "max-time", 30*time.Minute, "bound on the whole command's time")
 	return fs
 }
@@ -326,14 +334,12 @@ func (c *capRun) write(rep *result.CapacityReport, stdout, stderr io.Writer) err
 // search finds one implementation's highest rate at the SLO.
 func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (result.CapacitySearch, error) {
 	began := time.Now()
-	out := result.CapacitySearch{Impl: name, Scenario: "rate"}
+	out := result.CapacitySearch{Impl: name, Scenario: "rate", MaxArrivals: c.maxArrivals()}
 	if d, ok := impl.Lookup(name); ok && d.Wait != nil {
 		out.Wait = d.Wait(c.base.Cell.Config)
 	}
-	n := 0
 	busy := false // the last trial failed on a busy machine
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
-		n++
 		if busy {
 			waitQuiet(ctx, quietWait, c.others, stderr)
 		}
@@ -342,7 +348,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 			d = c.base.Cell.Duration
 		}
 		d = max(d, tailLength(rate, c.slo))
-		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate))
+		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", len(out.Trials)+1, phase, rate))
 		if err != nil {
 			return capacity.Outcome{}, err
 		}
@@ -351,14 +357,32 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 			t.Limit = result.TrialLimit(cell, c.slo, c.others)
 		}
 		busy = strings.HasPrefix(t.Limit, result.MachineBusyPrefix)
+		o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit, Besides: result.JudgeTrialBesidesTail(cell, c.slo)}
+		if h, err := c.acquired(dir, cell); err != nil {
+			return o, err
+		} else if h != nil {
+			o.Tail = capacity.Tail{Over: result.TailOver(h, c.slo.Limit), Arrivals: h.TotalCount()}
+			t.Over, t.Arrivals = o.Tail.Over, o.Tail.Arrivals
+		}
 		out.Trials = append(out.Trials, t)
-		fmt.Fprintf(stderr, "%s  %-7s %s  %s\n", name, phase, report.DescribeTrial(t, c.slo), t.Dir)
-		return capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit}, nil
+		return o, nil
+	}
+	tell := func(st capacity.Step) { // the trial's verdict, pooled with those before it
+		t := &out.Trials[len(out.Trials)-1]
+		if st.Pool > 0 {
+			t.Pool, t.PooledOver, t.PooledArrivals, t.Decided = st.Pool, st.Pooled.Over, st.Pooled.Arrivals, st.Decided
+			if t.Pass != st.Pass || st.Pool > 1 {
+				t.Pass, t.Why = st.Pass, pooledWhy(st.Pooled, c.slo)
+			}
+		}
+		fmt.Fprintf(stderr, "%s  %-7s %s  %s\n", name, st.Phase, report.DescribeTrial(*t, c.slo), t.Dir)
 	}
 	ans, err := capacity.Search(ctx, trial, capacity.Options{
 		Start: c.o.start, Max: c.o.maxRate, Precision: c.precision, MaxTrials: c.o.maxTrials,
+		Allowed: c.slo.TailShare(), MaxArrivals: out.MaxArrivals, Report: tell,
 	})
 	out.Rate, out.Confirmed, out.Missed, out.Limit, out.Note = ans.Rate, ans.Confirmed, ans.Missed, ans.Limit, ans.Note
+	out.Low, out.High = ans.Low, ans.High
 	for _, t := range out.Trials { // the latency at the answer: its last passing trial
 		if t.Pass && t.Rate == ans.Rate {
 			out.LatencyUs = t.LatencyUs
@@ -366,6 +390,37 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 	}
 	out.WallS = time.Since(began).Seconds()
 	return out, err
+}
+
+// maxArrivals bounds the arrivals pooled at one rate (--max-arrivals, by
+// default four trials' worth: 4,000 for a p99); 0 when the SLO's quantile
+// is not a share of arrivals (max, mean).
+func (c *capRun) maxArrivals() int64 {
+	share := c.slo.TailShare()
+	switch {
+	case share == 0:
+		return 0
+	case c.o.maxArrivals > 0:
+		return c.o.maxArrivals
+	}
+	return int64(math.Ceil(40 / share))
+}
+
+// acquired reads back a trial's acquire latencies (from the intended
+// start) from its interval log; nil when it wrote none.
+func (c *capRun) acquired(dir string, cell result.Cell) (*hdrhistogram.Histogram, error) {
+	l, err := result.ReadCellLog(filepath.Join(c.base.Out, dir), cell)
+	if err != nil {
+		return nil, fmt.Errorf("lockbench: capacity: reading the trial back: %w", err)
+	}
+	return l.Merged(result.TagAcquire), nil
+}
+
+// pooledWhy says what a pooled tail shows against the SLO.
+func pooledWhy(t capacity.Tail, slo result.SLO) string {
+	lo, hi := t.Interval()
+	return fmt.Sprintf("%d of %d arrivals over %s: %.2f%% (95%%: %.2f–%.2f%%) against %g%%",
+		t.Over, t.Arrivals, slo.Limit, 100*t.Share(), 100*lo, 100*hi, 100*slo.TailShare())
 }
 
 // searchTrial is a trial's cell judged against the SLO.

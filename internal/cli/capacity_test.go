@@ -249,3 +249,39 @@ func TestTrialsHoldEnoughArrivalsForTheQuantile(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacityTrialsCountTheirTails(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "cap")
+	// The in-process lock serves these rates far within 10 ms: every
+	// trial passes, its tail decides it, and the range has no top.
+	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out,
+		"--start-rate", "1000", "--max-rate", "4000", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s", "--others-share", "100%")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "of ") || !strings.Contains(errOut, "over the limit]") {
+		t.Errorf("progress does not count the tail:\n%s", errOut)
+	}
+	rep := readCapacity(t, out)
+	s := rep.Searches[0]
+	if s.MaxArrivals != 4000 {
+		t.Errorf("max arrivals %d, want 4000 (four trials' worth for a p99)", s.MaxArrivals)
+	}
+	for _, tr := range s.Trials {
+		sum, err := result.ReadSummary(filepath.Join(out, tr.Dir, result.SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := sum.Cells[0]
+		if tr.Arrivals != c.Acquires || tr.Arrivals < 900 || tr.Over > tr.Arrivals/100 {
+			t.Errorf("trial at %g/s: %d of %d over; the cell served %d", tr.Rate, tr.Over, tr.Arrivals, c.Acquires)
+		}
+		if !tr.Pass || tr.Pool != 1 || !tr.Decided || tr.PooledArrivals != tr.Arrivals {
+			t.Errorf("trial %+v, want one decided pass, alone", tr)
+		}
+	}
+	if s.Low != s.Rate || s.High != 0 || s.Rate != 4000 {
+		t.Errorf("answer %g, range [%g, %g]; want 4000 decided, no failure", s.Rate, s.Low, s.High)
+	}
+}
