@@ -20,7 +20,8 @@ import (
 )
 
 // Plan is a matrix of cells: every implementation × scenario × client
-// count, run one cell at a time.
+// count, run one cell at a time, the implementations interleaved
+// (RunOrder).
 type Plan struct {
 	Impls     []string
 	Scenarios []string
@@ -371,7 +372,7 @@ func (m *matrix) writeErr(c result.Cell, err error) error {
 	if !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	return fmt.Errorf("lockbench: --out %s is out of disk space: %s was measured but could not be written (%w); summary.json keeps the %d cells before it: free space, then `lockbench report %s`",
+	return fmt.Errorf("lockbench: --out %s is out of disk space: %s was measured but could not be written (%w); summary.json keeps the %d cells finished before it: free space, then `lockbench report %s`",
 		m.plan.Out, c.Key(), syscall.ENOSPC, len(m.sum.Cells), m.plan.Out)
 }
 
