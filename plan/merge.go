@@ -372,7 +372,8 @@ func (s shardDir) finished(key string) bool {
 	return slices.ContainsFunc(s.sum.Cells, func(c result.Cell) bool { return c.Key() == key })
 }
 
-// completeCells are the cells every shard finished, in run order.
+// completeCells are the cells every shard finished, in the order of
+// shard 0's summary: the order asked.
 func completeCells(shards []shardDir) []result.Cell {
 	var out []result.Cell
 	for _, c := range shards[0].sum.Cells {

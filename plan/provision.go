@@ -174,7 +174,7 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 		ramp = fmt.Sprintf("%d:%d:%v", r.Start, r.Step, r.Every)
 	}
 	return result.Meta{
-		Ramp: ramp, Renew: p.Cell.Renew, AcquireTimeoutS: p.Cell.AcquireTimeout.Seconds(),
+		Ramp: ramp, Order: RunOrder, Renew: p.Cell.Renew, AcquireTimeoutS: p.Cell.AcquireTimeout.Seconds(),
 		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(f.procs, f.procsWhy),
 		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
 		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,

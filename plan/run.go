@@ -20,7 +20,8 @@ import (
 )
 
 // Plan is a matrix of cells: every implementation × scenario × client
-// count, run one cell at a time.
+// count, run one cell at a time, the implementations interleaved
+// (RunOrder).
 type Plan struct {
 	Impls     []string
 	Scenarios []string
@@ -138,7 +139,10 @@ type matrix struct {
 	sum      *result.Summary
 	runID    string
 	index    int
-	skipped  []string
+	// canon holds the canonical place of each cell of sum.Cells, which
+	// it keeps in that order.
+	canon   []int
+	skipped []string
 	// logs are the open .hlog of the cells running, by cell key: each
 	// interval is written as it closes (see onInterval); logErr keeps why
 	// one could not be created, for keep to report.
@@ -154,26 +158,60 @@ func (p Plan) validated() bool {
 	return len(p.drivers) > 0 && len(p.drivers) == len(p.Impls) && len(p.scenarios) == len(p.Scenarios)
 }
 
-// cells lists the plan's cells in run order. A fault script has its own
-// cast — a holder and waiters — and repeats; sweeping client counts would
-// only multiply its minutes, so it runs once, with the first count (≥ 2).
-func (p Plan) cells() []CellSpec {
-	clients := p.Clients
-	if p.Ramp != nil {
-		clients = []int{slices.Max(p.Clients)}
+// RunOrder is how a plan's cells run, as meta.json records it: for each
+// scenario and client count, every implementation back to back, their
+// order reversed from one such group to the next (A B, B A, A B …). Side
+// by side, the two sides then meet the same servers — a JVM warming up, a
+// log growing, the machine drifting — instead of the first implementation
+// always meeting the coldest servers and the drift falling on one side.
+const RunOrder = "interleaved (ABBA by scenario and client count)"
+
+// plannedCell is a cell of the plan with its place in the canonical order
+// (implementation, then scenario, then client count), which the summary
+// keeps whatever order the cells ran in.
+type plannedCell struct {
+	spec  CellSpec
+	canon int
+}
+
+// cells lists the plan's cells in run order (RunOrder). A fault script
+// has its own cast — a holder and waiters — and repeats; sweeping client
+// counts would only multiply its minutes, so it runs once, with the first
+// count (≥ 2). A ramp runs one staircase per implementation and scenario,
+// up to the largest count. The list depends on the plan alone, so every
+// shard of a sharded run runs the same cells in the same order.
+func (p Plan) cells() []plannedCell {
+	counts := func(s engine.Scenario) []int {
+		switch {
+		case s.Kind() == result.KindFault:
+			return []int{max(p.Clients[0], 2)}
+		case p.Ramp != nil:
+			return []int{slices.Max(p.Clients)}
+		}
+		return p.Clients
 	}
-	var out []CellSpec
-	for _, d := range p.drivers {
-		for _, s := range p.scenarios {
-			cs := clients
-			if s.Kind() == result.KindFault {
-				cs = []int{max(p.Clients[0], 2)}
-			}
-			for _, n := range cs {
+	// An implementation's cells are a block of the canonical order; a
+	// scenario's begin at first[j] within it.
+	first, block := make([]int, len(p.scenarios)), 0
+	for j, s := range p.scenarios {
+		first[j] = block
+		block += len(counts(s))
+	}
+	var out []plannedCell
+	group := 0
+	for j, s := range p.scenarios {
+		for k, n := range counts(s) {
+			for r := range p.drivers {
+				i := r
+				if group%2 == 1 {
+					i = len(p.drivers) - 1 - r
+				}
 				spec := p.Cell
+				d := p.drivers[i]
 				spec.Impl, spec.Driver, spec.Scenario, spec.Clients = d.Name, d, s, n
-				out = append(out, spec)
+				out = append(out, plannedCell{spec: spec, canon: i*block + first[j] + k})
 			}
+			group++
 		}
 	}
 	return out
@@ -181,7 +219,8 @@ func (p Plan) cells() []CellSpec {
 
 func (m *matrix) run(ctx context.Context) error {
 	cells := m.plan.cells()
-	for _, spec := range cells {
+	for _, c := range cells {
+		spec := c.spec
 		spec.Config.Namespace = fmt.Sprintf("%s-%d", m.runID, m.index)
 		idx := m.index
 		if m.plan.OnProgress != nil {
@@ -192,7 +231,7 @@ func (m *matrix) run(ctx context.Context) error {
 		}
 		spec.OnInterval = m.onInterval
 		m.index++
-		if err := m.runCell(ctx, spec); err != nil {
+		if err := m.runCell(ctx, spec, c.canon); err != nil {
 			return err
 		}
 	}
@@ -203,8 +242,8 @@ func (m *matrix) run(ctx context.Context) error {
 }
 
 // runCell runs one cell (or a ramp's stairs) and keeps what it measured,
-// even when it then failed.
-func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
+// even when it then failed, at its canonical place canon.
+func (m *matrix) runCell(ctx context.Context, spec CellSpec, canon int) error {
 	if m.procs > 0 && spec.Scenario.Kind() != result.KindOpen {
 		runtime.GOMAXPROCS(m.procs)
 		// Go's choice again, and its updates as the quota changes.
@@ -213,7 +252,7 @@ func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
 	if m.plan.Ramp != nil {
 		stairs, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)
 		for _, res := range stairs {
-			if kerr := m.keep(res); kerr != nil {
+			if kerr := m.keep(res, canon); kerr != nil {
 				return kerr
 			}
 		}
@@ -230,7 +269,7 @@ func (m *matrix) runCell(ctx context.Context, spec CellSpec) error {
 	if err != nil && res.Impl == "" {
 		return err
 	}
-	if kerr := m.keep(res); kerr != nil {
+	if kerr := m.keep(res, canon); kerr != nil {
 		return kerr
 	}
 	return err
@@ -280,8 +319,11 @@ func (m *matrix) closeLog(res Result) error {
 // keep adds a cell's result to the summary and writes it out at once. A
 // cell enters summary.json only once its interval log (and grants) are
 // whole on disk; when they or the summary cannot be written, its row is
-// still shown (OnResult), and the error says what was kept.
-func (m *matrix) keep(res Result) error {
+// still shown (OnResult), and the error says what was kept. The cell
+// goes to its canonical place canon, after any there before it (a ramp's
+// earlier stairs), so that the summary of a run cut short is in the
+// order asked too.
+func (m *matrix) keep(res Result, canon int) error {
 	if g := res.Cell.Generator; g != nil && m.procs > 0 && g.Procs == m.procs {
 		g.ProcsWhy = m.procsWhy
 	}
@@ -298,7 +340,12 @@ func (m *matrix) keep(res Result) error {
 			}
 		}
 	}
-	m.sum.Cells = append(m.sum.Cells, res.Cell)
+	at := len(m.canon)
+	for at > 0 && m.canon[at-1] > canon {
+		at--
+	}
+	m.sum.Cells = slices.Insert(m.sum.Cells, at, res.Cell)
+	m.canon = slices.Insert(m.canon, at, canon)
 	// A shard records the SLO but does not judge it: its cells are slices
 	// whose latency and throughput are not the cell's. Merge judges.
 	if m.plan.SLO != "" && m.shard == nil {
@@ -310,7 +357,8 @@ func (m *matrix) keep(res Result) error {
 	}
 	if m.plan.Out != "" {
 		if err := result.WriteJSON(filepath.Join(m.plan.Out, result.SummaryFile), m.sum); err != nil {
-			m.sum.Cells = m.sum.Cells[:len(m.sum.Cells)-1]
+			m.sum.Cells = slices.Delete(m.sum.Cells, at, at+1)
+			m.canon = slices.Delete(m.canon, at, at+1)
 			return m.writeErr(res.Cell, err)
 		}
 	}
@@ -324,7 +372,7 @@ func (m *matrix) writeErr(c result.Cell, err error) error {
 	if !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	return fmt.Errorf("lockbench: --out %s is out of disk space: %s was measured but could not be written (%w); summary.json keeps the %d cells before it: free space, then `lockbench report %s`",
+	return fmt.Errorf("lockbench: --out %s is out of disk space: %s was measured but could not be written (%w); summary.json keeps the %d cells finished before it: free space, then `lockbench report %s`",
 		m.plan.Out, c.Key(), syscall.ENOSPC, len(m.sum.Cells), m.plan.Out)
 }
 

@@ -61,8 +61,11 @@ func (p *Plan) Validate() error {
 func (p *Plan) checkCells() error {
 	var skipped []string
 	applies := false
-	for _, spec := range p.cells() {
-		err := spec.Validate()
+	cells := p.cells()
+	// The reasons in the order asked, not the order run.
+	slices.SortFunc(cells, func(a, b plannedCell) int { return a.canon - b.canon })
+	for _, c := range cells {
+		err := c.spec.Validate()
 		switch {
 		case errors.Is(err, ErrNotApplicable):
 			if why := strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "); !slices.Contains(skipped, why) {

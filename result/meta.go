@@ -44,6 +44,11 @@ type Meta struct {
 	// the cells of each implementation and scenario are the stairs of one
 	// series, back to back over the same connections.
 	Ramp string `json:"ramp,omitempty"`
+	// Order says in what order the cells ran; summary.json lists them in
+	// the order asked (implementation, scenario, client count) whatever
+	// it was. Runs that do not say ran one implementation's cells after
+	// another's.
+	Order string `json:"order,omitempty"`
 	// Renew says holders renewed their lease (a watchdog); AcquireTimeoutS
 	// is how long a client waited before giving up (0: until the cell
 	// ended). Both change what a cell measures, so they are of the plan.
