@@ -2,6 +2,7 @@ package zk
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,35 @@ func TestQueueSeenTellsReleaseFromArrival(t *testing.T) {
 	}
 	if !seen.goneFrom(nil) || seenOf(nil).goneFrom(nodes) {
 		t.Error("an emptied queue, or an empty one seen before")
+	}
+}
+
+// A node's prefix finds it again after a lost reply (create): no other
+// request's prefix may begin with it, and it stays short, since every
+// waiter reads every name in the queue twice per acquisition.
+func TestNodePrefixIsUniqueAndShort(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	var prefixes []string
+	for _, seq := range []uint64{1, 2, 12, 35, 36, 1296, 1 << 40, 1<<64 - 1} {
+		p := nodePrefix(seq)
+		if seen[p] {
+			t.Fatalf("prefix %q twice", p)
+		}
+		seen[p] = true
+		prefixes = append(prefixes, p)
+		if name := p + "0000000042"; seqOf(name) != "0000000042" {
+			t.Errorf("%s: sequence %q", name, seqOf(name))
+		}
+	}
+	for _, a := range prefixes {
+		for _, b := range prefixes {
+			if a != b && strings.HasPrefix(b+"0000000001", a) {
+				t.Errorf("%q finds %q's node too", a, b)
+			}
+		}
+	}
+	if n := len(nodePrefix(1<<20)) + seqDigits; n > 31 {
+		t.Errorf("a name of the millionth request is %d bytes, want at most 31 (the hex id made 45)", n)
 	}
 }
