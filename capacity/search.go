@@ -68,6 +68,10 @@ type Options struct {
 	// cannot decide the verdict at 95 % (Tail.Decides). The default is
 	// 40/Allowed: four trials' worth at ten arrivals over the quantile.
 	MaxArrivals int64
+	// MaxPool bounds the trials pooled at one rate, for rates so low that
+	// a trial holds fewer arrivals than it should (a trial's length is
+	// bounded too). The default is 4.
+	MaxPool int
 	// Report, if set, is told each trial once its verdict is known,
 	// pooled with those before it at the same rate.
 	Report func(Step)
@@ -92,6 +96,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRounds <= 0 {
 		o.MaxRounds = 3
+	}
+	if o.MaxPool <= 0 {
+		o.MaxPool = 4
 	}
 	if o.Allowed > 0 && o.MaxArrivals <= 0 {
 		o.MaxArrivals = int64(math.Ceil(40 / o.Allowed))
@@ -242,7 +249,7 @@ func (s *search) run() error {
 			return err
 		}
 		if s.sampled {
-			s.ans.Note = fmt.Sprintf("%s and %s were too close to call with %d arrivals each: near the answer the share of arrivals over the limit is a sample, not the lock's",
+			s.ans.Note = fmt.Sprintf("%s and %s were too close to call with up to %d arrivals each: near the answer the share of arrivals over the limit is a sample, not the lock's",
 				fmtRate(s.lo), fmtRate(s.hi), s.opt.MaxArrivals)
 			return s.narrow()
 		}
@@ -270,7 +277,7 @@ func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 		st.Pass = pool.Share() <= s.opt.Allowed
 		o.Pass = st.Pass
 		s.report()
-		if st.Decided || pool.Arrivals >= s.opt.MaxArrivals {
+		if st.Decided || pool.Arrivals >= s.opt.MaxArrivals || n >= s.opt.MaxPool {
 			if s.edge == nil {
 				s.edge = map[float64]bool{}
 			}

@@ -272,6 +272,14 @@ func TestSearchPoolsATailTooCloseToCall(t *testing.T) {
 		t.Errorf("%d trials, last %+v; want 4 pooled to 4,000, undecided, failed", m.calls, last)
 	}
 
+	// A rate so low that its trials hold 100 arrivals each pools 4 trials,
+	// not the 40 that 4,000 arrivals would take.
+	m = &tailModel{share: func(float64) float64 { return 0.01 }, n: 100}
+	s = &search{ctx: context.Background(), trial: m.trial, opt: Options{Allowed: 0.01}.withDefaults()}
+	if s.try(1, PhaseBisect, false); m.calls != 4 {
+		t.Errorf("%d trials pooled at a low rate, want 4", m.calls)
+	}
+
 	// A failure besides the tail (errors, drops) is not pooled away.
 	m = &tailModel{share: func(float64) float64 { return 0.0095 }, n: 1000,
 		besides: func(float64) string { return "3 errors" }}
