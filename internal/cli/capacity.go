@@ -288,10 +288,11 @@ func (c *capRun) failed(rep *result.CapacityReport, err error, dead func() []str
 
 // trial runs one cell through plan.Run into its own directory under
 // DIR/trials and returns its summarised cell and directory.
-func (c *capRun) trial(ctx context.Context, name, scenario string, clients int, rate float64, d time.Duration, sub string) (result.Cell, string, error) {
+func (c *capRun) trial(ctx context.Context, name, scenario string, clients int, rate float64, d time.Duration, sub string, seed uint64) (result.Cell, string, error) {
 	p := c.base
 	p.Impls, p.Scenarios, p.Clients = []string{name}, []string{scenario}, []int{clients}
 	p.Cell.Rate, p.Cell.Duration, p.Cell.Acquires = rate, d, 0
+	p.Cell.Config.Seed = seed
 	if scenario != "rate" {
 		p.Cell.Rate, p.Cell.MaxInflight = 0, 0
 	}
@@ -348,7 +349,11 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 			d = c.base.Cell.Duration
 		}
 		d = max(d, tailLength(rate, c.slo))
-		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", len(out.Trials)+1, phase, rate))
+		// Each trial draws arrivals of its own (--seed plus its number):
+		// trials pooled at one rate are then samples of the lock, not the
+		// same arrivals again, and a search is still repeatable.
+		n := len(out.Trials) + 1
+		cell, dir, err := c.trial(ctx, name, "rate", c.o.inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate), c.base.Cell.Config.Seed+uint64(n))
 		if err != nil {
 			return capacity.Outcome{}, err
 		}
@@ -446,7 +451,7 @@ func (c *capRun) sweep(ctx context.Context, name string, stderr io.Writer) (resu
 	k := result.Knee{Impl: name, Scenario: "hot"}
 	hold, think := c.base.Cell.Hold, c.base.Cell.Think
 	measure := func(ctx context.Context, n int) (float64, error) {
-		cell, dir, err := c.trial(ctx, name, "hot", n, 0, c.o.trial, fmt.Sprintf("knee-%03d", n))
+		cell, dir, err := c.trial(ctx, name, "hot", n, 0, c.o.trial, fmt.Sprintf("knee-%03d", n), c.base.Cell.Config.Seed)
 		if err != nil {
 			return 0, err
 		}

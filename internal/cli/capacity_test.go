@@ -268,7 +268,16 @@ func TestCapacityTrialsCountTheirTails(t *testing.T) {
 	if s.MaxArrivals != 4000 {
 		t.Errorf("max arrivals %d, want 4000 (four trials' worth for a p99)", s.MaxArrivals)
 	}
+	seeds := map[uint64]bool{}
 	for _, tr := range s.Trials {
+		meta, err := result.ReadMeta(filepath.Join(out, tr.Dir, result.MetaFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seeds[meta.Seed] { // pooled trials must be samples, not the same arrivals again
+			t.Errorf("trial %s drew seed %d again", tr.Dir, meta.Seed)
+		}
+		seeds[meta.Seed] = true
 		sum, err := result.ReadSummary(filepath.Join(out, tr.Dir, result.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
