@@ -137,12 +137,15 @@ type Answer struct {
 	// Note says why the search ended where it did when it is not a
 	// confirmed answer (the trial budget, the highest rate allowed).
 	Note string
-	// Low and High bound the lock's capacity at 95 % when trials were
-	// judged by their tails (Options.Allowed): the highest rate whose
-	// tail decided a pass and the lowest whose tail decided a failure, 0
-	// when none did. Rates between them were too close to call within
-	// MaxArrivals; when Low is Rate and High is Missed, the answer is
-	// as precise as asked.
+	// Sampled: bisection stopped because both ends of the bracket were
+	// too close to call (see Options.MaxArrivals), so the answer is
+	// unconfirmed and as precise as Low and High say.
+	Sampled bool
+	// Low and High bound the lock's capacity at a nominal 95 % when
+	// trials were judged by their tails (Options.Allowed): the highest
+	// rate whose tails decided a pass and the lowest whose tails decided
+	// a failure, 0 when none did (see decided). No rate tried between
+	// them was decided. Both are 0 when they would not hold Rate.
 	Low, High float64
 	Steps     []Step
 }
@@ -178,7 +181,11 @@ type search struct {
 // bracket with short trials down to Precision, then confirms — a full
 // trial at the answer must pass and one a step (Precision) above must
 // fail; a confirmation that disagrees reopens the bracket, at most
-// MaxRounds times, and bisection then goes on with full trials. Trials are bounded by MaxTrials; a trial failed by
+// MaxRounds times, and bisection then goes on with full trials. With
+// Options.Allowed, a trial whose tail is too close to call is pooled with
+// more at its rate; when both ends of the bracket stay so, bisection
+// stops unconfirmed (Answer.Sampled) and narrows the range the tails
+// decide instead. Trials are bounded by MaxTrials; a trial failed by
 // something other than the lock (Outcome.Limit) twice in a row ends the
 // search.
 func Search(ctx context.Context, trial Trial, opt Options) (Answer, error) {
@@ -193,25 +200,40 @@ func Search(ctx context.Context, trial Trial, opt Options) (Answer, error) {
 	}
 	if s.opt.Allowed > 0 {
 		s.ans.Low, s.ans.High = s.ans.decided(s.opt.Allowed)
+		s.ans.checkRange()
 	}
 	return s.ans, err
+}
+
+// checkRange drops a range that does not hold the answer — the tails
+// decided against a verdict the bisection rested on, or were not
+// monotone in the rate — and says so.
+func (a *Answer) checkRange() {
+	if a.Rate == 0 || a.Low == 0 && a.High == 0 {
+		return
+	}
+	if (a.High == 0 || a.Rate < a.High) && a.Low <= a.Rate && (a.Low > 0 || a.High > 0) {
+		return
+	}
+	a.Low, a.High = 0, 0
+	if a.Note != "" {
+		a.Note += "; "
+	}
+	a.Note += "the trials' tails do not bound the answer (they are not monotone in the rate here): no range"
 }
 
 // decided bounds the capacity by the trials' tails (see Answer.Low). A
 // lock's share over the limit does not fall as the rate grows, so tails
 // pooled over the rates from r upwards that decide a pass decide one at
 // r, and tails pooled up to r that decide a failure decide one at r:
-// every trial near the answer counts, not only those at one rate. A
-// trial failed besides its tail (drops, errors) is a failure at its rate.
+// every trial near the answer counts, not only those at one rate.
 func (a Answer) decided(allowed float64) (low, high float64) {
 	byRate := map[float64]Tail{}
 	for _, st := range a.Steps {
 		switch {
-		case st.Limit != "":
-		case st.Besides != "":
-			if high == 0 || st.Rate < high {
-				high = st.Rate
-			}
+		case st.Limit != "", st.Besides != "":
+			// A drop or an error is one event, not a share: it decides
+			// nothing about the tail.
 		case st.Tail.Arrivals > 0:
 			byRate[st.Rate] = byRate[st.Rate].Add(st.Tail)
 		}
@@ -234,8 +256,8 @@ func (a Answer) decided(allowed float64) (low, high float64) {
 			}
 		}
 	}
-	if high != 0 && low >= high { // the tails are not monotone in the rate
-		low = 0
+	if high != 0 && low >= high { // the tails are not monotone: checkRange says so
+		return 0, 0
 	}
 	return low, high
 }
@@ -249,8 +271,9 @@ func (s *search) run() error {
 			return err
 		}
 		if s.sampled {
-			s.ans.Note = fmt.Sprintf("%s and %s were too close to call with up to %d arrivals each: near the answer the share of arrivals over the limit is a sample, not the lock's",
-				fmtRate(s.lo), fmtRate(s.hi), s.opt.MaxArrivals)
+			s.ans.Sampled = true
+			s.ans.Note = fmt.Sprintf("%s and %s were too close to call with %d and %d arrivals pooled: near the answer the share of arrivals over the limit is a sample, not the lock's",
+				fmtRate(s.lo), fmtRate(s.hi), s.pooled(s.lo), s.pooled(s.hi))
 			return s.narrow()
 		}
 		done, err := s.confirm()
@@ -282,6 +305,12 @@ func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 				s.edge = map[float64]bool{}
 			}
 			s.edge[rate] = !st.Decided
+			// The pool's verdict is every one of its trials': an earlier
+			// trial left passing would still count as a pass (passBelow).
+			steps := s.ans.Steps[len(s.ans.Steps)-n:]
+			for i := range steps {
+				steps[i].Pass = st.Pass
+			}
 			return o, nil
 		}
 		if o, err = s.once(rate, phase, full); err != nil || o.Limit != "" || o.Besides != "" {
@@ -290,6 +319,16 @@ func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 		}
 		pool = pool.Add(o.Tail)
 	}
+}
+
+// pooled is the arrivals of the last pool at rate.
+func (s *search) pooled(rate float64) int64 {
+	for i := len(s.ans.Steps) - 1; i >= 0; i-- {
+		if st := s.ans.Steps[i]; st.Rate == rate && st.Pool > 0 {
+			return st.Pooled.Arrivals
+		}
+	}
+	return 0
 }
 
 // report tells Options.Report the last step, once.
@@ -391,7 +430,8 @@ func (s *search) passBelow(r float64) float64 {
 	return best
 }
 
-// bisect halves the bracket with short trials until it is Precision wide.
+// bisect halves the bracket with short trials until it is Precision wide,
+// or both its ends are too close to call (sampled).
 func (s *search) bisect() error {
 	for s.lo > 0 && s.hi > 0 && (s.hi-s.lo)/s.lo > s.opt.Precision {
 		if s.edge[s.lo] && s.edge[s.hi] {
@@ -417,21 +457,26 @@ func (s *search) bisect() error {
 // Its trials inform the range only; the answer stays the bisection's.
 func (s *search) narrow() error {
 	for _, above := range []bool{true, false} {
-		for {
-			low, high := s.ans.decided(s.opt.Allowed)
-			a, b := low, s.lo // the gap below the answer
-			if above {
-				a, b = s.hi, high
-			}
-			if a <= 0 || b <= 0 || (b-a)/a <= s.opt.Precision {
-				break
-			}
+		low, high := s.ans.decided(s.opt.Allowed)
+		a, b := low, s.lo // the gap below the answer
+		if above {
+			a, b = s.hi, high
+		}
+		for a > 0 && b > 0 && (b-a)/a > s.opt.Precision {
 			mid := (a + b) / 2
-			if _, err := s.try(mid, PhaseNarrow, false); err != nil {
+			o, err := s.try(mid, PhaseNarrow, s.long)
+			if err != nil {
 				return err
 			}
-			if s.edge[mid] {
-				break
+			l, h := s.ans.decided(s.opt.Allowed)
+			if s.edge[mid] || (l == low && h == high) || o.Pass == above {
+				break // too close to call, no nearer bound, or against the bracket
+			}
+			low, high = l, h
+			if above {
+				b = mid
+			} else {
+				a = mid
 			}
 		}
 	}

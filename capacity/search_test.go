@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -323,5 +324,39 @@ func TestSearchBoundsTheCapacityByDecidedTails(t *testing.T) {
 	c, _ := Search(context.Background(), (&model{p99: knee(100)}).trial, Options{Start: 500})
 	if c.Low != 0 || c.High != 0 {
 		t.Errorf("range [%g, %g] without tails, want none", c.Low, c.High)
+	}
+}
+
+func TestSearchNarrowingEndsWhereTheTailsContradictIt(t *testing.T) {
+	t.Parallel()
+	// A polling lock with a bump: at 75–82/s a tenth of arrivals are over
+	// (a stall the lock has there), elsewhere the share grows with the
+	// rate. Narrowing below the answer meets failures it cannot move on.
+	share := func(r float64) float64 {
+		if r > 75 && r < 82 {
+			return 0.1
+		}
+		return 0.01 * r / 100
+	}
+	for _, n := range []int64{1000, 3000} {
+		m := &tailModel{share: share, n: n}
+		a, err := Search(context.Background(), m.trial, Options{Start: 500, Precision: 0.05, Allowed: 0.01, MaxTrials: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Steps) >= 60 || strings.Contains(a.Note, "trial budget") {
+			t.Errorf("%d arrivals: %d trials, note %q: narrowing went round in circles", n, len(a.Steps), a.Note)
+		}
+		if a.Low != 0 || a.High != 0 {
+			if a.Low > a.Rate || (a.High != 0 && a.High <= a.Rate) {
+				t.Errorf("%d arrivals: answer %g outside its range [%g, %g]", n, a.Rate, a.Low, a.High)
+			}
+		}
+		// Every trial of a pool carries the pool's verdict.
+		for i := 1; i < len(a.Steps); i++ {
+			if st := a.Steps[i]; st.Pool > 1 && a.Steps[i-1].Pass != st.Pass {
+				t.Errorf("%d arrivals: pool at %g: trial %d says %v, the pool %v", n, st.Rate, st.Pool-1, a.Steps[i-1].Pass, st.Pass)
+			}
+		}
 	}
 }

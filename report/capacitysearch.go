@@ -118,8 +118,10 @@ func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) s
 			s.Impl, sig3(s.Rate), at, s.Limit)
 	case !s.Confirmed && rangeText(s) != "":
 		return fmt.Sprintf("%s: %s acq/s at %s (%s; not to ±%g %%: %s)", s.Impl, sig3(s.Rate), at, strings.TrimPrefix(rangeText(s), "; "), 100*precision, s.Note)
+	case s.Confirmed && rangeText(s) != "": // the tails did not decide to ±precision
+		return fmt.Sprintf("%s: %s acq/s at %s (confirmed; %s missed%s)", s.Impl, sig3(s.Rate), at, sig3(s.Missed), rangeText(s))
 	case s.Confirmed:
-		return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, confirmed; %s missed%s)", s.Impl, sig3(s.Rate), at, 100*precision, sig3(s.Missed), rangeText(s))
+		return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, confirmed; %s missed)", s.Impl, sig3(s.Rate), at, 100*precision, sig3(s.Missed))
 	}
 	return fmt.Sprintf("%s: %s acq/s at %s (±%g %%, not confirmed: %s%s)", s.Impl, sig3(s.Rate), at, 100*precision, s.Note, rangeText(s))
 }

@@ -32,7 +32,7 @@ func TestCapacityVerdicts(t *testing.T) {
 			"zk-pred: 1,000 acq/s at p99 ≤ 10 ms (±5 %, confirmed; 1,050 missed)"},
 		// Confirmed, but the tails decided only wider.
 		{result.CapacitySearch{Impl: "etcd", Rate: 80, Confirmed: true, Missed: 84, Low: 62.5, High: 125},
-			"etcd: 80 acq/s at p99 ≤ 10 ms (±5 %, confirmed; 84 missed; 95 %: 62.5–125/s)"},
+			"etcd: 80 acq/s at p99 ≤ 10 ms (confirmed; 84 missed; 95 %: 62.5–125/s)"},
 		// Sampled: the bracket's ends were too close to call.
 		{result.CapacitySearch{Impl: "redis", Rate: 93.75, Missed: 125, Low: 62.5, High: 133, Note: "94/s and 125/s were too close to call with 4000 arrivals each"},
 			"redis: 93.8 acq/s at p99 ≤ 10 ms (95 %: 62.5–133/s; not to ±5 %: 94/s and 125/s were too close to call with 4000 arrivals each)"},

@@ -71,8 +71,8 @@ type CapacitySearch struct {
 	// quantile at it (its last passing trial).
 	Rate      float64 `json:"rate"`
 	LatencyUs float64 `json:"latency_us"`
-	// Confirmed: a full-length trial at Rate passed and one at Missed, a
-	// step above, failed.
+	// Confirmed: a full-length trial (or pool of them) at Rate passed
+	// and one at Missed, a step above, failed.
 	Confirmed bool    `json:"confirmed"`
 	Missed    float64 `json:"missed,omitempty"`
 	// Limit names what other than the lock stopped the search (see
@@ -85,10 +85,15 @@ type CapacitySearch struct {
 	// a server's resync): where the tail jumps once more arrivals than
 	// the SLO's quantile allows find the lock held.
 	Wait string `json:"wait,omitempty"`
-	// Low and High bound the lock's capacity at 95 % by the trials'
-	// tails (see capacity.Answer): rates between them were too close to
-	// call with MaxArrivals pooled at each. 0 when no trial decided that
-	// side.
+	// Sampled: the bracket's both ends were too close to call with the
+	// arrivals pooled there, so the search stopped unconfirmed and the
+	// answer is as precise as Low and High.
+	Sampled bool `json:"sampled,omitempty"`
+	// Low and High bound the lock's capacity at a nominal 95 % by the
+	// trials' tails (see capacity.Answer): no rate tried between them was
+	// decided with the arrivals pooled there (up to MaxArrivals, or four
+	// trials). 0 when no trial decided that side, both 0 when they would
+	// not hold Rate.
 	Low         float64       `json:"low,omitempty"`
 	High        float64       `json:"high,omitempty"`
 	MaxArrivals int64         `json:"max_arrivals,omitempty"`
@@ -100,7 +105,7 @@ type CapacitySearch struct {
 // results directory) with its own summary and histogram log.
 type SearchTrial struct {
 	Rate      float64 `json:"rate"`
-	Phase     string  `json:"phase"` // bracket, bisect, confirm
+	Phase     string  `json:"phase"` // bracket, bisect, confirm, narrow
 	Full      bool    `json:"full"`
 	DurationS float64 `json:"duration_s"`
 	LatencyUs float64 `json:"latency_us"` // the SLO's quantile, from the intended start
@@ -126,6 +131,7 @@ type SearchTrial struct {
 	PooledArrivals int64 `json:"pooled_arrivals,omitempty"`
 	Decided        bool  `json:"decided,omitempty"`
 
+	// Pass is the verdict of the trial's pool, when it was pooled.
 	Pass  bool   `json:"pass"`
 	Why   string `json:"why,omitempty"`
 	Limit string `json:"limit,omitempty"`

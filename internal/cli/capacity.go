@@ -226,6 +226,10 @@ func (o capOpts) check(fs *pflag.FlagSet) (*capRun, error) {
 		return nil, fmt.Errorf("%w: want 1 ≤ --start-rate ≤ --max-rate ≤ 10000000, got %g and %g", errUsage, o.start, o.maxRate)
 	case o.inflight < 1 || o.maxClients < 1 || o.maxTrials < 3 || o.maxTime <= 0:
 		return nil, fmt.Errorf("%w: --inflight and --max-clients must be ≥ 1, --max-trials ≥ 3, --max-time positive", errUsage)
+	case o.maxArrivals < 0 || fs.Changed("max-arrivals") && o.maxArrivals == 0:
+		return nil, fmt.Errorf("%w: --max-arrivals must be a positive count of arrivals, got %d", errUsage, o.maxArrivals)
+	case fs.Changed("max-arrivals") && c.slo.TailShare() == 0:
+		return nil, fmt.Errorf("%w: --max-arrivals pools trials by their share of arrivals over a quantile; --slo %s has none (max, mean)", errUsage, c.slo)
 	}
 	base.Clients = []int{max(o.inflight, o.maxClients)}
 	base.Scenarios, base.Cell.Rate = []string{"rate"}, o.start
@@ -387,7 +391,8 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		Allowed: c.slo.TailShare(), MaxArrivals: out.MaxArrivals, Report: tell,
 	})
 	out.Rate, out.Confirmed, out.Missed, out.Limit, out.Note = ans.Rate, ans.Confirmed, ans.Missed, ans.Limit, ans.Note
-	out.Low, out.High = ans.Low, ans.High
+	out.Low, out.High, out.Sampled = ans.Low, ans.High, ans.Sampled
+	poolVerdicts(out.Trials, ans.Steps)
 	for _, t := range out.Trials { // the latency at the answer: its last passing trial
 		if t.Pass && t.Rate == ans.Rate {
 			out.LatencyUs = t.LatencyUs
@@ -395,6 +400,23 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 	}
 	out.WallS = time.Since(began).Seconds()
 	return out, err
+}
+
+// poolVerdicts gives each trial of a pool the pool's verdict, as the
+// search judged it (the report printed each as it ended, with the pool so
+// far).
+func poolVerdicts(ts []result.SearchTrial, steps []capacity.Step) {
+	for j := len(steps) - 1; j >= 0 && j < len(ts); j-- {
+		last := steps[j]
+		for i := j - 1; i >= 0 && i > j-last.Pool; i-- {
+			if ts[i].Pass != last.Pass {
+				ts[i].Pass, ts[i].Why = last.Pass, ts[j].Why
+			}
+		}
+		if last.Pool > 1 {
+			j -= last.Pool - 1
+		}
+	}
 }
 
 // maxArrivals bounds the arrivals pooled at one rate (--max-arrivals, by

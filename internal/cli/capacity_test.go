@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/capacity"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -22,6 +23,9 @@ func TestCapacityRefusals(t *testing.T) {
 		"start above max": {"capacity", "--impl", "inproc", "--start-rate", "10", "--max-rate", "5"},
 		"csv":             {"capacity", "--impl", "inproc", "--format", "csv"},
 		"others share":    {"capacity", "--impl", "inproc", "--others-share", "120%"},
+		"max arrivals":    {"capacity", "--impl", "inproc", "--max-arrivals", "-5"},
+		"zero arrivals":   {"capacity", "--impl", "inproc", "--max-arrivals", "0"},
+		"arrivals of max": {"capacity", "--impl", "inproc", "--slo", "max<=10ms", "--max-arrivals", "500"},
 	} {
 		code, out, errOut := run(args...)
 		if code != ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
@@ -294,5 +298,24 @@ func TestCapacityTrialsCountTheirTails(t *testing.T) {
 	}
 	if s.Low != s.Rate || s.High != 0 || s.Rate != 400 {
 		t.Errorf("answer %g, range [%g, %g]; want 400 decided, no failure", s.Rate, s.Low, s.High)
+	}
+}
+
+func TestPoolVerdictsGoToEveryTrialOfAPool(t *testing.T) {
+	t.Parallel()
+	ts := []result.SearchTrial{{Rate: 125, Pass: false, Why: "far over"},
+		{Rate: 62.5, Pass: true}, {Rate: 62.5, Pass: true}, {Rate: 62.5, Pass: false, Why: "44 of 4090 over"},
+		{Rate: 31, Pass: true}}
+	steps := []capacity.Step{{Rate: 125, Pool: 1}, {Rate: 62.5, Pool: 1}, {Rate: 62.5, Pool: 2}, {Rate: 62.5, Pool: 3},
+		{Rate: 31, Pool: 1}}
+	steps[4].Pass = true
+	poolVerdicts(ts, steps)
+	for i, want := range []bool{false, false, false, false, true} {
+		if ts[i].Pass != want {
+			t.Errorf("trial %d at %g: pass %v, want %v", i, ts[i].Rate, ts[i].Pass, want)
+		}
+	}
+	if ts[1].Why != "44 of 4090 over" || ts[0].Why != "far over" {
+		t.Errorf("whys %q, %q: want the pool's on its trials, the others' own", ts[0].Why, ts[1].Why)
 	}
 }
