@@ -392,6 +392,16 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 	})
 	out.Rate, out.Confirmed, out.Missed, out.Limit, out.Note = ans.Rate, ans.Confirmed, ans.Missed, ans.Limit, ans.Note
 	out.Low, out.High, out.Sampled = ans.Low, ans.High, ans.Sampled
+	if err != nil && out.Note == "" { // else the verdict would read as a finished search's
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			out.Note = fmt.Sprintf("--max-time %v ran out mid-search", c.o.maxTime)
+		case errors.Is(err, context.Canceled):
+			out.Note = "interrupted mid-search"
+		default:
+			out.Note = "ended by an error mid-search"
+		}
+	}
 	poolVerdicts(out.Trials, ans.Steps)
 	for _, t := range out.Trials { // the latency at the answer: its last passing trial
 		if t.Pass && t.Rate == ans.Rate {

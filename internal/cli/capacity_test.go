@@ -319,3 +319,20 @@ func TestPoolVerdictsGoToEveryTrialOfAPool(t *testing.T) {
 		t.Errorf("whys %q, %q: want the pool's on its trials, the others' own", ts[0].Why, ts[1].Why)
 	}
 }
+
+func TestCapacityCutByMaxTimeSaysSo(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
+		"--start-rate", "200", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s", "--others-share", "100%", "--max-time", "1500ms")
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
+	}
+	rep := readCapacity(t, out)
+	if len(rep.Searches) != 1 || !strings.Contains(rep.Searches[0].Note, "--max-time 1.5s ran out") {
+		t.Fatalf("searches %+v: want the note to say the time ran out", rep.Searches)
+	}
+	if !strings.Contains(stdout, "ran out mid-search") {
+		t.Errorf("the verdict does not say the search was cut:\n%s", stdout)
+	}
+}
