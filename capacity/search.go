@@ -212,7 +212,7 @@ func (a *Answer) checkRange() {
 	if a.Rate == 0 || a.Low == 0 && a.High == 0 {
 		return
 	}
-	if (a.High == 0 || a.Rate < a.High) && a.Low <= a.Rate && (a.Low > 0 || a.High > 0) {
+	if (a.High == 0 || a.Rate < a.High) && a.Low <= a.Rate {
 		return
 	}
 	a.Low, a.High = 0, 0
