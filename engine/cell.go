@@ -73,6 +73,12 @@ type CellSpec struct {
 	Shard *Shard
 	// Config is handed to every client (servers, TTL, retry, seed, …).
 	Config impl.Config
+	// ProcsTrial, when it holds two or more GOMAXPROCS and the warm-up is
+	// at least MinTrialWarmup, has the cell try each in turn while it
+	// warms up and measure under the one its clients were granted the
+	// lock most often with; the first is kept on a near tie. The caller
+	// gives GOMAXPROCS back after the cell.
+	ProcsTrial []int
 	// Progress, if set, is called about once a second while the cell runs,
 	// from a goroutine of its own.
 	Progress func(Progress)

@@ -70,8 +70,12 @@ type Cell struct {
 	truncated string
 	// live is when the lock last changed hands; livelock is set when the
 	// cell ended for want of it (see watchLivelock).
-	live     progress
-	livelock *result.Livelock
+	live progress
+	// procsTries and procsWhy are what the warm-up's trial of
+	// GOMAXPROCS found (ProcsTrial).
+	procsTries []result.ProcsTry
+	procsWhy   string
+	livelock   *result.Livelock
 
 	// sharded: the grants' stream and the end of answering other shards'
 	// settle calls.
@@ -171,6 +175,7 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 
 	stopProgress := r.startProgress(cctx)
 	health := startHealth()
+	trial := r.startProcsTrial(cctx)
 	r.launch(ctx, cctx)
 	// A cell that ran into MaxTime before its acquisitions or its burst
 	// were done was cut short: say so.
@@ -186,6 +191,7 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 	if warmDone != nil {
 		<-warmDone
 	}
+	r.procsTries, r.procsWhy = trial()
 	return r.finish(ctx, end, iv, counts, srv, gen)
 }
 
@@ -312,6 +318,7 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 	cell.Truncated = r.truncated
 	cell.Distributions, cell.Vectors = dists, vecs
 	cell.Generator = gen.report(cell, serverCPU, serverSpan)
+	cell.Generator.ProcsTrial, cell.Generator.ProcsWhy = r.procsTries, r.procsWhy
 	var all int64
 	for i, c := range counters {
 		all += c.Notifications.Load() - cc.notifications[i]

@@ -8,16 +8,16 @@ import (
 	"strings"
 )
 
-// hostFacts describes the machine lockbench ran on, and the GOMAXPROCS
-// lockbench chose and why, when it did (procs > 0).
-func hostFacts(procs int, procsWhy string) map[string]string {
+// hostFacts describes the machine lockbench ran on, and how lockbench
+// chooses its GOMAXPROCS when it does (procsWhy).
+func hostFacts(procsWhy string) map[string]string {
 	host, _ := os.Hostname()
 	f := map[string]string{
 		"hostname": host, "os": runtime.GOOS, "arch": runtime.GOARCH,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "gomaxprocs": fmt.Sprint(runtime.GOMAXPROCS(0)),
 	}
-	if procs > 0 {
-		f["gomaxprocs"], f["gomaxprocs_why"] = fmt.Sprint(procs), procsWhy
+	if procsWhy != "" {
+		f["gomaxprocs_why"] = procsWhy
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		f["kernel"] = strings.TrimSpace(string(b))

@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+
+	"github.com/lockbench/lockbench/engine"
 )
 
 // sharedProcs is how many cores lockbench's Go code may use when servers
 // it started share the machine: the cores less one for each sandboxed
 // server process, keeping at least half the machine for lockbench and at
-// least one core for them together. On 2 cores with its servers beside
-// it, lockbench runs on 1: with Go's default of 2 its threads took the
-// core Redis needed, and it reached 0.85–0.91 of redis-benchmark's rate
-// where on 1 it reaches 0.92–1.31.
+// least one core for them together.
 func sharedProcs(cpus, servers int) int {
 	if servers <= 0 || cpus <= 1 {
 		return cpus
@@ -21,21 +20,25 @@ func sharedProcs(cpus, servers int) int {
 	return max(1, cpus-reserve)
 }
 
-// chooseProcs is the GOMAXPROCS for a run with servers processes on this
-// machine (its sandbox's, or given on loopback), and why; 0 and "" when the user set
-// GOMAXPROCS or Go's choice stands. Open-loop cells keep Go's choice: on
-// one P a write that blocks (the interval log's, each second) would hold
-// up every arrival, and the schedule lag would measure that.
-func chooseProcs(servers int) (int, string) {
+// procsTrial is what a run with servers processes on this machine (its
+// sandbox's, or given on loopback) tries for its GOMAXPROCS, and why: Go's
+// own choice first, then the cores left when each server keeps one. Each
+// closed-loop cell with a warm-up tries both while it warms up and keeps
+// the one that cycles faster (engine.ProcsTrial); on one 2-core machine
+// leaving Redis its core was faster, on another Go's default was, and
+// which one depended on the clients too. Nil and "" when the user set
+// GOMAXPROCS, no server is local, or the two are the same.
+func procsTrial(servers int) ([]int, string) {
 	if os.Getenv("GOMAXPROCS") != "" || servers == 0 {
-		return 0, ""
+		return nil, ""
 	}
 	// Go's own choice already heeds a CPU quota: never go above it.
-	cpus := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	goes := runtime.GOMAXPROCS(0)
+	cpus := min(runtime.NumCPU(), goes)
 	n := sharedProcs(cpus, servers)
-	if n >= runtime.GOMAXPROCS(0) {
-		return 0, ""
+	if n >= goes {
+		return nil, ""
 	}
-	return n, fmt.Sprintf("lockbench chose GOMAXPROCS=%d of %d cores: %d of its servers share this machine (open-loop cells keep Go's %d; set GOMAXPROCS to choose yourself)",
-		n, cpus, servers, runtime.GOMAXPROCS(0))
+	return []int{goes, n}, fmt.Sprintf("%d of lockbench's servers share this machine's %d cores: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (a core left to each server) as it warms up and keeps the faster; other cells keep Go's %d; set GOMAXPROCS to choose yourself",
+		servers, runtime.NumCPU(), engine.MinTrialWarmup, goes, n, goes)
 }

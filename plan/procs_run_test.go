@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,19 +14,21 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// A run over a sandbox on this machine chooses lockbench's own
-// parallelism, says so in meta.json and in each cell, and gives Go's back
-// afterwards; a user's GOMAXPROCS wins, and then nothing is said.
-func TestSandboxedRunChoosesItsProcs(t *testing.T) {
+// A run over a sandbox on this machine has each closed-loop cell with a
+// warm-up try Go's GOMAXPROCS and one that leaves its servers a core, and
+// says so in meta.json and in each cell; a cell without the warm-up for
+// a trial keeps Go's, and Go's is back after the run. A user's GOMAXPROCS
+// wins, and then nothing is tried or said.
+func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	sandboxtest.Require(t, "redis")
 	if runtime.NumCPU() < 2 {
 		t.Skip("one core: nothing to leave the servers")
 	}
-	run := func(t *testing.T) (result.Meta, result.Cell) {
+	run := func(t *testing.T, warmup string) (result.Meta, result.Cell) {
 		var f plan.Flags
 		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 		f.Register(fs)
-		if err := fs.Parse([]string{"--impl", "redis", "--clients", "1", "--acquires", "20", "--warmup", "0s", "--redis", "", "--out", t.TempDir()}); err != nil {
+		if err := fs.Parse([]string{"--impl", "redis", "--clients", "2", "--locks", "2", "--duration", "200ms", "--warmup", warmup, "--redis", "", "--out", t.TempDir()}); err != nil {
 			t.Fatal(err)
 		}
 		p, err := f.Plan(fs)
@@ -46,21 +49,33 @@ func TestSandboxedRunChoosesItsProcs(t *testing.T) {
 		}
 		return m, sum.Cells[0]
 	}
-	t.Run("chosen", func(t *testing.T) {
+	goes := runtime.GOMAXPROCS(0)
+	t.Run("tried", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "")
-		m, c := run(t)
-		if why := m.Host["gomaxprocs_why"]; !strings.Contains(why, "GOMAXPROCS="+m.Host["gomaxprocs"]) || !strings.Contains(why, "servers share this machine") {
-			t.Errorf("meta: gomaxprocs %q, why %q", m.Host["gomaxprocs"], m.Host["gomaxprocs_why"])
+		m, c := run(t, "500ms")
+		if why := m.Host["gomaxprocs_why"]; !strings.Contains(why, "servers share this machine") || !strings.Contains(why, "tries GOMAXPROCS") {
+			t.Errorf("meta: gomaxprocs %q, why %q", m.Host["gomaxprocs"], why)
 		}
-		if c.Generator == nil || c.Generator.Procs >= runtime.NumCPU() || c.Generator.ProcsWhy == "" {
-			t.Errorf("the cell ran on %+v of %d cores", c.Generator, runtime.NumCPU())
+		g := c.Generator
+		if g == nil || len(g.ProcsTrial) != 2 || g.ProcsTrial[0].Procs != goes || g.ProcsTrial[1].Procs >= goes {
+			t.Fatalf("the cell tried %+v; Go's is %d", g, goes)
+		}
+		if g.Procs != g.ProcsTrial[0].Procs && g.Procs != g.ProcsTrial[1].Procs || !strings.Contains(g.ProcsWhy, "kept "+strconv.Itoa(g.Procs)) {
+			t.Errorf("measured on %d after trying %+v: %q", g.Procs, g.ProcsTrial, g.ProcsWhy)
+		}
+	})
+	t.Run("no warm-up", func(t *testing.T) {
+		t.Setenv("GOMAXPROCS", "")
+		m, c := run(t, "0s")
+		if m.Host["gomaxprocs_why"] == "" || c.Generator.ProcsTrial != nil || c.Generator.ProcsWhy != "" || c.Generator.Procs != goes {
+			t.Errorf("a cell with no warm-up: %+v (meta %q)", c.Generator, m.Host["gomaxprocs_why"])
 		}
 	})
 	t.Run("user's", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "2")
-		m, c := run(t)
-		if m.Host["gomaxprocs_why"] != "" || c.Generator.ProcsWhy != "" {
-			t.Errorf("a user's GOMAXPROCS overridden: %q, %q", m.Host["gomaxprocs_why"], c.Generator.ProcsWhy)
+		m, c := run(t, "500ms")
+		if m.Host["gomaxprocs_why"] != "" || c.Generator.ProcsWhy != "" || c.Generator.ProcsTrial != nil {
+			t.Errorf("a user's GOMAXPROCS overridden: %q, %+v", m.Host["gomaxprocs_why"], c.Generator)
 		}
 	})
 }

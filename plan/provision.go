@@ -26,9 +26,8 @@ type provisioned struct {
 	sandboxed []string // roles the sandbox serves
 	roles     []impl.Need
 	fleet     *sandbox.Fleet
-	// procs is the GOMAXPROCS lockbench chose, 0 when Go's stands;
-	// procsWhy says why.
-	procs    int
+	// procsWhy says how lockbench chooses its GOMAXPROCS, "" when Go's
+	// stands (procsTrial).
 	procsWhy string
 }
 
@@ -175,7 +174,7 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 	}
 	return result.Meta{
 		Ramp: ramp, Order: RunOrder, Renew: p.Cell.Renew, AcquireTimeoutS: p.Cell.AcquireTimeout.Seconds(),
-		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(f.procs, f.procsWhy),
+		Version: Version, GoVersion: runtime.Version(), Started: started, Host: hostFacts(f.procsWhy),
 		Hold: hold.String(), Think: think.String(), Keys: p.Cell.Keys.String(), Rate: p.Cell.Rate,
 		Arrival: p.Cell.Arrival, MaxInflight: p.Cell.MaxInflight, Repeat: p.Cell.Repeat,
 		Seed: c.Seed, Impls: p.Impls, Libraries: impl.Abouts(p.Impls), Scenarios: p.Scenarios, Clients: slices.Clone(p.Clients),

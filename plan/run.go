@@ -86,13 +86,13 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 		return sum, err
 	}
 	defer fleet.close()
-	procs, procsWhy := chooseProcs(fleet.local())
-	fleet.procs, fleet.procsWhy = procs, procsWhy
+	trial, trialWhy := procsTrial(fleet.local())
+	fleet.procsWhy = trialWhy
 	plan.Cell.Config.Servers = fleet.servers
 	if plan.OnServers != nil {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
-	m := &matrix{plan: plan, sum: sum, runID: randomID(), procs: procs, procsWhy: procsWhy,
+	m := &matrix{plan: plan, sum: sum, runID: randomID(), procsTrial: trial,
 		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
 	if plan.Shard != nil {
 		if m.shard, err = startSharding(ctx, plan); err != nil {
@@ -132,13 +132,12 @@ func (m *matrix) fail(err error) {
 // matrix is a plan being run.
 type matrix struct {
 	plan Plan
-	// procs is the GOMAXPROCS lockbench chose for its cells but open
-	// loops, 0 when Go's stands; procsWhy says why (chooseProcs).
-	procs    int
-	procsWhy string
-	sum      *result.Summary
-	runID    string
-	index    int
+	// procsTrial is the GOMAXPROCS its closed-loop cells try as they warm
+	// up, nil when Go's stands (procsTrial).
+	procsTrial []int
+	sum        *result.Summary
+	runID      string
+	index      int
 	// canon holds the canonical place of each cell of sum.Cells, which
 	// it keeps in that order.
 	canon   []int
@@ -244,14 +243,18 @@ func (m *matrix) run(ctx context.Context) error {
 // runCell runs one cell (or a ramp's stairs) and keeps what it measured,
 // even when it then failed, at its canonical place canon.
 func (m *matrix) runCell(ctx context.Context, spec CellSpec, canon int) error {
-	if m.procs > 0 && spec.Scenario.Kind() != result.KindOpen {
-		runtime.GOMAXPROCS(m.procs)
+	if m.procsTrial != nil && spec.Scenario.Kind() == result.KindClosed {
+		spec.ProcsTrial = m.procsTrial
 		// Go's choice again, and its updates as the quota changes.
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	if m.plan.Ramp != nil {
 		stairs, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)
-		for _, res := range stairs {
+		for i, res := range stairs {
+			// The first stair's warm-up chose for every stair.
+			if g, g0 := res.Cell.Generator, stairs[0].Cell.Generator; i > 0 && g != nil && g0 != nil && g0.ProcsWhy != "" && g.Procs == g0.Procs {
+				g.ProcsWhy = "as the first stair's warm-up chose: " + g0.ProcsWhy
+			}
 			if kerr := m.keep(res, canon); kerr != nil {
 				return kerr
 			}
@@ -324,9 +327,6 @@ func (m *matrix) closeLog(res Result) error {
 // earlier stairs), so that the summary of a run cut short is in the
 // order asked too.
 func (m *matrix) keep(res Result, canon int) error {
-	if g := res.Cell.Generator; g != nil && m.procs > 0 && g.Procs == m.procs {
-		g.ProcsWhy = m.procsWhy
-	}
 	if m.plan.OnResult != nil {
 		defer m.plan.OnResult(res.Cell)
 	}

@@ -119,13 +119,27 @@ func limitVerdict(cells []Cell) (VerdictLine, bool) {
 	return v, true
 }
 
-// procsClause says on how many cores lockbench ran when it chose that
-// itself (its sandbox sharing the machine), once for the run.
+// procsClause says how many threads lockbench kept for itself where
+// its servers shared the machine and its cells tried (engine.ProcsTrial),
+// once for the run: "GOMAXPROCS 2 in 5 cells, 1 in 3".
 func procsClause(cells []Cell) string {
+	kept := map[int]int{}
+	var procs []int
 	for _, c := range cells {
 		if g := c.Generator; g != nil && g.ProcsWhy != "" {
-			return " — " + g.ProcsWhy
+			if kept[g.Procs] == 0 {
+				procs = append(procs, g.Procs)
+			}
+			kept[g.Procs]++
 		}
 	}
-	return ""
+	if len(procs) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(procs, func(a, b int) int { return cmp.Compare(kept[b], kept[a]) })
+	parts := make([]string, len(procs))
+	for i, p := range procs {
+		parts[i] = fmt.Sprintf("%d in %s", p, plural(int64(kept[p]), "cell"))
+	}
+	return " — its servers sharing the machine, lockbench tried its own threads as its cells warmed up and kept GOMAXPROCS " + strings.Join(parts, ", ")
 }

@@ -280,9 +280,12 @@ type Generator struct {
 	// Procs is GOMAXPROCS: how many cores lockbench's Go code could use at
 	// once, so that its CPU is judged against min(Procs, Cores) of them.
 	Procs int `json:"procs,omitempty"`
-	// ProcsWhy says why Procs is below what Go would choose, when
-	// lockbench chose it: its sandboxed servers share the machine.
+	// ProcsWhy says how lockbench chose Procs, when it did: its servers
+	// share the machine, and the cell tried its candidates in the
+	// warm-up (ProcsTrial).
 	ProcsWhy string `json:"procs_why,omitempty"`
+	// ProcsTrial is what each GOMAXPROCS tried in the warm-up gave.
+	ProcsTrial []ProcsTry `json:"procs_trial,omitempty"`
 	// OtherCores is how many cores, on average over the cell, processes
 	// other than lockbench and its sandboxed servers kept busy (Linux;
 	// -1 when unknown, 0 in results from before it was measured): a
@@ -294,6 +297,14 @@ type Generator struct {
 	// which every client and server on it ran (Linux).
 	WakeLateUs *Latency `json:"wake_late_us,omitempty"`
 	Warning    string   `json:"warning,omitempty"`
+}
+
+// ProcsTry is one GOMAXPROCS a cell tried while it warmed up, and how
+// often its clients were granted the lock under it.
+type ProcsTry struct {
+	Procs      int     `json:"procs"`
+	Grants     int64   `json:"grants"`
+	GrantsPerS float64 `json:"grants_per_s"`
 }
 
 // OtherCoresTolerance is the share of a machine's cores other processes
