@@ -39,6 +39,6 @@ func procsTrial(servers int) ([]int, string) {
 	if n >= goes {
 		return nil, ""
 	}
-	return []int{goes, n}, fmt.Sprintf("%d of lockbench's servers share this machine's %d cores: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (a core left to each server) as it warms up and keeps the faster; other cells keep Go's %d; set GOMAXPROCS to choose yourself",
-		servers, runtime.NumCPU(), engine.MinTrialWarmup, goes, n, goes)
+	return []int{goes, n}, fmt.Sprintf("lockbench shares this machine's %d cores with %d of its servers: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (a core left to each server) as it warms up and keeps the faster; other cells keep Go's %d; set GOMAXPROCS to choose yourself",
+		runtime.NumCPU(), servers, engine.MinTrialWarmup, goes, n, goes)
 }

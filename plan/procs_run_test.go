@@ -53,7 +53,7 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	t.Run("tried", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "")
 		m, c := run(t, "500ms")
-		if why := m.Host["gomaxprocs_why"]; !strings.Contains(why, "servers share this machine") || !strings.Contains(why, "tries GOMAXPROCS") {
+		if why := m.Host["gomaxprocs_why"]; !strings.Contains(why, "of its servers: each closed-loop cell") || !strings.Contains(why, "tries GOMAXPROCS") {
 			t.Errorf("meta: gomaxprocs %q, why %q", m.Host["gomaxprocs"], why)
 		}
 		g := c.Generator
