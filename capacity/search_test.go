@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -253,13 +254,13 @@ func TestSearchPoolsATailTooCloseToCall(t *testing.T) {
 		t.Fatalf("%d steps, %d trials; want 2 pooled", len(s.ans.Steps), m.calls)
 	}
 	first, second := s.ans.Steps[0], s.ans.Steps[1]
-	if first.Pool != 1 || first.Decided || first.Pooled != (Tail{15, 1000}) {
+	if first.Pool != 1 || first.Decided || first.Pooled.Over != 15 || first.Pooled.Arrivals != 1000 {
 		t.Errorf("first trial %+v, want undecided alone", first)
 	}
-	if second.Pool != 2 || !second.Decided || second.Pooled != (Tail{30, 2000}) || second.Pass {
+	if second.Pool != 2 || !second.Decided || second.Pooled.Over != 30 || second.Pooled.Arrivals != 2000 || second.Pass {
 		t.Errorf("second trial %+v, want the pool of 2,000 decided against", second)
 	}
-	if len(told) != 2 || told[1].Pooled != second.Pooled {
+	if len(told) != 2 || !reflect.DeepEqual(told[1].Pooled, second.Pooled) {
 		t.Errorf("reported %+v, want each trial once, with its pool", told)
 	}
 

@@ -73,11 +73,14 @@ func tailText(t result.SearchTrial) string {
 	if t.Arrivals == 0 || t.Limit != "" {
 		return ""
 	}
-	over, n := t.Over, t.Arrivals
+	over, n, d := t.Over, t.Arrivals, t.Dispersion
 	if t.Pool > 1 {
-		over, n = t.PooledOver, t.PooledArrivals
+		over, n, d = t.PooledOver, t.PooledArrivals, t.PooledDispersion
 	}
 	s := fmt.Sprintf("  [%s of %s over the limit", commas(over), commas(n))
+	if d > 1 {
+		s += fmt.Sprintf(" in bursts (worth %s independent)", commas(int64(float64(n)/d)))
+	}
 	if t.Pool > 1 {
 		s += fmt.Sprintf(", %d trials pooled", t.Pool)
 	}

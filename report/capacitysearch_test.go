@@ -118,3 +118,23 @@ func TestTailWhyNamesTheWaitStep(t *testing.T) {
 		}
 	}
 }
+
+// A trial's line says when its arrivals over the limit came in bursts,
+// and what they were worth, pooled or not.
+func TestTrialLineSaysBursts(t *testing.T) {
+	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=10ms")
+	one := result.SearchTrial{Rate: 640, Full: true, LatencyUs: 17100, Over: 428, Arrivals: 6312, Dispersion: 12.5, Pool: 1}
+	if got := DescribeTrial(one, slo); !strings.Contains(got, "[428 of 6,312 over the limit in bursts (worth 504 independent): too close to call]") {
+		t.Errorf("one trial: %q", got)
+	}
+	pooled := result.SearchTrial{Rate: 640, LatencyUs: 9000, Over: 3, Arrivals: 1000, Dispersion: 0, Pool: 2,
+		PooledOver: 431, PooledArrivals: 7312, PooledDispersion: 10, Decided: true}
+	if got := DescribeTrial(pooled, slo); !strings.Contains(got, "[431 of 7,312 over the limit in bursts (worth 731 independent), 2 trials pooled]") {
+		t.Errorf("pooled: %q", got)
+	}
+	even := result.SearchTrial{Rate: 40, LatencyUs: 9000, Over: 9, Arrivals: 1000, Pool: 1}
+	if got := DescribeTrial(even, slo); strings.Contains(got, "bursts") {
+		t.Errorf("no bursts: %q", got)
+	}
+}

@@ -123,13 +123,19 @@ type SearchTrial struct {
 	// Over of Arrivals served took longer than the SLO's limit. Pool
 	// numbers the trials run at one rate for one verdict (1 the first);
 	// PooledOver of PooledArrivals is their tail so far, and Decided says
-	// whether that tail decides the verdict at 95 %.
-	Over           int64 `json:"over"`
-	Arrivals       int64 `json:"arrivals"`
-	Pool           int   `json:"pool,omitempty"`
-	PooledOver     int64 `json:"pooled_over,omitempty"`
-	PooledArrivals int64 `json:"pooled_arrivals,omitempty"`
-	Decided        bool  `json:"decided,omitempty"`
+	// whether that tail decides the verdict at 95 %. Dispersion and
+	// PooledDispersion say how much more the arrivals over the limit
+	// varied from second to second than independent ones would (absent:
+	// no more than chance): a sample that came in bursts is worth
+	// Arrivals/Dispersion independent arrivals (capacity.Tail).
+	Over             int64   `json:"over"`
+	Arrivals         int64   `json:"arrivals"`
+	Dispersion       float64 `json:"dispersion,omitempty"`
+	Pool             int     `json:"pool,omitempty"`
+	PooledOver       int64   `json:"pooled_over,omitempty"`
+	PooledArrivals   int64   `json:"pooled_arrivals,omitempty"`
+	PooledDispersion float64 `json:"pooled_dispersion,omitempty"`
+	Decided          bool    `json:"decided,omitempty"`
 
 	// Pass is the verdict of the trial's pool, when it was pooled.
 	Pass  bool   `json:"pass"`

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/capacity"
@@ -367,11 +366,11 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		}
 		busy = strings.HasPrefix(t.Limit, result.MachineBusyPrefix)
 		o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit, Besides: result.JudgeTrialBesidesTail(cell, c.slo)}
-		if h, err := c.acquired(dir, cell); err != nil {
+		if tail, err := c.tail(dir, cell); err != nil {
 			return o, err
-		} else if h != nil {
-			o.Tail = capacity.Tail{Over: result.TailOver(h, c.slo.Limit), Arrivals: h.TotalCount()}
-			t.Over, t.Arrivals = o.Tail.Over, o.Tail.Arrivals
+		} else if tail.Arrivals > 0 {
+			o.Tail = tail
+			t.Over, t.Arrivals, t.Dispersion = tail.Over, tail.Arrivals, dispersion(tail)
 		}
 		out.Trials = append(out.Trials, t)
 		return o, nil
@@ -380,6 +379,7 @@ func (c *capRun) search(ctx context.Context, name string, stderr io.Writer) (res
 		t := &out.Trials[len(out.Trials)-1]
 		if st.Pool > 0 {
 			t.Pool, t.PooledOver, t.PooledArrivals, t.Decided = st.Pool, st.Pooled.Over, st.Pooled.Arrivals, st.Decided
+			t.PooledDispersion = dispersion(st.Pooled)
 			if t.Pass != st.Pass || st.Pool > 1 {
 				t.Pass, t.Why = st.Pass, pooledWhy(st.Pooled, c.slo)
 			}
@@ -445,19 +445,37 @@ func (c *capRun) maxArrivals() int64 {
 
 // acquired reads back a trial's acquire latencies (from the intended
 // start) from its interval log; nil when it wrote none.
-func (c *capRun) acquired(dir string, cell result.Cell) (*hdrhistogram.Histogram, error) {
+func (c *capRun) tail(dir string, cell result.Cell) (capacity.Tail, error) {
 	l, err := result.ReadCellLog(filepath.Join(c.base.Out, dir), cell)
 	if err != nil {
-		return nil, fmt.Errorf("lockbench: capacity: reading the trial back: %w", err)
+		return capacity.Tail{}, fmt.Errorf("lockbench: capacity: reading the trial back: %w", err)
 	}
-	return l.Merged(result.TagAcquire), nil
+	var t capacity.Tail
+	for _, h := range l.Tagged(result.TagAcquire) {
+		s := capacity.Count{Over: result.TailOver(h, c.slo.Limit), Arrivals: h.TotalCount()}
+		t.Seconds = append(t.Seconds, s)
+		t.Over, t.Arrivals = t.Over+s.Over, t.Arrivals+s.Arrivals
+	}
+	return t, nil
+}
+
+// dispersion is t's, or 0 where it is 1, for capacity.json's omitempty.
+func dispersion(t capacity.Tail) float64 {
+	if d := t.Dispersion(); d > 1 {
+		return d
+	}
+	return 0
 }
 
 // pooledWhy says what a pooled tail shows against the SLO.
 func pooledWhy(t capacity.Tail, slo result.SLO) string {
 	lo, hi := t.Interval()
-	return fmt.Sprintf("%d of %d arrivals over %s: %.2f%% (95%%: %.2f–%.2f%%) against %g%%",
-		t.Over, t.Arrivals, slo.Limit, 100*t.Share(), 100*lo, 100*hi, 100*slo.TailShare())
+	bursts := ""
+	if d := t.Dispersion(); d > 1 {
+		bursts = fmt.Sprintf(", in bursts: worth %.0f independent", float64(t.Arrivals)/d)
+	}
+	return fmt.Sprintf("%d of %d arrivals over %s%s: %.2f%% (95%%: %.2f–%.2f%%) against %g%%",
+		t.Over, t.Arrivals, slo.Limit, bursts, 100*t.Share(), 100*lo, 100*hi, 100*slo.TailShare())
 }
 
 // searchTrial is a trial's cell judged against the SLO.
