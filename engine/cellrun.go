@@ -73,9 +73,10 @@ type Cell struct {
 	live progress
 	// procsTries and procsWhy are what the warm-up's trial of
 	// GOMAXPROCS found (ProcsTrial).
-	procsTries []result.ProcsTry
-	procsWhy   string
-	livelock   *result.Livelock
+	procsTries     []result.ProcsTry
+	procsWhy       string
+	procsUndecided bool
+	livelock       *result.Livelock
 
 	// sharded: the grants' stream and the end of answering other shards'
 	// settle calls.
@@ -191,7 +192,7 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 	if warmDone != nil {
 		<-warmDone
 	}
-	r.procsTries, r.procsWhy = trial()
+	r.procsTries, r.procsWhy, r.procsUndecided = trial()
 	return r.finish(ctx, end, iv, counts, srv, gen)
 }
 
@@ -318,7 +319,7 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 	cell.Truncated = r.truncated
 	cell.Distributions, cell.Vectors = dists, vecs
 	cell.Generator = gen.report(cell, serverCPU, serverSpan)
-	cell.Generator.ProcsTrial, cell.Generator.ProcsWhy = r.procsTries, r.procsWhy
+	cell.Generator.ProcsTrial, cell.Generator.ProcsWhy, cell.Generator.ProcsUndecided = r.procsTries, r.procsWhy, r.procsUndecided
 	var all int64
 	for i, c := range counters {
 		all += c.Notifications.Load() - cc.notifications[i]

@@ -27,16 +27,19 @@ import (
 const MinTrialWarmup = 400 * time.Millisecond
 
 // Trial limits: a candidate replaces the first (Go's own choice) only
-// when its rate is trialMargin higher, and only when each was granted at
-// least trialMinGrants times — fewer cannot tell two rates 3 % apart.
+// when it was TrialMargin faster in every round, and each candidate was
+// granted at least TrialMinGrants times in all. One turn's rate is
+// noisy — 200 grants alone vary by about 7 % — so a single round's lead
+// proves little, but a lead in both rounds, A B then B A, is one no drift
+// over the warm-up and no single stall gives.
 const (
-	trialMargin    = 0.03
-	trialMinGrants = 200
+	TrialMargin    = 0.03
+	TrialMinGrants = 200
 )
 
-// trialTurns is how a warm-up is split: it settles first (connections
-// warm, a JVM compiles), then the candidates take turns A B A B, so that
-// a drift over the warm-up favours neither; the last part runs on the
+// The warm-up's split: it settles first (connections warm, a JVM
+// compiles), then the candidates take turns A B B A, so that a steady
+// drift over the warm-up favours neither; the last part runs on the
 // winner before measuring begins.
 const (
 	trialSettle = 0.2  // of the warm-up
@@ -46,62 +49,84 @@ const (
 
 // startProcsTrial tries r.Spec.ProcsTrial during the warm-up, from a
 // goroutine of its own; wait returns once it has set the winner (or the
-// cell ended first) and says what was tried.
-func (r *Cell) startProcsTrial(ctx context.Context) (wait func() (tries []result.ProcsTry, why string)) {
+// cell ended first) and says what was tried. A sharded cell tries
+// nothing: each shard would choose apart, on its share of the grants.
+func (r *Cell) startProcsTrial(ctx context.Context) (wait func() (tries []result.ProcsTry, why string, undecided bool)) {
 	cands := r.Spec.ProcsTrial
-	if len(cands) < 2 || r.Spec.Warmup < MinTrialWarmup {
-		return func() ([]result.ProcsTry, string) { return nil, "" }
+	if len(cands) < 2 || r.Spec.Warmup < MinTrialWarmup || r.Spec.Shard != nil {
+		return func() ([]result.ProcsTry, string, bool) { return nil, "", false }
 	}
 	var tries []result.ProcsTry
 	var why string
+	var undecided bool
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tries, why = r.procsTrial(ctx, cands)
+		tries, why, undecided = r.procsTrial(ctx, cands)
 	}()
-	return func() ([]result.ProcsTry, string) { <-done; return tries, why }
+	return func() ([]result.ProcsTry, string, bool) { <-done; return tries, why, undecided }
 }
 
-func (r *Cell) procsTrial(ctx context.Context, cands []int) ([]result.ProcsTry, string) {
+func (r *Cell) procsTrial(ctx context.Context, cands []int) ([]result.ProcsTry, string, bool) {
 	w := r.Spec.Warmup
 	turn := time.Duration(float64(w) * (1 - trialSettle - trialTail) / float64(trialRounds*len(cands)))
-	at := r.start.Add(time.Duration(float64(w) * trialSettle))
-	grants := make([]int64, len(cands))
+	// Turns are timed from when the trial's goroutine actually woke: on
+	// threads kept busy it wakes late, and a window timed from the plan
+	// would shrink to nothing. A trial that falls behind so far that it
+	// would run into the measurement gives up instead.
+	latest := r.measureFrom.Add(-time.Duration(float64(w) * trialTail / 2))
+	tries := make([]result.ProcsTry, len(cands))
 	spent := make([]time.Duration, len(cands))
-	for range trialRounds {
-		for i, p := range cands {
-			if sleepUntil(ctx, at) != nil {
-				return nil, ""
+	for i, p := range cands {
+		tries[i] = result.ProcsTry{Procs: p, RoundsPerS: make([]float64, trialRounds)}
+	}
+	const cutShort = "the GOMAXPROCS trial was cut short as the cell ended: Go's kept"
+	give := func(why string) ([]result.ProcsTry, string, bool) {
+		runtime.GOMAXPROCS(cands[0])
+		return nil, why, true
+	}
+	if sleepUntil(ctx, r.start.Add(time.Duration(float64(w)*trialSettle))) != nil {
+		return give(cutShort)
+	}
+	for round := range trialRounds {
+		for k := range cands {
+			i := k
+			if round%2 == 1 { // A B, then B A
+				i = len(cands) - 1 - k
 			}
-			runtime.GOMAXPROCS(p)
+			runtime.GOMAXPROCS(cands[i])
 			// The first tenth of a turn goes to the change itself: threads
 			// parked or woken, goroutines moved between run queues.
-			from := at.Add(turn / 10)
-			at = at.Add(turn)
-			if sleepUntil(ctx, from) != nil {
-				return nil, ""
+			if sleepUntil(ctx, time.Now().Add(turn/10)) != nil {
+				return give(cutShort)
 			}
 			g0, t0 := r.live.grants.Load(), time.Now()
-			if sleepUntil(ctx, at) != nil {
-				return nil, ""
+			if sleepUntil(ctx, t0.Add(turn-turn/10)) != nil {
+				return give(cutShort)
 			}
-			grants[i] += r.live.grants.Load() - g0
-			spent[i] += time.Since(t0)
+			g, d := r.live.grants.Load()-g0, time.Since(t0)
+			if time.Now().After(latest) {
+				return give(fmt.Sprintf("the GOMAXPROCS trial fell behind its turns (its timer woke %v late at GOMAXPROCS %d: lockbench's threads were busy) and kept Go's %d",
+					(d - (turn - turn/10)).Round(time.Millisecond), cands[i], cands[0]))
+			}
+			tries[i].Grants += g
+			tries[i].RoundsPerS[round] = float64(g) / d.Seconds()
+			spent[i] += d
 		}
 	}
-	tries := make([]result.ProcsTry, len(cands))
-	for i, p := range cands {
-		tries[i] = result.ProcsTry{Procs: p, Grants: grants[i], GrantsPerS: float64(grants[i]) / spent[i].Seconds()}
+	for i := range tries {
+		tries[i].GrantsPerS = float64(tries[i].Grants) / spent[i].Seconds()
 	}
-	keep, why := pickProcs(tries)
+	keep, why, undecided := pickProcs(tries)
 	runtime.GOMAXPROCS(tries[keep].Procs)
-	return tries, why
+	return tries, why, undecided
 }
 
 // pickProcs is the trial's verdict: the candidate its clients were
-// granted the lock most often under, unless it beats the first by less
-// than trialMargin or some candidate saw too few grants to tell.
-func pickProcs(tries []result.ProcsTry) (keep int, why string) {
+// granted the lock most often under, when it was TrialMargin faster than
+// every other in every round and each saw enough grants to tell; else
+// the first, undecided.
+func pickProcs(tries []result.ProcsTry) (keep int, why string, undecided bool) {
 	best, fewest := 0, tries[0].Grants
 	for i, t := range tries {
 		if t.GrantsPerS > tries[best].GrantsPerS {
@@ -109,15 +134,17 @@ func pickProcs(tries []result.ProcsTry) (keep int, why string) {
 		}
 		fewest = min(fewest, t.Grants)
 	}
-	switch {
-	case fewest < trialMinGrants:
-		return 0, describeTrial(tries, 0) + fmt.Sprintf(": too few grants to tell (%d, under %d)", fewest, trialMinGrants)
-	case tries[best].GrantsPerS < tries[0].GrantsPerS*(1+trialMargin):
-		if best != 0 {
-			return 0, describeTrial(tries, 0) + fmt.Sprintf(", the first: no other was %.0f %% faster", 100*trialMargin)
+	if fewest < TrialMinGrants {
+		return 0, describeTrial(tries, 0) + fmt.Sprintf(": too few grants to tell (%d, under %d)", fewest, TrialMinGrants), true
+	}
+	for i, t := range tries {
+		for r, rate := range t.RoundsPerS {
+			if i != best && tries[best].RoundsPerS[r] < rate*(1+TrialMargin) {
+				return 0, describeTrial(tries, 0) + fmt.Sprintf(": none was %.0f %% faster than the rest in every round", 100*TrialMargin), true
+			}
 		}
 	}
-	return best, describeTrial(tries, best)
+	return best, describeTrial(tries, best), false
 }
 
 // describeTrial says what a trial found: "GOMAXPROCS 2 vs 1 in the

@@ -2,61 +2,105 @@ package engine_test
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/inproc"
 )
 
-// A cell given GOMAXPROCS to try takes turns with them while it warms up,
-// counts every turn's grants, measures under the one that cycled fastest
-// (the first on a near tie) and says so; a warm-up too short for a trial
-// leaves GOMAXPROCS alone. Not parallel: GOMAXPROCS is the process's.
+// slowUnder is the in-process lock made slow — 200 µs an acquisition —
+// while GOMAXPROCS is slow, and yielding the thread otherwise: a lock whose speed depends on lockbench's
+// threads, as a real one's does on a shared machine. It counts the
+// acquisitions it saw under each GOMAXPROCS.
+type slowUnder struct {
+	impl.Locker
+	slow int
+	seen *[8]atomic.Int64
+}
+
+func (l slowUnder) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	p := runtime.GOMAXPROCS(0)
+	l.seen[min(p, 7)].Add(1)
+	if p == l.slow {
+		time.Sleep(200 * time.Microsecond)
+	} else {
+		runtime.Gosched() // as a lock that waits for a server would let others run
+	}
+	return l.Locker.Acquire(ctx, name)
+}
+
+// A cell given GOMAXPROCS to try takes turns with them while it warms up
+// and measures under the one its clients cycled fastest with, whichever
+// that is, and says so; a warm-up too short for a trial leaves GOMAXPROCS
+// alone. Not parallel: GOMAXPROCS is the process's.
 func TestProcsTrialKeepsTheFasterAndSaysSo(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
-	run := func(warmup time.Duration) *engine.Result {
+	run := func(warmup time.Duration, slow int) (*engine.Result, *[8]atomic.Int64) {
 		t.Helper()
+		var seen [8]atomic.Int64
+		d := impl.Driver{Name: "slow-under", New: func(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+			l, err := inproc.New(ctx, cfg)
+			return slowUnder{Locker: l, slow: slow, seen: &seen}, err
+		}}
 		res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
-			Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Locks: 4,
+			Driver: d, Scenario: scenario(t, "hot"), Clients: 4, Locks: 4,
 			Warmup: warmup, Duration: 100 * time.Millisecond, ProcsTrial: []int{3, 1},
 			Config: impl.Config{Namespace: t.Name()},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &res
+		return &res, &seen
 	}
-
-	g := run(engine.MinTrialWarmup).Cell.Generator
-	if len(g.ProcsTrial) != 2 || g.ProcsTrial[0].Procs != 3 || g.ProcsTrial[1].Procs != 1 {
-		t.Fatalf("tried %+v, want 3 then 1", g.ProcsTrial)
-	}
-	for _, try := range g.ProcsTrial {
-		// Uncontended in-process locks cycle in microseconds: each turn of
-		// 72 ms sees thousands of grants.
-		if try.Grants < 200 || try.GrantsPerS <= 0 {
-			t.Errorf("GOMAXPROCS %d: %d grants, %.0f/s", try.Procs, try.Grants, try.GrantsPerS)
+	for _, tc := range []struct{ slow, want int }{{3, 1}, {1, 3}} {
+		res, seen := run(engine.MinTrialWarmup, tc.slow)
+		g := res.Cell.Generator
+		if len(g.ProcsTrial) != 2 || g.ProcsTrial[0].Procs != 3 || g.ProcsTrial[1].Procs != 1 {
+			t.Fatalf("tried %+v (%s), want 3 then 1", g.ProcsTrial, g.ProcsWhy)
 		}
-	}
-	want := 3
-	if a, b := g.ProcsTrial[0].GrantsPerS, g.ProcsTrial[1].GrantsPerS; b >= a*1.03 {
-		want = 1
-	}
-	if g.Procs != want || runtime.GOMAXPROCS(0) != want {
-		t.Errorf("measured on GOMAXPROCS %d (now %d) after %+v, want %d", g.Procs, runtime.GOMAXPROCS(0), g.ProcsTrial, want)
-	}
-	if !strings.Contains(g.ProcsWhy, "GOMAXPROCS 3 vs 1 tried in the warm-up") || !strings.Contains(g.ProcsWhy, fmt.Sprintf("kept %d", want)) {
-		t.Errorf("procs_why %q", g.ProcsWhy)
+		if seen[3].Load() == 0 || seen[1].Load() == 0 {
+			t.Errorf("the lock saw %d acquisitions under GOMAXPROCS 3 and %d under 1: both must have had turns", seen[3].Load(), seen[1].Load())
+		}
+		for _, try := range g.ProcsTrial {
+			if len(try.RoundsPerS) != 2 || try.RoundsPerS[0] <= 0 || try.RoundsPerS[1] <= 0 {
+				t.Errorf("GOMAXPROCS %d: rounds %v", try.Procs, try.RoundsPerS)
+			}
+		}
+		if g.Procs != tc.want || runtime.GOMAXPROCS(0) != tc.want || g.ProcsUndecided {
+			t.Errorf("slow under %d: measured on %d (now %d), undecided %v, after %+v; want %d", tc.slow, g.Procs, runtime.GOMAXPROCS(0), g.ProcsUndecided, g.ProcsTrial, tc.want)
+		}
+		if !strings.Contains(g.ProcsWhy, "GOMAXPROCS 3 vs 1 tried in the warm-up") || !strings.HasSuffix(g.ProcsWhy, "kept "+map[int]string{1: "1", 3: "3"}[tc.want]) {
+			t.Errorf("procs_why %q", g.ProcsWhy)
+		}
 	}
 
 	runtime.GOMAXPROCS(2)
-	g = run(engine.MinTrialWarmup - time.Millisecond).Cell.Generator
-	if g.ProcsTrial != nil || g.ProcsWhy != "" || g.Procs != 2 {
+	res, _ := run(engine.MinTrialWarmup-time.Millisecond, 2)
+	if g := res.Cell.Generator; g.ProcsTrial != nil || g.ProcsWhy != "" || g.Procs != 2 {
 		t.Errorf("a warm-up too short for a trial: procs %d, tried %+v, why %q", g.Procs, g.ProcsTrial, g.ProcsWhy)
+	}
+}
+
+// A cell that ends while it tries says so, and which GOMAXPROCS it was
+// left at.
+func TestProcsTrialCutShortSaysSo(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, _ := engine.RunCellDetail(ctx, engine.CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Locks: 2,
+		Warmup: 2 * time.Second, Duration: time.Second, ProcsTrial: []int{3, 1},
+		Config: impl.Config{Namespace: t.Name()},
+	})
+	g := res.Cell.Generator
+	if g == nil || !g.ProcsUndecided || g.ProcsTrial != nil || !strings.Contains(g.ProcsWhy, "trial was cut short as the cell ended") {
+		t.Errorf("interrupted mid-trial: %+v", g)
 	}
 }

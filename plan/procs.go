@@ -22,12 +22,13 @@ func sharedProcs(cpus, servers int) int {
 
 // procsTrial is what a run with servers processes on this machine (its
 // sandbox's, or given on loopback) tries for its GOMAXPROCS, and why: Go's
-// own choice first, then the cores left when each server keeps one. Each
-// closed-loop cell with a warm-up tries both while it warms up and keeps
-// the one that cycles faster (engine.ProcsTrial); on one 2-core machine
-// leaving Redis its core was faster, on another Go's default was, and
-// which one depended on the clients too. Nil and "" when the user set
-// GOMAXPROCS, no server is local, or the two are the same.
+// own choice first, then the cores left when each server keeps one (up
+// to half the machine). Each closed-loop cell with a warm-up tries both
+// while it warms up and keeps the one that cycles faster
+// (engine.ProcsTrial): on one 2-core machine leaving Redis its core was
+// faster, on another Go's default was, and which one depended on the
+// clients too. Nil and "" when the user set GOMAXPROCS, no server is
+// local, or the two are the same.
 func procsTrial(servers int) ([]int, string) {
 	if os.Getenv("GOMAXPROCS") != "" || servers == 0 {
 		return nil, ""
@@ -39,6 +40,6 @@ func procsTrial(servers int) ([]int, string) {
 	if n >= goes {
 		return nil, ""
 	}
-	return []int{goes, n}, fmt.Sprintf("lockbench shares this machine's %d cores with %d of its servers: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (a core left to each server) as it warms up and keeps the faster; other cells keep Go's %d; set GOMAXPROCS to choose yourself",
-		runtime.NumCPU(), servers, engine.MinTrialWarmup, goes, n, goes)
+	return []int{goes, n}, fmt.Sprintf("lockbench shares %d cores with %d of its servers: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (leaving the servers %d) in turns as it warms up, and measures under %d only if it was %.0f %% faster in every turn and each saw %d grants; other cells, ramps and shards keep Go's %d; set GOMAXPROCS to choose yourself",
+		cpus, servers, engine.MinTrialWarmup, goes, n, cpus-n, n, 100*engine.TrialMargin, engine.TrialMinGrants, goes)
 }

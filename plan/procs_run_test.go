@@ -24,11 +24,11 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("one core: nothing to leave the servers")
 	}
-	run := func(t *testing.T, warmup string) (result.Meta, result.Cell) {
+	run := func(t *testing.T, warmup string, more ...string) (result.Meta, result.Cell) {
 		var f plan.Flags
 		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 		f.Register(fs)
-		if err := fs.Parse([]string{"--impl", "redis", "--clients", "2", "--locks", "2", "--duration", "200ms", "--warmup", warmup, "--redis", "", "--out", t.TempDir()}); err != nil {
+		if err := fs.Parse(append([]string{"--impl", "redis", "--clients", "2", "--locks", "2", "--warmup", warmup, "--redis", "", "--out", t.TempDir()}, more...)); err != nil {
 			t.Fatal(err)
 		}
 		p, err := f.Plan(fs)
@@ -52,7 +52,7 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	goes := runtime.GOMAXPROCS(0)
 	t.Run("tried", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "")
-		m, c := run(t, "500ms")
+		m, c := run(t, "500ms", "--duration", "200ms")
 		if why := m.Host["gomaxprocs_why"]; !strings.Contains(why, "of its servers: each closed-loop cell") || !strings.Contains(why, "tries GOMAXPROCS") {
 			t.Errorf("meta: gomaxprocs %q, why %q", m.Host["gomaxprocs"], why)
 		}
@@ -66,14 +66,22 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	})
 	t.Run("no warm-up", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "")
-		m, c := run(t, "0s")
+		m, c := run(t, "0s", "--duration", "200ms")
 		if m.Host["gomaxprocs_why"] == "" || c.Generator.ProcsTrial != nil || c.Generator.ProcsWhy != "" || c.Generator.Procs != goes {
 			t.Errorf("a cell with no warm-up: %+v (meta %q)", c.Generator, m.Host["gomaxprocs_why"])
 		}
 	})
+	t.Run("ramp", func(t *testing.T) {
+		// A ramp's stairs are one curve: none of them chooses apart.
+		t.Setenv("GOMAXPROCS", "")
+		m, c := run(t, "500ms", "--ramp", "1:1:300ms")
+		if m.Host["gomaxprocs_why"] != "" || c.Generator.ProcsTrial != nil || c.Generator.ProcsWhy != "" || c.Generator.Procs != goes {
+			t.Errorf("a ramp's stair: %+v (meta %q)", c.Generator, m.Host["gomaxprocs_why"])
+		}
+	})
 	t.Run("user's", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "2")
-		m, c := run(t, "500ms")
+		m, c := run(t, "500ms", "--duration", "200ms")
 		if m.Host["gomaxprocs_why"] != "" || c.Generator.ProcsWhy != "" || c.Generator.ProcsTrial != nil {
 			t.Errorf("a user's GOMAXPROCS overridden: %q, %+v", m.Host["gomaxprocs_why"], c.Generator)
 		}

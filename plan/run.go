@@ -86,8 +86,12 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 		return sum, err
 	}
 	defer fleet.close()
-	trial, trialWhy := procsTrial(fleet.local())
-	fleet.procsWhy = trialWhy
+	// A ramp's stairs and a shard's slice of a cell are parts of one
+	// measurement: they keep Go's GOMAXPROCS rather than each choosing.
+	var trial []int
+	if plan.Ramp == nil && plan.Shard == nil {
+		trial, fleet.procsWhy = procsTrial(fleet.local())
+	}
 	plan.Cell.Config.Servers = fleet.servers
 	if plan.OnServers != nil {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
@@ -250,11 +254,7 @@ func (m *matrix) runCell(ctx context.Context, spec CellSpec, canon int) error {
 	}
 	if m.plan.Ramp != nil {
 		stairs, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)
-		for i, res := range stairs {
-			// The first stair's warm-up chose for every stair.
-			if g, g0 := res.Cell.Generator, stairs[0].Cell.Generator; i > 0 && g != nil && g0 != nil && g0.ProcsWhy != "" && g.Procs == g0.Procs {
-				g.ProcsWhy = "as the first stair's warm-up chose: " + g0.ProcsWhy
-			}
+		for _, res := range stairs {
 			if kerr := m.keep(res, canon); kerr != nil {
 				return kerr
 			}

@@ -26,6 +26,8 @@ func cellCPU(c Cell) (s cpuSides, ok bool) {
 		return s, false
 	}
 	s.lockbench, s.machine, s.cores = g.CPUS/g.ServerSpanS, coresBusy(c), g.Cores
+	// Judged against what the measurement ran on: a warm-up's trial of
+	// more threads is a few per cent of a cell's time.
 	s.usable = max(1, g.Procs)
 	if g.Cores > 0 {
 		s.usable = max(1, min(s.usable, g.Cores))
@@ -121,9 +123,9 @@ func limitVerdict(cells []Cell) (VerdictLine, bool) {
 
 // procsClause says how many threads lockbench kept for itself where
 // its servers shared the machine and its cells tried (engine.ProcsTrial),
-// once for the run: "GOMAXPROCS 2 in 5 cells, 1 in 3".
+// once for the run: "GOMAXPROCS 2 in 5 cells (3 undecided), 1 in 3".
 func procsClause(cells []Cell) string {
-	kept := map[int]int{}
+	kept, undecided := map[int]int{}, map[int]int{}
 	var procs []int
 	for _, c := range cells {
 		if g := c.Generator; g != nil && g.ProcsWhy != "" {
@@ -131,6 +133,9 @@ func procsClause(cells []Cell) string {
 				procs = append(procs, g.Procs)
 			}
 			kept[g.Procs]++
+			if g.ProcsUndecided {
+				undecided[g.Procs]++
+			}
 		}
 	}
 	if len(procs) == 0 {
@@ -140,6 +145,9 @@ func procsClause(cells []Cell) string {
 	parts := make([]string, len(procs))
 	for i, p := range procs {
 		parts[i] = fmt.Sprintf("%d in %s", p, plural(int64(kept[p]), "cell"))
+		if u := undecided[p]; u > 0 {
+			parts[i] += fmt.Sprintf(" (%d of them as the trial could not tell)", u)
+		}
 	}
 	return " — its servers sharing the machine, lockbench tried its own threads as its cells warmed up and kept GOMAXPROCS " + strings.Join(parts, ", ")
 }

@@ -284,8 +284,11 @@ type Generator struct {
 	// share the machine, and the cell tried its candidates in the
 	// warm-up (ProcsTrial).
 	ProcsWhy string `json:"procs_why,omitempty"`
-	// ProcsTrial is what each GOMAXPROCS tried in the warm-up gave.
-	ProcsTrial []ProcsTry `json:"procs_trial,omitempty"`
+	// ProcsTrial is what each GOMAXPROCS tried in the warm-up gave, and
+	// ProcsUndecided says the trial could not tell them apart (or was cut
+	// short), so that Procs is Go's choice kept by default.
+	ProcsTrial     []ProcsTry `json:"procs_trial,omitempty"`
+	ProcsUndecided bool       `json:"procs_undecided,omitempty"`
 	// OtherCores is how many cores, on average over the cell, processes
 	// other than lockbench and its sandboxed servers kept busy (Linux;
 	// -1 when unknown, 0 in results from before it was measured): a
@@ -305,6 +308,8 @@ type ProcsTry struct {
 	Procs      int     `json:"procs"`
 	Grants     int64   `json:"grants"`
 	GrantsPerS float64 `json:"grants_per_s"`
+	// RoundsPerS is the rate in each round of turns (A B, then B A).
+	RoundsPerS []float64 `json:"rounds_per_s"`
 }
 
 // OtherCoresTolerance is the share of a machine's cores other processes
