@@ -42,8 +42,8 @@ const (
 // drift over the warm-up favours neither; the last part runs on the
 // winner before measuring begins.
 const (
-	trialSettle = 0.2  // of the warm-up
-	trialTail   = 0.08 // of the warm-up, on the winner
+	trialSettle = 0.15 // of the warm-up
+	trialTail   = 0.15 // of the warm-up: slack for turns that end late, then the winner
 	trialRounds = 2
 )
 
@@ -74,7 +74,8 @@ func (r *Cell) procsTrial(ctx context.Context, cands []int) ([]result.ProcsTry, 
 	// threads kept busy it wakes late, and a window timed from the plan
 	// would shrink to nothing. A trial that falls behind so far that it
 	// would run into the measurement gives up instead.
-	latest := r.measureFrom.Add(-time.Duration(float64(w) * trialTail / 2))
+	latest := r.measureFrom.Add(-time.Duration(float64(w) * trialTail / 5))
+	planned := r.start.Add(time.Duration(float64(w) * trialSettle))
 	tries := make([]result.ProcsTry, len(cands))
 	spent := make([]time.Duration, len(cands))
 	for i, p := range cands {
@@ -105,9 +106,10 @@ func (r *Cell) procsTrial(ctx context.Context, cands []int) ([]result.ProcsTry, 
 				return give(cutShort)
 			}
 			g, d := r.live.grants.Load()-g0, time.Since(t0)
-			if time.Now().After(latest) {
-				return give(fmt.Sprintf("the GOMAXPROCS trial fell behind its turns (its timer woke %v late at GOMAXPROCS %d: lockbench's threads were busy) and kept Go's %d",
-					(d - (turn - turn/10)).Round(time.Millisecond), cands[i], cands[0]))
+			planned = planned.Add(turn)
+			if now := time.Now(); now.After(latest) {
+				return give(fmt.Sprintf("the GOMAXPROCS trial fell %v behind its turns by GOMAXPROCS %d (its timers woke late: lockbench's threads were busy) and kept Go's %d",
+					now.Sub(planned).Round(time.Millisecond), cands[i], cands[0]))
 			}
 			tries[i].Grants += g
 			tries[i].RoundsPerS[round] = float64(g) / d.Seconds()

@@ -52,7 +52,7 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	goes := runtime.GOMAXPROCS(0)
 	t.Run("tried", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "")
-		m, c := run(t, "500ms", "--duration", "200ms")
+		m, c := run(t, "800ms", "--duration", "200ms")
 		if why := m.Host["gomaxprocs_why"]; !strings.Contains(why, "of its servers: each closed-loop cell") || !strings.Contains(why, "tries GOMAXPROCS") {
 			t.Errorf("meta: gomaxprocs %q, why %q", m.Host["gomaxprocs"], why)
 		}
@@ -81,7 +81,7 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	})
 	t.Run("user's", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "2")
-		m, c := run(t, "500ms", "--duration", "200ms")
+		m, c := run(t, "800ms", "--duration", "200ms")
 		if m.Host["gomaxprocs_why"] != "" || c.Generator.ProcsWhy != "" || c.Generator.ProcsTrial != nil {
 			t.Errorf("a user's GOMAXPROCS overridden: %q, %+v", m.Host["gomaxprocs_why"], c.Generator)
 		}
