@@ -40,6 +40,14 @@ func procsTrial(servers int) ([]int, string) {
 	if n >= goes {
 		return nil, ""
 	}
-	return []int{goes, n}, fmt.Sprintf("lockbench shares %d cores with %d of its servers: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (leaving the servers %d) in turns as it warms up, and measures under %d only if it was %.0f %% faster in every turn and each saw %d grants; other cells, ramps and shards keep Go's %d; set GOMAXPROCS to choose yourself",
-		cpus, servers, engine.MinTrialWarmup, goes, n, cpus-n, n, 100*engine.TrialMargin, engine.TrialMinGrants, goes)
+	return []int{goes, n}, fmt.Sprintf("lockbench shares %d cores with %d of its servers: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (leaving the servers %s) in turns as it warms up, and measures under %d only if it was %.0f %% faster in every turn and each saw %d grants; other cells, ramps and shards keep Go's %d; set GOMAXPROCS to choose yourself",
+		cpus, servers, engine.MinTrialWarmup, goes, n, cores(cpus-n), n, 100*engine.TrialMargin, engine.TrialMinGrants, goes)
+}
+
+// cores is "1 core", "2 cores".
+func cores(n int) string {
+	if n == 1 {
+		return "1 core"
+	}
+	return fmt.Sprintf("%d cores", n)
 }
