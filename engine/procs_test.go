@@ -70,8 +70,8 @@ func TestProcsTrialKeepsTheFasterAndSaysSo(t *testing.T) {
 			t.Errorf("the lock saw %d acquisitions under GOMAXPROCS 3 and %d under 1: both must have had turns", seen[3].Load(), seen[1].Load())
 		}
 		for _, try := range g.ProcsTrial {
-			if len(try.RoundsPerS) != 2 || try.RoundsPerS[0] <= 0 || try.RoundsPerS[1] <= 0 {
-				t.Errorf("GOMAXPROCS %d: rounds %v", try.Procs, try.RoundsPerS)
+			if len(try.RoundsPerS) != 2 || try.RoundsPerS[0] <= 0 || try.RoundsPerS[1] <= 0 || try.CPUPerGrantUs <= 0 || len(try.RoundsCPUPerGrantUs) != 2 {
+				t.Errorf("GOMAXPROCS %d: rounds %v, CPU a grant %.2f µs %v", try.Procs, try.RoundsPerS, try.CPUPerGrantUs, try.RoundsCPUPerGrantUs)
 			}
 		}
 		if g.Procs != tc.want || runtime.GOMAXPROCS(0) != tc.want || g.ProcsUndecided {

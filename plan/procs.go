@@ -40,8 +40,8 @@ func procsTrial(servers int) ([]int, string) {
 	if n >= goes {
 		return nil, ""
 	}
-	return []int{goes, n}, fmt.Sprintf("lockbench shares %d cores with %d of its servers: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (leaving the servers %s) in turns as it warms up, and measures under %d only if it was %.0f %% faster in every turn and each saw %d grants; other cells, ramps and shards keep Go's %d; set GOMAXPROCS to choose yourself",
-		cpus, servers, engine.MinTrialWarmup, goes, n, cores(cpus-n), n, 100*engine.TrialMargin, engine.TrialMinGrants, goes)
+	return []int{goes, n}, fmt.Sprintf("lockbench shares %d cores with %d of its servers: each closed-loop cell with a warm-up of %v or more tries GOMAXPROCS %d (Go's) and %d (leaving the servers %s) in turns as it warms up, and measures under %d only if it was %.0f %% faster in every round, or as fast for %.0f %% less of lockbench's CPU a grant, and each saw %d grants; other cells, ramps and shards keep Go's %d; set GOMAXPROCS to choose yourself",
+		cpus, servers, engine.MinTrialWarmup, goes, n, cores(cpus-n), n, 100*engine.TrialMargin, 100*engine.TrialCPUMargin, engine.TrialMinGrants, goes)
 }
 
 // cores is "1 core", "2 cores".

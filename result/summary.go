@@ -310,6 +310,10 @@ type ProcsTry struct {
 	GrantsPerS float64 `json:"grants_per_s"`
 	// RoundsPerS is the rate in each round of turns (A B, then B A).
 	RoundsPerS []float64 `json:"rounds_per_s"`
+	// CPUPerGrantUs is lockbench's CPU time per grant under it, in µs,
+	// over all its turns and in each round.
+	CPUPerGrantUs       float64   `json:"cpu_per_grant_us"`
+	RoundsCPUPerGrantUs []float64 `json:"rounds_cpu_per_grant_us"`
 }
 
 // OtherCoresTolerance is the share of a machine's cores other processes
