@@ -18,9 +18,10 @@ import (
 // faster at 1 client and 1.2× at 64, and leaving the core 1.2× faster at
 // 4. No rule fits every machine, so a closed-loop cell with a warm-up
 // tries its candidates in turn while it warms up and keeps the one under
-// which its clients were granted the lock most often: for a closed loop,
+// which its clients were granted the lock most often — for a closed loop,
 // the most grants per second is the least time per cycle, lockbench's
-// share of it included.
+// share of it included — or, when the rates are one within the noise,
+// the one that spends the least of lockbench's CPU a grant (pickProcs).
 
 // MinTrialWarmup is the shortest warm-up that holds a trial: four turns,
 // each long enough for a few hundred grants of a fast lock.
@@ -29,10 +30,10 @@ const MinTrialWarmup = 400 * time.Millisecond
 // Trial limits: a candidate replaces the first (Go's own choice) only
 // when it was TrialMargin faster in every round — or as fast, and
 // TrialCPUMargin cheaper in lockbench's CPU a grant (pickProcs) — and
-// each candidate was granted at least TrialMinGrants times in all. One turn's rate is
-// noisy — 200 grants alone vary by about 7 % — so a single round's lead
-// proves little, but a lead in both rounds, A B then B A, is one no drift
-// over the warm-up and no single stall gives.
+// each candidate was granted at least TrialMinGrants times in all. One
+// turn's rate is noisy — 200 grants alone vary by about 7 % — so a single
+// round's lead proves little, but a lead in both rounds, A B then B A, is
+// one no drift over the warm-up and no single stall gives.
 const (
 	TrialMargin    = 0.03
 	TrialCPUMargin = 0.10
