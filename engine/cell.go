@@ -171,7 +171,9 @@ func RunCellDetail(ctx context.Context, spec CellSpec) (res Result, err error) {
 			err = fmt.Errorf("cell impl=%s/scenario=%s/clients=%d: %w: %v", spec.Impl, spec.Scenario.Name(), spec.Clients, ErrPanic, p)
 		}
 	}()
-	return spec.Scenario.Run(ctx, spec)
+	res, err = spec.Scenario.Run(ctx, spec)
+	res.Cell.Derive()
+	return res, err
 }
 
 // ErrPanic is wrapped by the error of a cell in which something panicked;

@@ -78,6 +78,7 @@ func Merge(ctx context.Context, out string, dirs []string, opts MergeOptions) (*
 		if err != nil {
 			return nil, err
 		}
+		mc.Derive()
 		sum.Cells = append(sum.Cells, mc)
 	}
 	if slo, err := result.ParseSLO(sum.SLO); err == nil && sum.SLO != "" {

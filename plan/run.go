@@ -327,6 +327,7 @@ func (m *matrix) closeLog(res Result) error {
 // earlier stairs), so that the summary of a run cut short is in the
 // order asked too.
 func (m *matrix) keep(res Result, canon int) error {
+	res.Cell.Derive()
 	if m.plan.OnResult != nil {
 		defer m.plan.OnResult(res.Cell)
 	}

@@ -107,7 +107,7 @@ func TestReportInBrowser(t *testing.T) {
 				t.Error(p)
 			}
 			if name == "fixture" {
-				want := []string{"Safety:", "Herd cost:", "Capacity (hot):", "Capacity (rate):", "Open loop:", "Fault cost:"}
+				want := []string{"Safety:", "Throughput:", "Herd cost:", "Best client count tried (hot):", "Best client count tried (rate):", "Open loop:", "Fault cost:"}
 				if !slices.Equal(facts.Questions, want) {
 					t.Errorf("verdict answers %q, want %q", facts.Questions, want)
 				}

@@ -42,3 +42,14 @@ func closedLoops(cells []Cell) []Cell {
 	}
 	return out
 }
+
+// largestMeasured is the cell with the most clients among those that
+// acquired anything (cells by ascending client count).
+func largestMeasured(cells []Cell) (Cell, bool) {
+	for i := len(cells) - 1; i >= 0; i-- {
+		if cells[i].Acquires > 0 {
+			return cells[i], true
+		}
+	}
+	return Cell{}, false
+}

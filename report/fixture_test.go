@@ -74,7 +74,7 @@ func fixtureCells() []Cell {
 		for j := range per {
 			per[j] = cells[i].Acquires / 16 * int64(8+j) / 16 // skewed: some clients get twice others' share
 		}
-		cells[i].Fairness = &result.Fairness{PerClient: per}
+		cells[i].Fairness = result.FairnessOf(per, 0)
 	}
 	cells[6].Errors = 2
 	cells[6].ErrorsByClass = map[string]int64{"timeout": 2}
@@ -194,4 +194,15 @@ func writeHlog(t *testing.T, path string, startMs int64, ivs []interval, relativ
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// derived is cells with their derived figures computed, as a run records
+// them and ReadSummary reads them: tests build cells by hand.
+func derived(cells []Cell) []Cell {
+	out := make([]Cell, len(cells))
+	for i, c := range cells {
+		c.Derive()
+		out[i] = c
+	}
+	return out
 }

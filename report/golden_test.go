@@ -40,7 +40,7 @@ func TestMarkdownGolden(t *testing.T) {
 	meta := result.Meta{Version: "0.1.0-test", GoVersion: "go1.26.8", Started: fixtureStart,
 		Host: map[string]string{"os": "linux", "arch": "amd64", "cpus": "2"}}
 	slo := SLO{Quantile: "p99", Limit: 10 * time.Millisecond}
-	golden(t, "summary.golden.md", markdown(meta, fixtureCells(), &slo, nil))
+	golden(t, "summary.golden.md", markdown(meta, derived(fixtureCells()), &slo, nil))
 }
 
 // TestMarkdownFromRender checks that Render's summary.md is the golden one:
@@ -59,7 +59,9 @@ func TestMarkdownFromRender(t *testing.T) {
 	}
 }
 
-func TestHeadlinesGolden(t *testing.T) {
+// The verdict's text for a run of each kind, held against a golden file:
+// what a reader is told changes only on purpose.
+func TestVerdictGolden(t *testing.T) {
 	unsafe := fixtureCells()
 	unsafe[11].SafetyViolations = 3 // zk-pred hot 4
 	unsafe[12].SafetyViolations = 1 // zk-pred hot 16
@@ -88,19 +90,26 @@ func TestHeadlinesGolden(t *testing.T) {
 		{"empty", nil},
 	} {
 		b.WriteString("## " + tc.name + "\n")
-		for _, h := range Headlines(tc.cells) {
-			b.WriteString(h + "\n")
+		for _, v := range Verdict(derived(tc.cells), nil) {
+			b.WriteString(v.Question + ": " + v.Answer + tableText(v.Table) + "\n")
 		}
 		b.WriteString("\n")
 	}
-	golden(t, "headlines.golden.txt", []byte(b.String()))
+	golden(t, "verdict.golden.txt", []byte(b.String()))
 }
 
-func TestHeadlinesDeterministic(t *testing.T) {
-	a := strings.Join(Headlines(fixtureCells()), "\n")
+func TestVerdictDeterministic(t *testing.T) {
+	text := func() string {
+		var b strings.Builder
+		for _, v := range Verdict(derived(fixtureCells()), nil) {
+			b.WriteString(v.Answer + tableText(v.Table) + "\n")
+		}
+		return b.String()
+	}
+	a := text()
 	for range 20 {
-		if b := strings.Join(Headlines(fixtureCells()), "\n"); b != a {
-			t.Fatalf("Headlines changed between calls:\n%s\n---\n%s", a, b)
+		if b := text(); b != a {
+			t.Fatalf("Verdict changed between calls:\n%s\n---\n%s", a, b)
 		}
 	}
 }

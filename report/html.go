@@ -22,7 +22,6 @@ type htmlPage struct {
 	Run         string
 	Verdict     []VerdictLine
 	Unsafe      []string
-	Headlines   []string
 	Rows        []htmlRow
 	Wakeups     bool
 	SLO         string
@@ -49,20 +48,18 @@ type capacityView struct{ Impl, Scenario, Text string }
 func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, error) {
 	cells := r.summary.Cells
 	p := htmlPage{
-		Title:     "lockbench report — " + filepath.Base(filepath.Clean(r.dir)),
-		Run:       r.meta.Describe(),
-		Verdict:   Verdict(cells, slo),
-		Headlines: Headlines(cells),
-		Config:    r.meta.Fields,
-		Files:     []string{result.MetaFile, result.SummaryFile, CSVFile, BenchFile, MarkdownFile},
-		Open:      openViews(cells),
-		Faults:    faultViews(cells),
+		Title:   "lockbench report — " + filepath.Base(filepath.Clean(r.dir)),
+		Run:     r.meta.Describe(),
+		Verdict: Verdict(cells, slo),
+		Config:  r.meta.Fields,
+		Files:   []string{result.MetaFile, result.SummaryFile, CSVFile, BenchFile, MarkdownFile},
+		Open:    openViews(cells),
+		Faults:  faultViews(cells),
 	}
 	p.Rows, p.Wakeups = htmlRows(cells)
 	if pr := r.partial; pr != nil {
 		p.Title = PartialMark + p.Title
 		p.Partial, p.Reason, p.Missing = PartialMark, pr.Reason, pr.Missing
-		p.Headlines = append([]string{pr.Label()}, p.Headlines...)
 	}
 	for _, c := range cells {
 		if c.SafetyViolations > 0 {
@@ -177,7 +174,7 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <p class="run">The hand-off gap is the time from a holder's release call to the next grant of the same lock, where a cell measured it.</p>
 {{if .Wakeups}}<p class="run">Wake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.</p>{{end}}
 
-{{if .Capacity}}<h2 id="capacity">{{.Partial}}Capacity at {{.SLO}}</h2>
+{{if .Capacity}}<h2 id="capacity">{{.Partial}}Best client count tried at {{.SLO}} (lockbench capacity finds the capacity)</h2>
 <p>For each implementation and load scenario, the largest client count whose acquire latency met the objective.</p>
 <table>
 <tr><th>impl</th><th>scenario</th><th>capacity</th></tr>
@@ -197,9 +194,6 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <tr><th>impl</th><th>scenario</th><th>recovery</th><th>bound</th><th>stale writes</th><th>verdict</th></tr>
 {{range .Faults}}<tr{{if .Unsafe}} class="bad"{{end}}><td>{{.Impl}}</td><td>{{.Scenario}}</td><td>{{.Recovery}}</td><td class="n">{{.Bound}}</td><td>{{.Stale}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>{{end}}
-
-<h2>{{.Partial}}Findings per implementation</h2>
-<ul class="headlines">{{range .Headlines}}<li>{{.}}</li>{{end}}</ul>
 
 {{if .Figures}}<h2>{{.Partial}}Plots</h2>
 {{range .Figures}}<figure id="{{.ID}}">

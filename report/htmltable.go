@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -58,7 +59,7 @@ func htmlRows(cells []Cell) (rows []htmlRow, wakeups bool) {
 				r.Wakeups += " / " + commas(*c.TheoryWakeups)
 			}
 		}
-		switch n := fencedStale(c); {
+		switch n := judge.FencedStale(c); {
 		case c.SafetyViolations > 0:
 			r.Safety = "UNSAFE: " + commas(c.SafetyViolations)
 		case n > 0:
@@ -91,7 +92,7 @@ func openViews(cells []Cell) []openView {
 			Achieved: fmt.Sprintf("%s/s", commas(round(c.AcquiresPerS))),
 			Dropped:  share(o.Dropped, o.Offered), Unfinished: commas(o.Unfinished),
 			FromIntended: latencyCells(c.AcquireLatencyUs), Service: latencyCells(o.ServiceLatencyUs),
-			Saturated: saturated(c),
+			Saturated: judge.Saturated(c),
 		})
 	}
 	return out

@@ -57,9 +57,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 	if d := meta.Describe(); d != "" {
 		fmt.Fprintf(&b, "_%s._\n\n", d)
 	}
-	for _, h := range Headlines(cells) {
-		fmt.Fprintf(&b, "- %s\n", mdEscape(h))
-	}
+	mdVerdict(&b, Verdict(cells, slo))
 	rows, wakeups := summaryRows(cells)
 	if partial != nil {
 		b.WriteString("\n### " + PartialMark + "Results\n")
@@ -92,7 +90,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 	}
 	mdLatency(&b, cells, partialMark(partial))
 	if slo != nil {
-		fmt.Fprintf(&b, "\n### %sCapacity at %s ≤ %v\n\n", partialMark(partial), slo.Label(), slo.Limit)
+		fmt.Fprintf(&b, "\n### %sBest client count tried at %s ≤ %v\n\n", partialMark(partial), slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
 		mdRow(&b, []string{":--", ":--", ":--"})
 		for _, r := range result.Capacity(cells, *slo) {
@@ -149,4 +147,33 @@ func partialMark(p *result.Partial) string {
 		return ""
 	}
 	return PartialMark
+}
+
+// mdVerdict writes the verdict lines: each question and its answer, and
+// its table where it has one.
+func mdVerdict(b *strings.Builder, lines []VerdictLine) {
+	for _, v := range lines {
+		q := mdEscape(v.Question)
+		if v.Bad {
+			q = "⚠ " + q
+		}
+		fmt.Fprintf(b, "- **%s:** %s\n", q, mdEscape(v.Answer))
+		if t := v.Table; t != nil {
+			b.WriteString("\n")
+			mdRow(b, t.Header)
+			align := make([]string, len(t.Header))
+			for i := range align {
+				align[i] = ":--"
+			}
+			mdRow(b, align)
+			for _, r := range t.Rows {
+				cells := make([]string, len(r))
+				for i, c := range r {
+					cells[i] = mdEscape(c)
+				}
+				mdRow(b, cells)
+			}
+			b.WriteString("\n")
+		}
+	}
 }

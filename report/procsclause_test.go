@@ -3,21 +3,18 @@ package report
 import (
 	"testing"
 
-	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/judge"
 )
 
 // The Limit line says once what lockbench's cells kept for their own
-// threads, most common first; cells that tried nothing are not counted.
-func TestProcsClauseCountsWhatCellsKept(t *testing.T) {
-	cell := func(procs int, why string, undecided bool) Cell {
-		return Cell{Generator: &result.Generator{Procs: procs, ProcsWhy: why, ProcsUndecided: undecided}}
-	}
-	cells := []Cell{cell(1, "tried, kept 1", false), cell(2, "tried, kept 2", true), cell(2, "", false), cell(2, "tried, kept 2", false), {}}
+// threads, in the order judge gives (most common first).
+func TestProcsClauseSaysWhatCellsKept(t *testing.T) {
+	kept := []judge.ProcsKept{{Procs: 2, Cells: 2, Undecided: 1}, {Procs: 1, Cells: 1}}
 	want := " — its servers sharing the machine, lockbench tried its own threads as its cells warmed up and kept GOMAXPROCS 2 in 2 cells (1 of them as the trial could not tell), 1 in 1 cell"
-	if got := procsClause(cells); got != want {
+	if got := procsClause(kept); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	if got := procsClause([]Cell{cell(2, "", false), {}}); got != "" {
+	if got := procsClause(nil); got != "" {
 		t.Errorf("nothing tried, yet %q", got)
 	}
 }

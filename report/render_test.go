@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/lockbench/lockbench/result"
+	"time"
 
 	"bufio"
 	"bytes"
@@ -364,12 +365,13 @@ func TestRenderHTMLSelfContained(t *testing.T) {
 			t.Errorf("report.html contains %q: not self-contained (or a URL was rejected)", bad)
 		}
 	}
-	for _, h := range Headlines(sum.Cells) {
-		if !strings.Contains(page, template.HTMLEscapeString(h)) {
-			t.Errorf("report.html lacks headline %q", h)
+	slo := SLO{Quantile: "p99", Limit: 10 * time.Millisecond}
+	for _, v := range Verdict(derived(sum.Cells), &slo) {
+		if !strings.Contains(page, template.HTMLEscapeString(v.Answer)) {
+			t.Errorf("report.html lacks the verdict's answer %q", v.Answer)
 		}
 	}
-	for _, want := range []string{"Mutual exclusion was violated", "Capacity at p99 ≤ 10ms", "2026-11-22 05:01 UTC",
+	for _, want := range []string{"Mutual exclusion was violated", "Best client count tried at p99 ≤ 10ms", "2026-11-22 05:01 UTC",
 		"zk_ensemble", "127.0.0.1:2181"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
@@ -455,13 +457,13 @@ func TestRenderSLOFromMeta(t *testing.T) {
 	if err := Render(dir, RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if md := string(readFile(t, filepath.Join(dir, MarkdownFile))); !strings.Contains(md, "Capacity at p99.9 ≤ 50ms") {
+	if md := string(readFile(t, filepath.Join(dir, MarkdownFile))); !strings.Contains(md, "Best client count tried at p99.9 ≤ 50ms") {
 		t.Errorf("summary.md does not plan for meta.json's SLO:\n%s", md)
 	}
 	if err := Render(dir, RenderOptions{SLO: "p50=1ms"}); err != nil {
 		t.Fatal(err)
 	}
-	if md := string(readFile(t, filepath.Join(dir, MarkdownFile))); !strings.Contains(md, "Capacity at p50 ≤ 1ms") {
+	if md := string(readFile(t, filepath.Join(dir, MarkdownFile))); !strings.Contains(md, "Best client count tried at p50 ≤ 1ms") {
 		t.Errorf("RenderOptions.SLO does not override meta.json's:\n%s", md)
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 
 	"fmt"
@@ -208,8 +209,10 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 		return float64(c.Clients), c.NotificationsPerAcquire, c.Acquires > 0 && c.NotificationsPerAcquire > 0
 	})
 	notif = append(notif, perGroup(released, " release wake-ups", func(c Cell) (float64, float64, bool) {
-		per, _ := perAcquireWakeups(c)
-		return float64(c.Clients), per, c.Acquires > 0
+		if c.Wake == nil {
+			return float64(c.Clients), 0, false
+		}
+		return float64(c.Clients), c.Wake.PerAcquire, c.Acquires > 0
 	})...)
 	retries := perGroup(loop, " retries", func(c Cell) (float64, float64, bool) {
 		return float64(c.Clients), c.RetriesPerAcquire, c.Acquires > 0 && c.RetriesPerAcquire > 0
@@ -248,11 +251,11 @@ func perAcquireSeries(cells []Cell) (measured, theory []series) {
 func burstCostSeries(cells []Cell) (wakes, cpu, gap, theory []series) {
 	var ns []int
 	var theories []result.Theory
-	for i, b := range collectBurstCosts(cells) {
-		w := series{Impl: b.impl, Scenario: "burst", Label: b.impl, Mark: i + 1}
+	for i, b := range burstsWithCosts(cells) {
+		w := series{Impl: b[0].Impl, Scenario: "burst", Label: b[0].Impl, Mark: i + 1}
 		sc, sg := w, w
-		for _, c := range b.cells {
-			h, _ := result.HandoffCosts(c)
+		for _, c := range b {
+			h := *c.Handoff
 			x := float64(c.Clients)
 			if h.Wakeups > 0 {
 				w.XYs = append(w.XYs, plotter.XY{X: x, Y: h.Wakeups})
@@ -317,7 +320,7 @@ func openLoopSeries(cells []Cell) (achieved, offered []series) {
 		for _, c := range cellsOf(open, s.Impl, s.Scenario) {
 			o := c.Open
 			label := "kept up"
-			if saturated(c) {
+			if judge.Saturated(c) {
 				label = fmt.Sprintf("%.0f%% dropped", 100*float64(o.Dropped)/float64(max(o.Offered, 1)))
 			}
 			achieved[i].PointLabels = append(achieved[i].PointLabels, label)
@@ -411,32 +414,31 @@ type stairMark struct {
 	Clients int
 }
 
-// fairnessSeries is the Lorenz curve of acquisitions over clients (the
-// share of all acquisitions held by the least served fraction of
-// clients; the diagonal is perfect fairness) and Jain's index,
-// (Σx)²/(n·Σx²): 1 when all clients got the same, 1/n when one got all.
-func fairnessSeries(perClient []float64) (lorenz plotter.XYs, jain float64) {
+// fairnessSeries is the Lorenz curve of acquisitions over clients: the
+// share of all acquisitions held by the least served fraction of clients;
+// the diagonal is perfect fairness. Jain's index is the cell's own
+// (result.FairnessOf derives it).
+func fairnessSeries(perClient []float64) plotter.XYs {
 	n := len(perClient)
 	if n == 0 {
-		return nil, 0
+		return nil
 	}
 	xs := slices.Clone(perClient)
 	slices.Sort(xs)
-	var sum, sq float64
+	var sum float64
 	for _, x := range xs {
 		sum += x
-		sq += x * x
 	}
 	if sum <= 0 {
-		return nil, 0
+		return nil
 	}
-	lorenz = plotter.XYs{{X: 0, Y: 0}}
+	lorenz := plotter.XYs{{X: 0, Y: 0}}
 	var acc float64
 	for i, x := range xs {
 		acc += x
 		lorenz = append(lorenz, plotter.XY{X: float64(i+1) / float64(n), Y: acc / sum})
 	}
-	return lorenz, sum * sum / (float64(n) * sq)
+	return lorenz
 }
 
 // fairnessSeriesOf gives, per scenario, the Lorenz curve of the largest
@@ -454,15 +456,37 @@ func fairnessSeriesOf(cells []Cell) map[string][]series {
 			for j, x := range c.Fairness.PerClient {
 				f[j] = float64(x)
 			}
-			l, jain := fairnessSeries(f)
+			l := fairnessSeries(f)
 			if l == nil {
 				continue
 			}
 			out[g.Scenario] = append(out[g.Scenario], series{
-				Label: fmt.Sprintf("%s (%s, Jain %.3f)", g.Impl, plural(int64(c.Clients), "client"), jain),
+				Label: fmt.Sprintf("%s (%s, Jain %.3f)", g.Impl, plural(int64(c.Clients), "client"), c.Fairness.Jain),
 				Impl:  g.Impl, Scenario: g.Scenario, XYs: l,
 			})
 			break
+		}
+	}
+	return out
+}
+
+// burstsWithCosts is, per lock with bursts on one lock, its bursts that
+// have a cost per hand-off, by client count (waiters who left a queue
+// aside: they follow no burst curve).
+func burstsWithCosts(cells []Cell) [][]Cell {
+	var out [][]Cell
+	for _, g := range result.GroupCells(result.WithoutFaults(cells)) {
+		if !isBurst(g.Cells[0]) {
+			continue
+		}
+		var b []Cell
+		for _, c := range g.Cells {
+			if c.Handoff != nil && !leavingQueue(c) {
+				b = append(b, c)
+			}
+		}
+		if len(b) > 0 {
+			out = append(out, b)
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -289,7 +290,7 @@ func notes(c Cell) []string {
 // both sides' shares (see burstCPU).
 func cpuNotes(c Cell) []string {
 	var out []string
-	if s := saturatedServers(c); s != "" && coresBusy(c) == 0 {
+	if s := saturatedServers(c); s != "" && judge.CellLimit(c) != judge.SideMachine {
 		out = append(out, "! servers: "+s+" — the service may have been the limit")
 	}
 	if s := burstCPU(c); s != "" {
@@ -299,75 +300,54 @@ func cpuNotes(c Cell) []string {
 }
 
 // burstCPU sets lockbench's CPU beside each sandboxed server's over the
-// cell, in shares of one core, for a burst — a herd costs both, and which
-// of them held the burst back is the question its wall time raises — and
-// for any cell whose sides together kept the machine's cores busy. It
-// names the busier side, or says the cores were the limit. A cell shorter
-// than a second says nothing of it: CPU times from /proc count in 10 ms
-// ticks, so shares over a few milliseconds are noise.
+// cell, in shares of one core (the cell's derived CPU shares), for a
+// burst — a herd costs both, and which of them held the burst back is the
+// question its wall time raises — and for any cell whose sides together
+// kept the machine's cores busy. It names the busier side, or says the
+// cores were the limit. A cell shorter than result.MinCPUSpanS has no
+// shares: CPU times from /proc count in 10 ms ticks.
 func burstCPU(c Cell) string {
-	g := c.Generator
-	if g == nil || g.ServerSpanS < minCPUSpanS {
+	s := c.CPU
+	if s == nil {
 		return ""
 	}
-	machine := coresBusy(c)
-	if c.Kind != result.KindBurst && machine == 0 {
+	machine := judge.CellLimit(c) == judge.SideMachine
+	if c.Kind != result.KindBurst && !machine {
 		return ""
 	}
-	parts := []string{fmt.Sprintf("lockbench %.0f%%", 100*g.CPUS/g.ServerSpanS)}
-	busier, top := "lockbench", g.CPUS
-	for _, a := range slices.Sorted(maps.Keys(g.ServerCPUS)) {
-		parts = append(parts, fmt.Sprintf("server %s %.0f%%", a, 100*g.ServerCPUS[a]/g.ServerSpanS))
-		if g.ServerCPUS[a] > top {
-			busier, top = "server "+a, g.ServerCPUS[a]
+	parts := []string{fmt.Sprintf("lockbench %.0f%%", 100*s.Lockbench)}
+	busier, top := "lockbench", s.Lockbench
+	for _, sv := range s.Servers {
+		parts = append(parts, fmt.Sprintf("server %s %.0f%%", sv.Addr, 100*sv.Share))
+		if sv.Share > top {
+			busier, top = "server "+sv.Addr, sv.Share
 		}
 	}
-	s := fmt.Sprintf("cpu over %s, in shares of one core: %s; ", result.Dur(g.ServerSpanS*1e6), strings.Join(parts, ", "))
-	if machine > 0 {
+	text := fmt.Sprintf("cpu over %s, in shares of one core: %s; ", result.Dur(s.SpanS*1e6), strings.Join(parts, ", "))
+	if machine {
 		return fmt.Sprintf("! %stogether %.0f%% of the machine's %d cores: the cores were the limit, not one side alone (the busier: %s)",
-			s, 100*machine, g.Cores, busier)
+			text, 100*s.Machine, s.Cores, busier)
 	}
-	return s + "the busier side: " + busier
+	return text + "the busier side: " + busier
 }
 
-// coresBusy is the share of the machine's cores lockbench and the
-// sandboxed servers used together over the cell, when that is at least
-// 90%, else 0 (also when the servers' CPU or the core count is unknown).
-func coresBusy(c Cell) float64 {
-	g := c.Generator
-	if g == nil || g.ServerSpanS < minCPUSpanS || g.Cores <= 0 || len(g.ServerCPUS) == 0 {
-		return 0
-	}
-	total := g.CPUS
-	for _, v := range g.ServerCPUS {
-		total += v
-	}
-	if share := total / (g.ServerSpanS * float64(g.Cores)); share >= 0.9 {
-		return share
-	}
-	return 0
-}
-
-// minCPUSpanS is the shortest cell whose CPU shares a note reports.
-const minCPUSpanS = 1.0
-
-// saturatedServers names the sandboxed servers that used at least 80% of
-// a core over the cell, with their share and lockbench's own beside.
+// saturatedServers names the sandboxed servers that used at least
+// judge.CoreShare of a core over the cell, with lockbench's share beside.
 func saturatedServers(c Cell) string {
-	g := c.Generator
-	if g == nil || g.ServerSpanS < minCPUSpanS {
+	s := c.CPU
+	if s == nil {
 		return ""
 	}
 	var parts []string
-	for _, a := range slices.Sorted(maps.Keys(g.ServerCPUS)) {
-		if share := g.ServerCPUS[a] / g.ServerSpanS; share >= 0.8 {
-			parts = append(parts, fmt.Sprintf("%s used %.0f%% of a core", a, 100*share))
+	for _, sv := range s.Servers {
+		if sv.Share >= judge.CoreShare {
+			parts = append(parts, fmt.Sprintf("%s used %.0f%% of a core", sv.Addr, 100*sv.Share))
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s, lockbench %.0f%%", strings.Join(parts, ", "), 100*g.CPUS/g.ServerSpanS)
+	return fmt.Sprintf("%s, lockbench %.0f%%", strings.Join(parts, ", "), 100*s.Lockbench)
 }
 
 // abandonNote says what giving up cost: how many, after how long, the

@@ -2,18 +2,16 @@ package report
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"strings"
-	"time"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
 // VerdictLine is the answer to one question a run can answer, with where
-// on report.html its evidence is.
+// on report.html its evidence is: a rendering of one of judge's findings.
 type VerdictLine struct {
-	Question string // "Safety", "Herd cost", "Capacity (hot)", …
+	Question string // "Safety", "Herd cost", "Best client count tried (hot)", …
 	Answer   string
 	// Anchor is the id of the section or figure holding the evidence.
 	Anchor string
@@ -23,9 +21,15 @@ type VerdictLine struct {
 	Table *VerdictTable
 }
 
-// DefaultSLO is what capacity is judged against when a run names no SLO:
-// a p99 that an interactive request can afford to wait for a lock.
-var DefaultSLO = result.SLO{Quantile: "p99", Limit: 10 * time.Millisecond}
+// VerdictTable is a verdict given as a small table, beside its sentence.
+type VerdictTable struct {
+	Header []string
+	Rows   [][]string
+}
+
+// DefaultSLO is what a run's best client count is judged against when it
+// names none (judge.DefaultSLO).
+var DefaultSLO = judge.DefaultSLO
 
 // Anchors of report.html's sections, for VerdictLine.Anchor.
 const (
@@ -38,192 +42,143 @@ const (
 // figureAnchor is the id report.html gives the figure of that name.
 func figureAnchor(name string) string { return "fig-" + name }
 
-// Verdict answers, one line each, the questions the cells can answer:
-// is the lock safe, what does a release cost in wake-ups against theory,
-// how many clients meet the SLO (slo, or DefaultSLO when nil) and which
-// implementation serves most, what a fault costs, where an open loop
-// saturates, and whether lockbench, the servers or the machine's cores
-// were the limit. A question the run has no data for gets no line.
+// Verdict answers, one line each, the questions the cells can answer —
+// judge.Judge decides, this renders: is the lock safe, what does each
+// lock's loop serve, what does a release cost in wake-ups against theory,
+// how many clients of those tried met the SLO (slo, or DefaultSLO when
+// nil), what a fault costs, where an open loop saturates, and whether
+// lockbench, the servers or the machine's cores were the limit. A question
+// the run has no data for gets no line.
 func Verdict(cells []Cell, slo *SLO) []VerdictLine {
 	if len(cells) == 0 {
 		return nil
 	}
-	out := []VerdictLine{safetyVerdict(cells)}
-	if v, ok := herdVerdict(cells); ok {
+	return Lines(judge.Judge(cells, slo))
+}
+
+// Lines renders findings as verdict lines, in the order a reader asks.
+func Lines(f judge.Findings) []VerdictLine {
+	out := []VerdictLine{safetyLine(f.Safety)}
+	if v, ok := livelockLine(f.Livelocks); ok {
 		out = append(out, v)
 	}
-	if v, ok := gapVerdict(cells); ok {
+	if v, ok := throughputLine(f.Throughput); ok {
 		out = append(out, v)
 	}
-	out = append(out, capacityVerdicts(cells, slo)...)
-	if v, ok := openLoopVerdict(cells); ok {
-		out = append(out, v)
+	switch {
+	case f.Herd != nil:
+		out = append(out, herdLine(*f.Herd))
+	case f.LoopHerd != nil:
+		out = append(out, loopHerdLine(*f.LoopHerd))
 	}
-	if v, ok := faultVerdict(cells); ok {
-		out = append(out, v)
+	if f.Gap != nil {
+		out = append(out, gapLine(*f.Gap))
 	}
-	if v, ok := limitVerdict(cells); ok {
-		out = append(out, v)
+	for _, b := range f.BestTried {
+		out = append(out, bestTriedLine(b, f.SLO, f.DefaultSLOUsed))
+	}
+	if f.Open != nil {
+		out = append(out, openLine(*f.Open))
+	}
+	if len(f.Faults) > 0 {
+		out = append(out, faultLine(f.Faults))
+	}
+	if f.Limit != nil {
+		out = append(out, limitLine(*f.Limit))
 	}
 	return out
 }
 
-// fencedStale is how many stale grants a cell saw whose write the lock's
-// fencing token turned away: the remedy working, not a violation.
-func fencedStale(c Cell) int64 {
-	if c.Faults == nil || c.SafetyViolations > 0 || c.Faults.Details["stale_writes"] == 0 {
-		return 0
-	}
-	return c.Faults.StaleWritesRejected
+func refText(r judge.CellRef) string {
+	return fmt.Sprintf("%s %s at %s", r.Impl, r.Scenario, plural(int64(r.Clients), "client"))
 }
 
-func safetyVerdict(cells []Cell) VerdictLine {
-	var grants, violations, fenced int64
-	var where, fencedBy []string
-	for _, c := range cells {
-		grants += c.Acquires
-		if c.SafetyViolations > 0 {
-			violations += c.SafetyViolations
-			where = append(where, fmt.Sprintf("%s %s at %s (%d)", c.Impl, c.Scenario, plural(int64(c.Clients), "client"), c.SafetyViolations))
+func safetyLine(s judge.Safety) VerdictLine {
+	v := VerdictLine{Question: "Safety", Anchor: anchorResults, Bad: s.Bad()}
+	if s.Bad() {
+		where := make([]string, len(s.Unsafe))
+		for i, u := range s.Unsafe {
+			where[i] = fmt.Sprintf("%s (%d)", refText(u.CellRef), u.N)
 		}
-		if n := fencedStale(c); n > 0 {
-			fenced += n
-			fencedBy = append(fencedBy, c.Impl+" "+c.Scenario)
-		}
-	}
-	v := VerdictLine{Question: "Safety", Anchor: anchorResults}
-	if violations > 0 {
-		v.Bad = true
-		v.Answer = fmt.Sprintf("UNSAFE — %s in %s: %s", plural(violations, "violation"), plural(grants, "grant"), strings.Join(where, ", "))
+		v.Answer = fmt.Sprintf("UNSAFE — %s in %s: %s", plural(s.Violations, "violation"), plural(s.Grants, "grant"), strings.Join(where, ", "))
 	} else {
-		v.Answer = fmt.Sprintf("✓ 0 violations in %s", plural(grants, "grant"))
+		v.Answer = fmt.Sprintf("✓ 0 violations in %s", plural(s.Grants, "grant"))
 	}
-	if fenced > 0 {
-		v.Answer += fmt.Sprintf("; %s, fenced (%s): the token turned the late write away", plural(fenced, "stale grant"), strings.Join(fencedBy, ", "))
+	if s.Fenced > 0 {
+		by := make([]string, len(s.FencedBy))
+		for i, r := range s.FencedBy {
+			by[i] = r.Impl + " " + r.Scenario
+		}
+		v.Answer += fmt.Sprintf("; %s, fenced (%s): the token turned the late write away", plural(s.Fenced, "stale grant"), strings.Join(by, ", "))
+	}
+	if len(s.PossibleOverlaps) > 0 {
+		var n int64
+		where := make([]string, len(s.PossibleOverlaps))
+		for i, p := range s.PossibleOverlaps {
+			n += p.N
+			where[i] = fmt.Sprintf("%s %s with %d clients", p.Impl, p.Scenario, p.Clients)
+		}
+		v.Answer += fmt.Sprintf("; %d possible overlaps within the shards' clock skew (%s)", n, strings.Join(where, ", "))
 	}
 	return v
 }
 
-// herdVerdict compares, per implementation whose waiting scheme makes a
-// prediction, the release wake-ups of its largest burst (or, without
-// bursts, of its largest closed loop) with theory, and says whether the
-// server's own count of watch events matches what the clients received.
-func herdVerdict(cells []Cell) (VerdictLine, bool) {
-	if v, ok := herdCostVerdict(cells); ok {
-		return v, true
-	}
-	return loopHerdVerdict(cells)
-}
-
-// loopHerdVerdict is the herd line from closed loops: release wake-ups
-// per acquisition at the largest client count on one lock, against the
-// wake-ups of one hand-off with the other n−1 clients waiting.
-func loopHerdVerdict(cells []Cell) (VerdictLine, bool) {
-	var parts []string
-	perHandoff := map[string]float64{}
-	var largest int
-	for _, g := range result.GroupCells(closedLoops(result.WithoutFaults(cells))) {
-		c, ok := largestMeasured(g.Cells)
-		if !ok || c.KindOf() != result.KindClosed || c.Locks > 1 || c.Clients < 2 || c.TheoryOf() == nil {
-			continue
-		}
-		per, what := perAcquireWakeups(c)
-		t := c.TheoryOf()
-		want := t.PerHandoff(float64(c.Clients))
-		parts = append(parts, fmt.Sprintf("%s %s %s per acquisition at %s (theory %s %s)%s", c.Impl, perAcq(per), what,
-			plural(int64(c.Clients), "client"), theoryLabel(waking{theory: t}, want), agreement(per, want), serverClause(c)))
-		perHandoff[c.Impl] = per
-		largest = max(largest, c.Clients)
-	}
-	if len(parts) == 0 {
+func livelockLine(ls []judge.Livelock) (VerdictLine, bool) {
+	if len(ls) == 0 {
 		return VerdictLine{}, false
 	}
-	return VerdictLine{Question: "Herd cost", Answer: strings.Join(parts, "; ") + ratioClause(perHandoff, largest) + ".",
-		Anchor: figureAnchor("per-acquire")}, true
+	t := &VerdictTable{Header: []string{"lock", "scenario", "clients", "no grant for", "ended at", "attempts", "split votes", "errors"}}
+	for _, l := range ls {
+		f := l.Figures
+		t.Rows = append(t.Rows, []string{l.Impl, l.Scenario, commas(int64(l.Clients)), result.Dur(f.LimitS * 1e6),
+			fmt.Sprintf("%.1fs", f.AtS), commas(f.Attempts), commas(f.SplitVotes), commas(f.Errors)})
+	}
+	return VerdictLine{Question: "Livelock", Bad: true, Anchor: anchorResults, Table: t,
+		Answer: fmt.Sprintf("LIVELOCK in %s: clients kept trying and nobody was granted the lock", plural(int64(len(ls)), "cell"))}, true
 }
 
-// perAcquireWakeups is what a closed-loop cell's hand-offs cost: release
-// wake-ups per acquisition when the implementation counts them apart,
-// else every notification.
-func perAcquireWakeups(c Cell) (float64, string) {
-	if c.ReleaseWakeups > 0 || c.TheoryOf() != nil { // no fallback under a theory: see releaseWakeups
-		if c.Acquires == 0 {
-			return 0, "release wake-ups"
+// throughputLine is each lock's best rate per scenario, and what an
+// acquisition cost at its largest client count, as a table.
+func throughputLine(ts []judge.Throughput) (VerdictLine, bool) {
+	if len(ts) == 0 {
+		return VerdictLine{}, false
+	}
+	t := &VerdictTable{Header: []string{"lock", "scenario", "best acq/s", "at", "p99 there", "at most clients: wake-ups / acq (theory)", "retries / acq", "errors"}}
+	for _, r := range ts {
+		if !r.Measured {
+			t.Rows = append(t.Rows, []string{r.Impl, r.Scenario, "none", "—", "—", "—", "—", commas(r.Errors)})
+			continue
 		}
-		return float64(c.ReleaseWakeups) / float64(c.Acquires), "release wake-ups"
-	}
-	return c.NotificationsPerAcquire, "notifications"
-}
-
-// exactAgreement marks a burst's count against theory: the burst makes
-// the count exact (README), so ✓ is equality and anything else is ✗,
-// however near.
-func exactAgreement(got, want int64) string {
-	if got == want {
-		return "✓"
-	}
-	if want <= 0 {
-		return fmt.Sprintf("✗ (measured %s)", commas(got))
-	}
-	return fmt.Sprintf("✗ (measured %+d, %+.1f%%)", got-want, 100*float64(got-want)/float64(want))
-}
-
-// agreement marks a closed loop's per-acquisition figure against theory:
-// ✓ within 5%. A closed loop's count is not exact — arrivals and
-// departures of waiters between hand-offs move it — unlike a burst's.
-func agreement(got, want float64) string {
-	if want <= 0 {
-		return ""
-	}
-	if math.Abs(got-want) <= 0.05*want {
-		return "✓"
-	}
-	return fmt.Sprintf("✗ (measured %+.0f%%)", 100*(got-want)/want)
-}
-
-// serverClause says what the server counted: ✓ when it sent exactly the
-// watch events the clients received.
-func serverClause(c Cell) string {
-	v, ok := c.Server["watch_triggered"]
-	if !ok {
-		return ""
-	}
-	cn, ok := c.Server["client_notifications"]
-	switch {
-	case c.Shard != nil:
-		return fmt.Sprintf(", server fired %s watches for all shards (merge checks them)", commas(v))
-	case !ok:
-		return fmt.Sprintf(", server fired %s watches", commas(v))
-	case cn == v:
-		return fmt.Sprintf(", server fired %s watches, all received ✓", commas(v))
-	}
-	return fmt.Sprintf(", server fired %s watches but clients received %s ✗", commas(v), commas(cn))
-}
-
-// ratioClause says how many times the costliest implementation's wake-ups
-// per hand-off are the cheapest's, when they differ.
-func ratioClause(per map[string]float64, n int) string {
-	if len(per) < 2 {
-		return ""
-	}
-	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range per {
-			if !yield(k) {
-				return
+		wake := "—"
+		if w := r.Wake; w != nil {
+			wake = fmt.Sprintf("%s %s at %d", perAcq(w.PerAcquire), countedWord(w.Counted), r.Largest)
+			if w.TheoryPerHandoff != nil {
+				wake += fmt.Sprintf(" (%s)", theoryLabel(w.Formula, *w.TheoryPerHandoff))
 			}
 		}
-	})
-	hi, lo := names[0], names[0]
-	for _, k := range names {
-		if per[k] > per[hi] {
-			hi = k
+		retries := "—"
+		if r.Retries > 0 {
+			retries = perAcq(r.Retries)
 		}
-		if per[k] < per[lo] {
-			lo = k
-		}
+		t.Rows = append(t.Rows, []string{r.Impl, r.Scenario, commas(round(r.BestPerS)), plural(int64(r.Best.Clients), "client"),
+			result.Dur(r.BestP99), wake, retries, commas(r.Errors)})
 	}
-	if per[lo] <= 0 || per[hi] < 1.5*per[lo] {
-		return ""
+	return VerdictLine{Question: "Throughput", Anchor: anchorResults, Table: t,
+		Answer: "each lock's best rate per scenario, and what an acquisition cost at its most clients"}, true
+}
+
+func countedWord(counted string) string {
+	if counted == result.CountedReleaseWakeups {
+		return "release wake-ups"
 	}
-	return fmt.Sprintf(" — %s wakes %.0f× as many waiters per hand-off as %s at up to %d clients", hi, per[hi]/per[lo], lo, n)
+	return "notifications"
+}
+
+// theoryLabel is a per-hand-off theory as a sentence shows it: its
+// formula, and the figure where the formula depends on n ("n−1 = 15").
+func theoryLabel(formula string, t float64) string {
+	if !strings.Contains(formula, "n") {
+		return formula
+	}
+	return fmt.Sprintf("%s = %s", formula, commas(round(t)))
 }

@@ -64,19 +64,20 @@ func TestVerdict(t *testing.T) {
 			"Safety": {"✓ 0 violations in"},
 			"Herd cost": {"zk-naive | 16 | 8.00 | 8.00 (n(n−1)/2) ✓", "zk-pred | 16 | 1.00 | 1.00 (n−1) ✓",
 				"server fired 136 watches", "zk-naive wakes 8× as many waiters per hand-off as zk-pred",
-				"| n^1.00; — |", "| n^0.00; — |"},
-			"Capacity (hot)": {"p99 ≤ 10ms (default", "redis ≥ 16 clients at 11,500 acq/s", "zk-naive 4 clients at 2,100 acq/s",
-				"zk-pred 4 clients at 2,300 acq/s", "redis serves most"},
-		}, absent: []string{"Capacity (burst)", "Open loop", "Fault cost"}},
+				"| —; — |"},
+			"Best client count tried (hot)": {"p99 ≤ 10ms (default", "redis | ≥ 16 | 11,500", "zk-naive | 4 | 2,100",
+				"zk-pred | 4 | 2,300", "redis serves most", "lockbench capacity"},
+			"Throughput": {"zk-naive | hot | 2,500 | 1 client | 1.01ms | 15.20 notifications at 16 | — | 2"},
+		}, absent: []string{"Best client count tried (burst)", "Open loop", "Fault cost"}},
 		{name: "own SLO", cells: fixtureCells(), slo: ms(time.Millisecond), want: map[string][]string{
-			"Capacity (hot)": {"at p99 ≤ 1ms: redis 1 client at 9,000 acq/s; zk-naive none (best p99 1.01ms); zk-pred 1 client at 2,400 acq/s"},
+			"Best client count tried (hot)": {"at p99 ≤ 1ms, among", "redis | 1 | 9,000", "zk-naive | none | — | — | 1.01ms", "zk-pred | 1 | 2,400"},
 		}},
 		{name: "no SLO met", cells: fixtureCells(), slo: ms(100 * time.Microsecond), want: map[string][]string{
-			"Capacity (hot)": {"no implementation met it"},
-		}, bad: []string{"Capacity (hot)"}},
+			"Best client count tried (hot)": {"no implementation met it"},
+		}, bad: []string{"Best client count tried (hot)"}},
 		{name: "off theory", cells: offTheory, want: map[string][]string{
 			"Herd cost": {"zk-naive | 16 | 10.00 | 8.00 (n(n−1)/2) ✗ (measured +30, +25.0%)"},
-		}, absent: []string{"Capacity (burst)"}},
+		}, absent: []string{"Best client count tried (burst)"}},
 		{name: "one off theory", cells: offByOne, want: map[string][]string{
 			"Herd cost": {"zk-naive | 16 | 8.07 | 8.00 (n(n−1)/2) ✗ (measured +1, +0.8%)"},
 		}},
@@ -85,7 +86,7 @@ func TestVerdict(t *testing.T) {
 		}},
 		{name: "abandon", cells: abandon, want: map[string][]string{
 			"Herd cost": {"zk-pred | 16 | 1.00 | 1.00 (n−1) ✓"},
-		}, absent: []string{"Capacity (burst)"}},
+		}, absent: []string{"Best client count tried (burst)"}},
 		{name: "server queue", cells: quiet, want: map[string][]string{
 			"Herd cost": {"db-queue | 16 | 0.00 | 0.00 (0) ✓", "zk-naive wakes 8× as many waiters per hand-off as zk-pred"},
 		}},
@@ -97,7 +98,7 @@ func TestVerdict(t *testing.T) {
 		}, bad: []string{"Safety"}},
 		{name: "pause fenced", cells: []Cell{pauseCell("zk-pred", 0)}, want: map[string][]string{
 			"Safety":     {"✓ 0 violations in 6 grants; 3 stale grants, fenced (zk-pred pause)"},
-			"Fault cost": {"zk-pred pause: recovery p50 2.10s, max 2.30s (bound 2.00s); 3 stale grants, fenced."},
+			"Fault cost": {"zk-pred | pause | 2.10s | 2.30s | bound 2.00s | 3 stale grants, fenced"},
 		}, absent: []string{"Herd cost"}},
 		{name: "connection lock", cells: []Cell{
 			{Impl: "db", Scenario: "crash", Kind: result.KindFault, Clients: 3, Acquires: 8,
@@ -107,17 +108,17 @@ func TestVerdict(t *testing.T) {
 				Faults: &result.Faults{Repeats: 2, ConfiguredMs: 2000, RecoveryMs: &result.Spread{Count: 2, P50: 2010, Max: 2020},
 					Details: map[string]float64{"pause_ms": 2000}}},
 		}, want: map[string][]string{
-			"Fault cost": {"db crash: recovery p50 1.50ms, max 2.00ms; a silent holder freed p50 3.00s after (1 of 2); a silent holder never freed within 8.00s (1 of 2)",
-				"db pause: recovery p50 2.01s, max 2.02s (pause 2.00s)."},
+			"Fault cost": {"db | crash | 1.50ms | 2.00ms | — | ✓ safe; a silent holder freed p50 3.00s after (1 of 2); a silent holder never freed within 8.00s (1 of 2)",
+				"db | pause | 2.01s | 2.02s | pause 2.00s | ✓ safe"},
 		}},
 		{name: "pause unfenced", cells: []Cell{pauseCell("redis", 3)}, want: map[string][]string{
 			"Safety":     {"UNSAFE — 3 violations in 6 grants"},
-			"Fault cost": {"redis pause: recovery p50 2.10s, max 2.30s (bound 2.00s); UNSAFE — 3 violations (stale writes accepted)."},
+			"Fault cost": {"UNSAFE under a fault", "redis | pause | 2.10s | 2.30s | bound 2.00s | UNSAFE — 3 violations (stale writes accepted)"},
 		}, bad: []string{"Safety", "Fault cost"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]VerdictLine{}
-			for _, v := range Verdict(tc.cells, tc.slo) {
+			for _, v := range Verdict(derived(tc.cells), tc.slo) {
 				got[v.Question] = v
 				if v.Anchor == "" {
 					t.Errorf("%s: no anchor to its evidence", v.Question)
@@ -152,7 +153,7 @@ func TestVerdict(t *testing.T) {
 			}
 		})
 	}
-	for _, v := range Verdict(abandon, nil) {
+	for _, v := range Verdict(derived(abandon), nil) {
 		if v.Question == "Herd cost" && (strings.Contains(v.Answer, "64 clients") || strings.Contains(v.Answer, "✗")) {
 			t.Errorf("the abandon cell is judged by burst theory: %q", v.Answer)
 		}
@@ -166,13 +167,14 @@ func TestOpenLoopVerdictSaturation(t *testing.T) {
 	t.Parallel()
 	cells := browserFixture().Cells
 	var v VerdictLine
-	for _, l := range Verdict(cells, nil) {
+	for _, l := range Verdict(derived(cells), nil) {
 		if l.Question == "Open loop" {
 			v = l
 		}
 	}
-	want := "zk-pred saturated at 16 clients: 600 of 1,000/s achieved, 1,200 (40.0%) dropped of 3,000 offered."
-	if v.Answer != want || !v.Bad || v.Anchor != anchorOpen {
+	want := "zk-pred | 16 | 1,000 | 600 | 1,200 (40.0%) | 4.00ms | 2.50ms | ✗ saturated"
+	if !strings.Contains(tableText(v.Table), want) || !v.Bad || v.Anchor != anchorOpen {
+		t.Log(tableText(v.Table))
 		t.Errorf("open loop verdict %+v, want %q, bad", v, want)
 	}
 	for i := range cells {
@@ -181,8 +183,8 @@ func TestOpenLoopVerdictSaturation(t *testing.T) {
 			cells[i].AcquiresPerS = 990
 		}
 	}
-	for _, l := range Verdict(cells, nil) {
-		if l.Question == "Open loop" && (l.Bad || !strings.Contains(l.Answer, "zk-pred kept up with 1,000/s at every client count")) {
+	for _, l := range Verdict(derived(cells), nil) {
+		if l.Question == "Open loop" && (l.Bad || !strings.Contains(l.Answer, "every lock kept up") || !strings.Contains(tableText(l.Table), "| ✓")) {
 			t.Errorf("open loop that kept up: %+v", l)
 		}
 	}
@@ -228,7 +230,7 @@ func TestLimitVerdict(t *testing.T) {
 			Generator: &result.Generator{CPUS: lb * 10, ServerCPUS: map[string]float64{"127.0.0.1:2181": srv * 10}, ServerSpanS: 10, Cores: cores}}
 	}
 	limit := func(cells ...Cell) (VerdictLine, bool) {
-		for _, v := range Verdict(cells, nil) {
+		for _, v := range Verdict(derived(cells), nil) {
 			if v.Question == "Limit" {
 				return v, true
 			}

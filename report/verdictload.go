@@ -2,14 +2,14 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
-// effectiveSLO is the SLO capacity is judged against, and whether it is
-// DefaultSLO because the run named none.
+// effectiveSLO is the SLO the best client count is judged against, and
+// whether it is DefaultSLO because the run named none.
 func effectiveSLO(slo *SLO) (SLO, bool) {
 	if slo == nil {
 		return DefaultSLO, true
@@ -17,16 +17,17 @@ func effectiveSLO(slo *SLO) (SLO, bool) {
 	return *slo, false
 }
 
-// sloLabel states the SLO as a verdict shows it, saying when it is the
+// sloText states the SLO as a verdict shows it, saying when it is the
 // default.
-func sloLabel(slo *SLO) string {
-	s, def := effectiveSLO(slo)
+func sloText(s SLO, def bool) string {
 	l := fmt.Sprintf("%s ≤ %v", s.Label(), s.Limit)
 	if def {
 		l += " (default; --slo sets another)"
 	}
 	return l
 }
+
+func sloLabel(slo *SLO) string { return sloText(effectiveSLO(slo)) }
 
 // capacityCells keeps the cells whose latency stands for a load: closed
 // and open loops. A burst's latency is its queue's length; a fault's is
@@ -41,91 +42,57 @@ func capacityCells(cells []Cell) []Cell {
 	return out
 }
 
-// capacityVerdicts gives, per scenario, the most clients and acq/s each
-// implementation served within the SLO, and which served most.
-func capacityVerdicts(cells []Cell, slo *SLO) []VerdictLine {
-	s, _ := effectiveSLO(slo)
-	rows := result.Capacity(capacityCells(cells), s)
-	var scenarios []string
-	for _, r := range rows {
-		if !slices.Contains(scenarios, r.Scenario) {
-			scenarios = append(scenarios, r.Scenario)
+// bestTriedLine is, for one scenario, the most clients and acq/s each
+// lock served within the SLO among the counts tried, as a table; the
+// question says it is not the capacity, which `lockbench capacity` finds.
+func bestTriedLine(b judge.BestTried, slo SLO, def bool) VerdictLine {
+	t := &VerdictTable{Header: []string{"lock", "most clients within it", "acq/s there", slo.Label() + " there", "best " + slo.Label(), "tried"}}
+	for _, r := range b.Rows {
+		tried := make([]string, len(r.Tested))
+		for i, n := range r.Tested {
+			tried[i] = fmt.Sprint(n)
 		}
-	}
-	var out []VerdictLine
-	for _, sc := range scenarios {
-		var parts []string
-		var best *CapacityRow
-		for i, r := range rows {
-			if r.Scenario != sc {
-				continue
-			}
-			if !r.Met {
-				parts = append(parts, fmt.Sprintf("%s none (best %s %s)", r.Impl, s.Label(), result.Dur(r.BestUs)))
-				continue
-			}
-			at := ""
-			if r.Clients == slices.Max(r.Tested) && r.FirstMissed == 0 {
-				at = "≥ " // the largest count tried: capacity may be higher
-			}
-			parts = append(parts, fmt.Sprintf("%s %s%s at %s acq/s", r.Impl, at, plural(int64(r.Clients), "client"), commas(round(r.AcquiresPerS))))
-			if best == nil || r.AcquiresPerS > best.AcquiresPerS {
-				best = &rows[i]
-			}
-		}
-		v := VerdictLine{Question: "Capacity (" + sc + ")", Anchor: anchorCapacity,
-			Answer: "at " + sloLabel(slo) + ": " + strings.Join(parts, "; ")}
-		switch {
-		case best == nil:
-			v.Bad = true
-			v.Answer += " — no implementation met it"
-		case len(parts) > 1:
-			v.Answer += fmt.Sprintf(" — %s serves most", best.Impl)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// saturated reports whether an open-loop cell fell behind its offered
-// rate: it dropped or left arrivals unserved, or served under 95% of it.
-func saturated(c Cell) bool {
-	o := c.Open
-	return o.Dropped > 0 || o.Unfinished > 0 || c.AcquiresPerS < 0.95*o.Rate
-}
-
-// openLoopVerdict says, per implementation, whether it kept up with the
-// offered rate and, if not, at which client count it first fell behind.
-func openLoopVerdict(cells []Cell) (VerdictLine, bool) {
-	var parts []string
-	bad := false
-	for _, g := range result.GroupCells(cells) {
-		if g.Cells[0].KindOf() != result.KindOpen || g.Cells[0].Open == nil {
+		if !r.Met {
+			t.Rows = append(t.Rows, []string{r.Impl, "none", "—", "—", result.Dur(r.BestUs), strings.Join(tried, ", ")})
 			continue
 		}
-		var sat *Cell
-		for i := range g.Cells {
-			if g.Cells[i].Open != nil && saturated(g.Cells[i]) {
-				sat = &g.Cells[i]
-				break
-			}
+		at := ""
+		if r.AtLargest {
+			at = "≥ " // the largest count tried: it may serve more
 		}
-		last := g.Cells[len(g.Cells)-1]
-		if sat == nil {
-			parts = append(parts, fmt.Sprintf("%s kept up with %s/s at every client count (p99 from intended start %s, service %s)",
-				g.Impl, commas(round(last.Open.Rate)), result.Dur(last.AcquireLatencyUs.P99), result.Dur(last.Open.ServiceLatencyUs.P99)))
-			continue
+		t.Rows = append(t.Rows, []string{r.Impl, at + commas(int64(r.Clients)), commas(round(r.AcquiresPerS)), result.Dur(r.LatencyUs),
+			result.Dur(r.BestUs), strings.Join(tried, ", ")})
+	}
+	v := VerdictLine{Question: "Best client count tried (" + b.Scenario + ")", Anchor: anchorCapacity, Table: t,
+		Answer: "at " + sloText(slo, def) + ", among the client counts this run tried (lockbench capacity searches for the capacity itself)"}
+	switch {
+	case b.NoneMet():
+		v.Bad = true
+		v.Answer += " — no implementation met it"
+	case len(b.Rows) > 1:
+		v.Answer += fmt.Sprintf(" — %s serves most", b.Rows[b.Best].Impl)
+	}
+	return v
+}
+
+// openLine says, per lock, whether it kept up with the offered rate and,
+// if not, at which client count it first fell behind.
+func openLine(o judge.Open) VerdictLine {
+	t := &VerdictTable{Header: []string{"lock", "clients", "offered /s", "served /s", "dropped", "p99 from intended start", "service p99", "kept up"}}
+	for _, r := range o.Rows {
+		f := r.Figures
+		kept := "✓"
+		if r.Saturated {
+			kept = "✗ saturated"
 		}
-		bad = true
-		o := sat.Open
-		parts = append(parts, fmt.Sprintf("%s saturated at %s: %s of %s/s achieved, %s dropped of %s offered",
-			g.Impl, plural(int64(sat.Clients), "client"), commas(round(sat.AcquiresPerS)), commas(round(o.Rate)),
-			share(o.Dropped, o.Offered), commas(o.Offered)))
+		t.Rows = append(t.Rows, []string{r.Impl, commas(int64(r.Clients)), commas(round(f.Rate)), commas(round(r.AcqPerS)),
+			share(f.Dropped, f.Offered), result.Dur(r.P99), result.Dur(f.ServiceLatencyUs.P99), kept})
 	}
-	if len(parts) == 0 {
-		return VerdictLine{}, false
+	answer := "every lock kept up with its offered rate at every client count"
+	if o.Bad() {
+		answer = "a lock fell behind its offered rate: the first client count at which it did is shown"
 	}
-	return VerdictLine{Question: "Open loop", Answer: strings.Join(parts, "; ") + ".", Anchor: anchorOpen, Bad: bad}, true
+	return VerdictLine{Question: "Open loop", Answer: answer + ".", Anchor: anchorOpen, Bad: o.Bad(), Table: t}
 }
 
 // share is "120 (3.1%)".
@@ -134,6 +101,44 @@ func share(n, of int64) string {
 		return commas(n)
 	}
 	return fmt.Sprintf("%s (%.1f%%)", commas(n), 100*float64(n)/float64(of))
+}
+
+// faultLine gives, per fault cell, how long the lock took to pass on and
+// whether stale writes were fenced, as a table.
+func faultLine(fs []judge.Fault) VerdictLine {
+	t := &VerdictTable{Header: []string{"lock", "fault", "recovery p50", "max", "against", "outcome"}}
+	bad := false
+	for _, f := range fs {
+		c := f.Cell
+		p50, mx, against := "—", "—", "—"
+		if r := c.Faults.RecoveryMs; r != nil {
+			p50, mx = result.Dur(r.P50*1000), result.Dur(r.Max*1000)
+		}
+		switch d := c.Faults.Details; {
+		case d["pause_ms"] > 0: // a holder that keeps its lock: the stall against the pause
+			against = "pause " + result.Dur(d["pause_ms"]*1000)
+		case c.Faults.ConfiguredMs > 0:
+			against = "bound " + result.Dur(c.Faults.ConfiguredMs*1000)
+		}
+		outcome := "✓ safe"
+		switch {
+		case f.Bad():
+			bad = true
+			outcome = "UNSAFE — " + plural(f.Violations, "violation")
+			if f.StaleRepeats > 0 {
+				outcome += " (stale writes accepted)"
+			}
+		case f.StaleRepeats > 0:
+			outcome = plural(f.Fenced, "stale grant") + ", fenced"
+		}
+		outcome += silentClause(c.Faults)
+		t.Rows = append(t.Rows, []string{f.Impl, f.Scenario, p50, mx, against, outcome})
+	}
+	answer := "how long each lock took to pass on after the fault, and whether a stale holder's write got through"
+	if bad {
+		answer = "UNSAFE under a fault — " + answer
+	}
+	return VerdictLine{Question: "Fault cost", Answer: answer + "; each fault's own account is under Faults.", Anchor: anchorFaults, Bad: bad, Table: t}
 }
 
 // silentClause says, for a crash that also silenced the holder's
@@ -150,43 +155,16 @@ func silentClause(f *result.Faults) string {
 	return s
 }
 
-// faultVerdict gives, per fault cell, how long the lock took to pass on
-// and whether stale writes were fenced.
-func faultVerdict(cells []Cell) (VerdictLine, bool) {
-	var parts []string
-	bad := false
-	for _, c := range cells {
-		if c.KindOf() != result.KindFault || c.Faults == nil {
-			continue
-		}
-		f := c.Faults
-		s := c.Impl + " " + c.Scenario + ": "
-		if f.RecoveryMs != nil {
-			s += fmt.Sprintf("recovery p50 %s, max %s", result.Dur(f.RecoveryMs.P50*1000), result.Dur(f.RecoveryMs.Max*1000))
-			switch {
-			case f.Details["pause_ms"] > 0: // a holder that keeps its lock: the stall against the pause
-				s += fmt.Sprintf(" (pause %s)", result.Dur(f.Details["pause_ms"]*1000))
-			case f.ConfiguredMs > 0:
-				s += fmt.Sprintf(" (bound %s)", result.Dur(f.ConfiguredMs*1000))
-			}
-		} else {
-			s += "no recovery measured"
-		}
-		s += silentClause(f)
-		switch stale := int64(f.Details["stale_writes"]); {
-		case c.SafetyViolations > 0:
-			bad = true
-			s += fmt.Sprintf("; UNSAFE — %s", plural(c.SafetyViolations, "violation"))
-			if stale > 0 {
-				s += " (stale writes accepted)"
-			}
-		case stale > 0:
-			s += fmt.Sprintf("; %s, fenced", plural(fencedStale(c), "stale grant"))
-		}
-		parts = append(parts, s)
+// gapLine is each lock's hand-off gap at its most clients, as a table,
+// naming the slowest p90 against the fastest where it is many times it.
+func gapLine(g judge.Gap) VerdictLine {
+	t := &VerdictTable{Header: []string{"lock", "clients", "gap p50", "gap p90"}}
+	for _, r := range g.Rows {
+		t.Rows = append(t.Rows, []string{r.Impl, commas(int64(r.Clients)), result.Dur(r.P50), result.Dur(r.P90)})
 	}
-	if len(parts) == 0 {
-		return VerdictLine{}, false
+	answer := "a holder's release call to the next grant, at each lock's most contended loop"
+	if g.Times > 0 {
+		answer += fmt.Sprintf(" — %s's p90 is %.0f× %s's", g.Rows[g.Slow].Impl, g.Times, g.Rows[g.Fast].Impl)
 	}
-	return VerdictLine{Question: "Fault cost", Answer: strings.Join(parts, "; ") + ".", Anchor: anchorFaults, Bad: bad}, true
+	return VerdictLine{Question: "Hand-off gap", Answer: answer + ".", Anchor: anchorResults, Table: t}
 }

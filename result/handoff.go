@@ -17,25 +17,25 @@ import (
 // those hand-offs, so the queueing before the first release is shared out
 // too (it is part of what each hand-off's waiter cost).
 type HandoffCost struct {
-	Handoffs      int64
-	Wakeups       float64 // release wake-ups per hand-off
-	Notifications float64 // notifications the clients received, per hand-off
+	Handoffs      int64   `json:"handoffs"`
+	Wakeups       float64 `json:"wakeups"`       // release wake-ups per hand-off
+	Notifications float64 `json:"notifications"` // notifications the clients received, per hand-off
 	// Theory is the wake-ups per hand-off the driver's theory predicts,
 	// nil without one.
-	Theory *float64
+	Theory *float64 `json:"theory,omitempty"`
 	// Messages is what the servers handled per hand-off, in MessagesUnit
 	// ("packets", "commands + pushes", "gRPC messages"); nil when the
 	// server kind counts none.
-	Messages     *float64
-	MessagesUnit string
+	Messages     *float64 `json:"messages,omitempty"`
+	MessagesUnit string   `json:"messages_unit,omitempty"`
 	// ServerCPUUs is the servers' CPU time per hand-off, in µs; nil when
 	// lockbench did not start them (their CPU is unknown).
-	ServerCPUUs *float64
+	ServerCPUUs *float64 `json:"server_cpu_us,omitempty"`
 	// GeneratorCPUUs is lockbench's own CPU time per hand-off, in µs.
-	GeneratorCPUUs *float64
+	GeneratorCPUUs *float64 `json:"lockbench_cpu_us,omitempty"`
 	// GapUs is the hand-off gap (release → next grant); nil when none was
 	// measured.
-	GapUs *Latency
+	GapUs *Latency `json:"gap_us,omitempty"`
 }
 
 // HandoffCosts derives c's cost per hand-off; false unless c is a burst

@@ -105,6 +105,13 @@ type Cell struct {
 	// ServerNote says why server counters are missing, when they are.
 	ServerNote string `json:"server_note,omitempty"`
 
+	// CPU, Wake and Handoff are derived from the figures above by Derive,
+	// the one place they are computed: CPU shares, wake-ups per
+	// acquisition against theory, a burst's cost per hand-off.
+	CPU     *CPUShares   `json:"cpu,omitempty"`
+	Wake    *WakeFigures `json:"wake,omitempty"`
+	Handoff *HandoffCost `json:"handoff_cost,omitempty"`
+
 	// Fairness is how the acquisitions were shared among clients.
 	Fairness *Fairness `json:"fairness,omitempty"`
 	// HandoffGapUs is the time from a holder's release call to the next
@@ -416,6 +423,9 @@ func ReadSummary(path string) (*Summary, error) {
 	}
 	if s.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema %d; this lockbench reads up to %d (upgrade lockbench)", ErrSchema, path, s.Schema, SchemaVersion)
+	}
+	for i := range s.Cells {
+		s.Cells[i].Derive()
 	}
 	return &s, nil
 }

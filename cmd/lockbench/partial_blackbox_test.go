@@ -142,7 +142,7 @@ func checkPartialRendering(t *testing.T, out, missing string) {
 	}
 	html := read("report.html")
 	for _, want := range []string{"<title>PARTIAL — lockbench report", "PARTIAL results: not a whole run", missing,
-		`<h2 id="results">PARTIAL — Results</h2>`, "PARTIAL — Findings per implementation", "<h2>PARTIAL — Plots</h2>"} {
+		`<h2 id="results">PARTIAL — Results</h2>`, "PARTIAL — Verdict", "<h2>PARTIAL — Plots</h2>"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}

@@ -98,7 +98,7 @@ func TestReportCommand(t *testing.T) {
 	if strings.Contains(out, "wrote ") {
 		t.Errorf("stdout carries the files written, which belong on stderr:\n%s", out)
 	}
-	if !strings.Contains(string(md), "Capacity at p99 ≤ 5ms") {
+	if !strings.Contains(string(md), "Best client count tried at p99 ≤ 5ms") {
 		t.Errorf("summary.md lacks the capacity for --slo:\n%s", md)
 	}
 }

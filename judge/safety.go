@@ -1,0 +1,77 @@
+package judge
+
+import "github.com/lockbench/lockbench/result"
+
+// Safety is the run's mutual exclusion: violations by cell, stale grants
+// whose write a fencing token turned away (the remedy working, not a
+// violation), and, for cells merged from shards, grants of two shards that
+// overlapped by no more than the clocks' skew (neither proof of a
+// violation nor of safety).
+type Safety struct {
+	Grants     int64
+	Violations int64
+	Unsafe     []Count
+	// Fenced is stale grants fenced, in FencedBy's cells.
+	Fenced   int64
+	FencedBy []CellRef
+	// PossibleOverlaps are per cell merged from shards.
+	PossibleOverlaps []Count
+}
+
+// Bad says the run broke mutual exclusion.
+func (s Safety) Bad() bool { return s.Violations > 0 }
+
+func judgeSafety(cells []result.Cell) Safety {
+	var s Safety
+	for _, c := range cells {
+		s.Grants += c.Acquires
+		if c.SafetyViolations > 0 {
+			s.Violations += c.SafetyViolations
+			s.Unsafe = append(s.Unsafe, Count{Ref(c), c.SafetyViolations})
+		}
+		if n := FencedStale(c); n > 0 {
+			s.Fenced += n
+			s.FencedBy = append(s.FencedBy, Ref(c))
+		}
+		if m := c.Merge; m != nil && m.PossibleOverlaps > 0 {
+			s.PossibleOverlaps = append(s.PossibleOverlaps, Count{Ref(c), m.PossibleOverlaps})
+		}
+	}
+	return s
+}
+
+// FencedStale is how many stale grants a cell saw whose write the lock's
+// fencing token turned away.
+func FencedStale(c result.Cell) int64 {
+	if c.Faults == nil || c.SafetyViolations > 0 || staleWrites(c) == 0 {
+		return 0
+	}
+	return c.Faults.StaleWritesRejected
+}
+
+// staleWrites is how many repeats of a fault cell ended in a stale write.
+func staleWrites(c result.Cell) int64 {
+	if c.Faults == nil {
+		return 0
+	}
+	return int64(c.Faults.Details["stale_writes"])
+}
+
+// Livelock is a cell ended because clients kept trying and nobody was
+// granted the lock.
+type Livelock struct {
+	CellRef
+	Figures result.Livelock
+}
+
+func livelocks(cells []result.Cell) []Livelock {
+	var out []Livelock
+	for _, g := range result.GroupCells(cells) {
+		for _, c := range g.Cells {
+			if c.Livelock != nil && c.Finding == result.FindingLivelock {
+				out = append(out, Livelock{Ref(c), *c.Livelock})
+			}
+		}
+	}
+	return out
+}
