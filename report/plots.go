@@ -37,20 +37,28 @@ const (
 	pngDPI      = 110
 )
 
-// palette is Tableau 10: distinct, and readable on white.
+// palette is Tableau 10, then ten darker colours that none of it
+// resembles: a run of up to twenty implementations gives each its own
+// colour, readable on white.
 var palette = []color.Color{
 	rgb(0x4e79a7), rgb(0xf28e2b), rgb(0xe15759), rgb(0x59a14f), rgb(0xb07aa1),
 	rgb(0x76b7b2), rgb(0xedc948), rgb(0xff9da7), rgb(0x9c755f), rgb(0xbab0ac),
+	rgb(0x800000), rgb(0x000075), rgb(0x808000), rgb(0x911eb4), rgb(0x00a5c8),
+	rgb(0xf032e6), rgb(0x1b7837), rgb(0x5a3d1f), rgb(0x202020), rgb(0xc9a800),
 }
 
 func rgb(v uint32) color.Color { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 0xff} }
 
 var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
 
-var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.CrossGlyph{}}
+// implGlyphs are the implementations' markers, in the order their colours
+// go: no two implementations share both colour and marker, and two whose
+// colours a reader confuses still differ in marker.
+var implGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{}}
 
-// styler gives every implementation one colour and every scenario one dash
-// and marker, the same in every figure of a report.
+// styler gives every implementation one colour and one marker, and every
+// scenario one dash, the same in every figure of a report.
 type styler struct {
 	impls, scenarios []string
 }
@@ -68,22 +76,27 @@ func newStyler(cells []Cell) styler {
 	return s
 }
 
+// implStyle is an implementation's colour and marker.
+func (st styler) implStyle(impl string) (color.Color, draw.GlyphDrawer) {
+	i := max(slices.Index(st.impls, impl), 0)
+	return palette[i%len(palette)], implGlyphs[i%len(implGlyphs)]
+}
+
 func (st styler) line(s series) (draw.LineStyle, draw.GlyphStyle) {
 	if s.Theory {
 		return draw.LineStyle{Color: color.Gray{0x30}, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}},
 			draw.GlyphStyle{}
 	}
-	i := max(slices.Index(st.impls, s.Impl), 0)
 	j := max(slices.Index(st.scenarios, s.Scenario), 0)
-	c := palette[i%len(palette)]
+	c, shape := st.implStyle(s.Impl)
 	ls := draw.LineStyle{Color: c, Width: vg.Points(2), Dashes: dashes[j%len(dashes)]}
-	gs := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: glyphs[j%len(glyphs)]}
+	gs := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: shape}
 	if s.Alt {
 		ls.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
-		gs.Shape = draw.BoxGlyph{}
 	}
 	if s.Mark > 0 {
-		// A figure of one scenario: solid lines, dashes left to theory.
+		// A figure of one scenario: solid lines, dashes left to theory;
+		// markers nest by size where points coincide.
 		ls.Dashes = nil
 		gs.Shape = nestingGlyphs[(s.Mark-1)%len(nestingGlyphs)]
 		gs.Radius = vg.Points(max(2.5, 8-0.6*float64(s.Mark-1)))
