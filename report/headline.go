@@ -119,14 +119,14 @@ func burstHeadline(g cellGroup) string {
 	return s + errorsClause(g.Cells)
 }
 
-// faultHeadline repeats what a fault scenario concluded (its verdict) or,
-// without one, how long recovery took against the configured bound.
+// faultHeadline repeats what a fault scenario concluded (its sentence)
+// or, without one, how long recovery took against the configured bound.
 func faultHeadline(g cellGroup) string {
 	c := g.Cells[len(g.Cells)-1]
-	switch {
-	case c.Verdict != "":
+	switch s := FaultSentence(c); {
+	case s != "":
 		// The sentence is already about this implementation.
-		return strings.TrimRight(strings.TrimPrefix(c.Verdict, c.Impl+": "), ". ")
+		return strings.TrimRight(strings.TrimPrefix(s, c.Impl+": "), ". ")
 	case c.Faults != nil && c.Faults.RecoveryMs != nil:
 		f := c.Faults
 		s := fmt.Sprintf("recovery p50 %s, max %s over %s", result.Dur(f.RecoveryMs.P50*1000), result.Dur(f.RecoveryMs.Max*1000),

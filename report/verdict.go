@@ -71,7 +71,7 @@ func Verdict(cells []Cell, slo *SLO) []VerdictLine {
 // fencedStale is how many stale grants a cell saw whose write the lock's
 // fencing token turned away: the remedy working, not a violation.
 func fencedStale(c Cell) int64 {
-	if c.Faults == nil || c.SafetyViolations > 0 || c.Faults.Details["stale_writes"] == 0 {
+	if c.Faults == nil || c.SafetyViolations > 0 || staleWrites(c.Faults) == 0 {
 		return 0
 	}
 	return c.Faults.StaleWritesRejected

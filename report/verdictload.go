@@ -139,13 +139,12 @@ func share(n, of int64) string {
 // silentClause says, for a crash that also silenced the holder's
 // connection (a lock of the connection's), how the silent holders fared.
 func silentClause(f *result.Faults) string {
-	freed, unfreed := int64(f.Details["silent_recovered"]), int64(f.Details["silent_unfreed"])
-	var s string
-	if freed > 0 {
-		s += fmt.Sprintf("; a silent holder freed p50 %s after (%d of %d)", result.Dur(f.Details["silent_recovery_ms_p50"]*1000), freed, f.Repeats)
+	if f.ConnCrash == nil {
+		return ""
 	}
-	if unfreed > 0 {
-		s += fmt.Sprintf("; a silent holder never freed within %s (%d of %d)", result.Dur(f.Details["silent_wait_ms"]*1000), unfreed, f.Repeats)
+	var s string
+	for _, fate := range silentFates(f.ConnCrash, int64(f.Repeats)) {
+		s += "; a silent holder " + fate.text
 	}
 	return s
 }
@@ -164,8 +163,8 @@ func faultVerdict(cells []Cell) (VerdictLine, bool) {
 		if f.RecoveryMs != nil {
 			s += fmt.Sprintf("recovery p50 %s, max %s", result.Dur(f.RecoveryMs.P50*1000), result.Dur(f.RecoveryMs.Max*1000))
 			switch {
-			case f.Details["pause_ms"] > 0: // a holder that keeps its lock: the stall against the pause
-				s += fmt.Sprintf(" (pause %s)", result.Dur(f.Details["pause_ms"]*1000))
+			case f.ConnPause != nil && f.ConnPause.PauseMs > 0: // a holder that keeps its lock: the stall against the pause
+				s += fmt.Sprintf(" (pause %s)", result.Dur(f.ConnPause.PauseMs*1000))
 			case f.ConfiguredMs > 0:
 				s += fmt.Sprintf(" (bound %s)", result.Dur(f.ConfiguredMs*1000))
 			}
@@ -173,7 +172,7 @@ func faultVerdict(cells []Cell) (VerdictLine, bool) {
 			s += "no recovery measured"
 		}
 		s += silentClause(f)
-		switch stale := int64(f.Details["stale_writes"]); {
+		switch stale := staleWrites(f); {
 		case c.SafetyViolations > 0:
 			bad = true
 			s += fmt.Sprintf("; UNSAFE — %s", plural(c.SafetyViolations, "violation"))
