@@ -311,8 +311,10 @@ func TestNoGrantWhileTryingIsALivelock(t *testing.T) {
 	if c.Finding != result.FindingLivelock || l == nil || l.LimitS != 0.2 || l.AtS >= 60 || l.SplitVotes == 0 || l.Attempts < l.SplitVotes {
 		t.Fatalf("finding %q, livelock %+v", c.Finding, l)
 	}
-	if c.Verdict == "" || c.Acquires != 0 || c.Truncated != "" {
-		t.Errorf("verdict %q, acquires %d, truncated %q", c.Verdict, c.Acquires, c.Truncated)
+	// The figures a sentence needs travel with the finding; no sentence.
+	if l.LimitRetries != engine.LivelockRetries || l.LimitLeases != engine.LivelockTTLs || c.Verdict != "" ||
+		c.Acquires != 0 || c.Truncated != "" {
+		t.Errorf("limit %d×retry, %d×lease, verdict %q, acquires %d, truncated %q", l.LimitRetries, l.LimitLeases, c.Verdict, c.Acquires, c.Truncated)
 	}
 
 	cfg.Namespace = "down"

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,7 +91,8 @@ func (r *Cell) watchLivelock() (stop func()) {
 					continue
 				}
 				if now.Sub(last) >= limit {
-					r.livelock = &result.Livelock{LimitS: limit.Seconds(), AtS: now.Sub(r.start).Seconds()}
+					r.livelock = &result.Livelock{LimitS: limit.Seconds(), AtS: now.Sub(r.start).Seconds(),
+						LimitRetries: LivelockRetries, LimitLeases: LivelockTTLs}
 					r.stop()
 					r.wcancel()
 					return
@@ -129,6 +129,4 @@ func (r *Cell) livelockFinding(c *result.Cell) {
 	l := *r.livelock
 	l.Attempts, l.SplitVotes, l.Errors = c.Retries, c.SplitVotes, c.Errors
 	c.Finding, c.Livelock = result.FindingLivelock, &l
-	c.Verdict = fmt.Sprintf("LIVELOCK: no grant for %v while clients kept trying (limit max(%d×retry, %d×lease)); the cell ended %.1fs in: %d attempts did not get the lock, %d of them split votes (some but not a majority of votes); %d errors",
-		time.Duration(l.LimitS*float64(time.Second)).Round(time.Millisecond), LivelockRetries, LivelockTTLs, l.AtS, l.Attempts, l.SplitVotes, l.Errors)
 }

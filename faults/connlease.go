@@ -30,7 +30,8 @@ var silentKeepalive = impl.Keepalive{Idle: time.Second, Interval: time.Second, C
 // silentWait bounds the wait for a silent holder's lock to be freed:
 // twice what the keepalive in force would take against a peer that
 // stopped answering, within [5 s, 10 s]. Longer keepalives (the system's
-// default is two hours) are not waited out: the verdict says so.
+// default is two hours) are not waited out: the figures say so
+// (ConnEnd.Unfreed within SilentWaitMs).
 func silentWait(k impl.Keepalive) time.Duration {
 	return min(max(2*k.Bound()+2*time.Second, 5*time.Second), 10*time.Second)
 }
@@ -49,8 +50,9 @@ func (c connCrash) String() string { return [...]string{"reset", "silent"}[c] }
 // the holder goes through a proxy, waiters connect directly and queue; the
 // proxy resets or silences the holder's connection, and the time until a
 // waiter holds the lock is the recovery. A silent holder not freed within
-// silentWait is counted as such (silent_unfreed), not as an error.
-func crashConnOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters int, how connCrash, t *tally) error {
+// silentWait is counted as such (ConnEnd.Unfreed), not as an error.
+func crashConnOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, how connCrash, g *connCrashes, t *tally) error {
+	waiters := g.fig.Waiters
 	cfg := spec.Config
 	name := fmt.Sprintf("crash-%d-%s", r, how)
 	ps, ls, err := crashCast(ctx, cfg, s, waiters)
@@ -61,12 +63,12 @@ func crashConnOnce(ctx context.Context, spec engine.CellSpec, s subject, r, wait
 	holder := ls[0]
 	wait := 10*time.Second + time.Duration(waiters)*(spec.Hold+time.Second)
 	if how == crashSilent {
-		k, err := keepaliveOf(ctx, holder, t)
+		k, err := keepaliveOf(ctx, holder, g.fig, t)
 		if err != nil {
 			return err
 		}
 		wait = silentWait(k)
-		t.set("silent_wait_ms", ms(wait))
+		t.update(func() { g.fig.SilentWaitMs = ms(wait) })
 	}
 	h := &holds{lock: name}
 	_, got, err := first(ctx, t, holder, name)
@@ -98,23 +100,40 @@ func crashConnOnce(ctx context.Context, spec engine.CellSpec, s subject, r, wait
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		t.add(how.String()+"_unfreed", 1)
+		t.update(func() { g.end(how).Unfreed++ })
 		return nil
 	}
-	t.add(how.String()+"_recovered", 1)
-	t.recoveredAs(how.String(), at.Sub(cut))
+	t.update(func() {
+		g.end(how).Recovered++
+		g.recovery[how] = append(g.recovery[how], ms(at.Sub(cut)))
+	})
 	if how == crashReset {
 		t.recovered(at.Sub(cut)) // the cell's recovery: the one a TTL's compares with
 	}
 	return nil
 }
 
+// connCrashes gathers a connection lock's crash figures over the
+// repeats, with each way of crashing's recovery times (ms) until the cell
+// summarises them.
+type connCrashes struct {
+	fig      *result.ConnCrashFigures
+	recovery [2][]float64 // by connCrash
+}
+
+func (g *connCrashes) end(how connCrash) *result.ConnEnd {
+	if how == crashReset {
+		return &g.fig.Reset
+	}
+	return &g.fig.Silent
+}
+
 // keepaliveOf asks the holder's server for the silent keepalive and
 // records what is in force; a driver that cannot say leaves it unknown.
-func keepaliveOf(ctx context.Context, l impl.Locker, t *tally) (impl.Keepalive, error) {
+func keepaliveOf(ctx context.Context, l impl.Locker, fig *result.ConnCrashFigures, t *tally) (impl.Keepalive, error) {
 	ka, ok := l.(impl.Keepaliver)
 	if !ok {
-		t.note("keepalive", "unknown: the driver cannot say")
+		t.update(func() { fig.Keepalive = &result.Keepalive{} })
 		return impl.Keepalive{}, nil
 	}
 	kctx, cancel := context.WithTimeout(ctx, setupTimeout)
@@ -123,10 +142,10 @@ func keepaliveOf(ctx context.Context, l impl.Locker, t *tally) (impl.Keepalive, 
 	if err != nil {
 		return k, fmt.Errorf("faults: keepalive: %w", err)
 	}
-	t.set("keepalive_idle_s", k.Idle.Seconds())
-	t.set("keepalive_interval_s", k.Interval.Seconds())
-	t.set("keepalive_count", float64(k.Count))
-	t.note("keepalive", k.String())
+	t.update(func() {
+		fig.Keepalive = &result.Keepalive{Reported: true, IdleS: k.Idle.Seconds(), IntervalS: k.Interval.Seconds(),
+			Count: k.Count, Source: k.Source}
+	})
 	return k, nil
 }
 
@@ -195,42 +214,20 @@ func runCrashConn(ctx context.Context, spec engine.CellSpec, s subject) (result.
 	if err := needServers(spec, s); err != nil {
 		return result.Cell{}, err
 	}
-	waiters := max(spec.Clients-1, 1)
-	t.set("waiters", float64(waiters))
+	g := &connCrashes{fig: &result.ConnCrashFigures{Waiters: max(spec.Clients-1, 1)}}
+	t.faults.ConnCrash = g.fig
+	var err error
 	for r := range spec.Repeat {
 		for _, how := range []connCrash{crashReset, crashSilent} {
-			if err := crashConnOnce(ctx, spec, s, r, waiters, how, t); err != nil {
-				return t.cell(0, ""), err
+			if err == nil {
+				err = crashConnOnce(ctx, spec, s, r, how, g, t)
 			}
 		}
 	}
-	c := t.cell(0, "")
-	c.Verdict = connCrashVerdict(c, t.notes["keepalive"])
-	return c, nil
-}
-
-func connCrashVerdict(c result.Cell, keepalive string) string {
-	d := c.Faults.Details
-	n := int64(c.Faults.Repeats)
-	v := fmt.Sprintf("%s, whose lock lasts as long as the holder's connection: ", c.Impl)
-	if rec := c.Faults.RecoveryMs; rec != nil {
-		v += fmt.Sprintf("a holder whose connection was reset (RST) lost it at once, the next client holding it %s p50, %s max after the reset (%d of %d repeats)",
-			fmtMs(rec.P50), fmtMs(rec.Max), rec.Count, n)
-	} else {
-		v += fmt.Sprintf("after a reset (RST) no client got the lock in %s", plural(n, "repeat"))
-	}
-	if keepalive == "" {
-		keepalive = "TCP keepalive unknown"
-	}
-	v += fmt.Sprintf("; a holder that fell silent (its connection left open, the proxy's kernel answering for it as a NAT or a load balancer would; %s)", keepalive)
-	if freed := int64(d["silent_recovered"]); freed > 0 {
-		v += fmt.Sprintf(" was freed %s p50 after it fell silent in %d of %d repeats", fmtMs(d["silent_recovery_ms_p50"]), freed, n)
-	}
-	if unfreed := int64(d["silent_unfreed"]); unfreed > 0 {
-		v += fmt.Sprintf(" was never freed within %s in %d of %d repeats: the server saw a live peer, and keepalive frees a silent holder only where nothing answers its probes for it — a finding, not an error",
-			fmtMs(d["silent_wait_ms"]), unfreed, n)
-	}
-	return v + "; " + violationsClause(c)
+	t.update(func() {
+		g.fig.Reset.RecoveryMs, g.fig.Silent.RecoveryMs = spread(g.recovery[crashReset]), spread(g.recovery[crashSilent])
+	})
+	return t.cell(0, s.leaseBound()), err
 }
 
 // OptPauseFor is how long the pause scenario's holder of a lock without a
@@ -259,18 +256,17 @@ func runPauseConn(ctx context.Context, spec engine.CellSpec, s subject) (result.
 		return result.Cell{}, err
 	}
 	t := newTally(spec)
-	t.set("pause_ms", ms(pause))
+	fig := &result.ConnPauseFigures{PauseMs: ms(pause)}
+	t.faults.ConnPause = fig
 	for r := range spec.Repeat {
-		if err := pauseConnOnce(ctx, spec, s, pause, r, t); err != nil {
+		if err := pauseConnOnce(ctx, spec, s, pause, r, fig, t); err != nil {
 			return t.cell(pause, ""), err
 		}
 	}
-	c := t.cell(pause, "")
-	c.Verdict = pauseConnVerdict(c, pause)
-	return c, nil
+	return t.cell(pause, ""), nil
 }
 
-func pauseConnOnce(ctx context.Context, spec engine.CellSpec, s subject, pause time.Duration, r int, t *tally) error {
+func pauseConnOnce(ctx context.Context, spec engine.CellSpec, s subject, pause time.Duration, r int, fig *result.ConnPauseFigures, t *tally) error {
 	cfg := spec.Config
 	name := lockName("pause", r)
 	a, err := dial(ctx, s.Driver, cfg, cfg.Servers, 0)
@@ -306,44 +302,24 @@ func pauseConnOnce(ctx context.Context, spec engine.CellSpec, s subject, pause t
 	h.exit(ka, woke)
 	if err := releaseBounded(ctx, la); err != nil {
 		if errors.Is(err, impl.ErrLockLost) {
-			t.add("holder_lost", 1)
+			t.update(func() { fig.HolderLost++ })
 		} else {
 			t.failed(err)
 		}
 	}
 	at := <-firstAt
 	t.violate(h.overlaps(t, time.Now())...)
-	t.mu.Lock()
-	t.details["paused_ms_max"] = max(t.details["paused_ms_max"], ms(woke.Sub(stalled)))
-	t.mu.Unlock()
+	t.update(func() { fig.PausedMsMax = max(fig.PausedMsMax, ms(woke.Sub(stalled))) })
 	if at.IsZero() {
-		t.add("unrecovered", 1)
+		t.update(func() { fig.Unrecovered++ })
 		return ctx.Err()
 	}
 	if at.Before(woke) {
-		t.add("granted_during_pause", 1)
+		t.update(func() { fig.GrantedDuringPause++ })
 	}
 	// The waiter's stall: from the pause's start to its grant.
 	t.recovered(at.Sub(stalled))
 	return nil
-}
-
-func pauseConnVerdict(c result.Cell, pause time.Duration) string {
-	d := c.Faults.Details
-	v := fmt.Sprintf("%s: a holder that stalled %s kept the lock throughout — its lock lasts as long as its connection, which stayed open — ", c.Impl, pause)
-	if rec := c.Faults.RecoveryMs; rec != nil {
-		v += fmt.Sprintf("so the waiters stalled as long: the next grant came %s p50, %s max after the pause began (%.2f× the pause), over %s",
-			fmtMs(rec.P50), fmtMs(rec.Max), rec.P50/ms(pause), plural(rec.Count, "repeat"))
-	} else {
-		v += "and no waiter got it afterwards"
-	}
-	if n := int64(d["granted_during_pause"]); n > 0 {
-		v += fmt.Sprintf("; in %s a waiter was granted it during the pause", plural(n, "repeat"))
-	}
-	if n := int64(d["holder_lost"]); n > 0 {
-		v += fmt.Sprintf("; in %s the holder's release found the lock lost", plural(n, "repeat"))
-	}
-	return v + "; " + violationsClause(c) + " No lease expired: a stalled holder blocks everyone for as long as it stalls."
 }
 
 // runRestartConn is restart for a LeaseConn lock: the server, one of its
@@ -365,28 +341,17 @@ func runRestartConn(ctx context.Context, spec engine.CellSpec, s subject) (resul
 		return result.Cell{}, err
 	}
 	defer f.Close()
+	fig := &result.ConnRestartFigures{}
+	t.faults.ConnRestart, t.faults.OwnServers = fig, true
 	for r := range spec.Repeat {
-		if err := restartConnOnce(ctx, spec, s, f.Servers[s.need.Kind][0], r, t); err != nil {
+		if err := restartConnOnce(ctx, spec, s, f.Servers[s.need.Kind][0], r, fig, t); err != nil {
 			return t.cell(0, ""), err
 		}
 	}
-	c := t.cell(0, "")
-	d := c.Faults.Details
-	v := fmt.Sprintf("%s: the server restarted (killed, started again empty) while a client held the lock; a second client got the lock while the first still believed it held it in %d of %d repeats",
-		c.Impl, int64(d["overlapping_repeats"]), c.Faults.Repeats)
-	if rec := c.Faults.RecoveryMs; rec != nil {
-		v += fmt.Sprintf(", %s p50 after the kill", fmtMs(rec.P50))
-	}
-	v += fmt.Sprintf("; the first holder's release then reported the lock lost in %d, succeeded in %d", int64(d["holder_release_lost"]), int64(d["holder_release_ok"]))
-	if n := int64(d["holder_release_failed"]); n > 0 {
-		v += fmt.Sprintf(", failed otherwise in %d", n)
-	}
-	c.Verdict = v + "; " + violationsClause(c) + " A restart frees every lock, and a holder learns it only when it next speaks to the server. " + OwnServers
-	d["own_servers"] = 1
-	return c, nil
+	return t.cell(0, ""), nil
 }
 
-func restartConnOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *sandbox.Server, r int, t *tally) error {
+func restartConnOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *sandbox.Server, r int, fig *result.ConnRestartFigures, t *tally) error {
 	cfg := spec.Config
 	name := lockName("restart", r)
 	servers := s.on([]string{srv.Addr})
@@ -411,26 +376,27 @@ func restartConnOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *
 		return err
 	}
 	restarted := ms(time.Since(crashed))
-	t.mu.Lock()
-	t.details["restart_ms_max"] = max(t.details["restart_ms_max"], restarted)
-	t.mu.Unlock()
+	t.update(func() { fig.RestartMsMax = max(fig.RestartMsMax, restarted) })
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second+spec.Hold)
 	defer cancel()
 	// A holds on, believing the lock its own, until B is done.
 	<-challenge(ctx, bctx, t, h, b, name, cfg.Retry, spec.Hold, crashed)
 	h.exit(ka, time.Now())
-	switch err := releaseBounded(ctx, la); {
-	case err == nil:
-		t.add("holder_release_ok", 1)
-	case errors.Is(err, impl.ErrLockLost):
-		t.add("holder_release_lost", 1)
-	default:
-		t.add("holder_release_failed", 1)
-	}
+	err = releaseBounded(ctx, la)
 	vs := h.overlaps(t, time.Now())
 	t.violate(vs...)
-	if len(vs) > 0 {
-		t.add("overlapping_repeats", 1)
-	}
+	t.update(func() {
+		switch {
+		case err == nil:
+			fig.HolderReleaseOK++
+		case errors.Is(err, impl.ErrLockLost):
+			fig.HolderReleaseLost++
+		default:
+			fig.HolderReleaseFailed++
+		}
+		if len(vs) > 0 {
+			fig.OverlappingRepeats++
+		}
+	})
 	return nil
 }

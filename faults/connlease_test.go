@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -53,9 +54,10 @@ func runOn(t *testing.T, servers impl.Servers, scenario, implName string, client
 	if err != nil {
 		t.Fatalf("%s %s: %v", scenario, implName, err)
 	}
-	t.Logf("%s %s: %s", scenario, implName, c.Verdict)
-	if c.Faults == nil || c.Verdict == "" || c.Faults.Repeats != repeat {
-		t.Fatalf("cell lacks its fault report: %+v", c)
+	t.Logf("%s %s: %s", scenario, implName, report.FaultSentence(c))
+	checkFigures(t, c, scenario, implName)
+	if c.Faults.Repeats != repeat {
+		t.Fatalf("repeats = %d, want %d", c.Faults.Repeats, repeat)
 	}
 	return c
 }
@@ -98,35 +100,37 @@ func TestConnLeaseCrashCutAndSilent(t *testing.T) {
 	for _, name := range connLocks {
 		t.Run(name, func(t *testing.T) {
 			c := runOn(t, servers, "crash", name, 3, repeat, nil)
-			d := c.Faults.Details
+			cc := c.Faults.ConnCrash
 			if c.SafetyViolations != 0 || c.Errors != 0 {
 				t.Errorf("violations %d, errors %v: want none", c.SafetyViolations, c.ErrorsByClass)
 			}
-			if d["reset_recovered"] != repeat || c.Faults.RecoveryMs == nil || c.Faults.RecoveryMs.Count != repeat {
-				t.Errorf("reset: recovered %v, recovery %+v: want %d", d["reset_recovered"], c.Faults.RecoveryMs, repeat)
+			if cc.Reset.Recovered != repeat || cc.Reset.RecoveryMs == nil || cc.Reset.RecoveryMs.Count != repeat ||
+				c.Faults.RecoveryMs == nil || *c.Faults.RecoveryMs != *cc.Reset.RecoveryMs {
+				t.Errorf("reset: %+v, cell's recovery %+v: want %d recovered, the reset's recovery the cell's", cc.Reset, c.Faults.RecoveryMs, repeat)
 			}
-			if d["silent_recovered"]+d["silent_unfreed"] != repeat {
-				t.Errorf("silent: recovered %v + unfreed %v, want %d in all", d["silent_recovered"], d["silent_unfreed"], repeat)
+			if cc.Silent.Recovered+cc.Silent.Unfreed != repeat || (cc.Silent.RecoveryMs == nil) != (cc.Silent.Recovered == 0) {
+				t.Errorf("silent: %+v, want %d recovered or unfreed in all, a recovery for those recovered", cc.Silent, repeat)
 			}
 			// Both waiters of both crashes of both repeats got the lock,
 			// besides the holders: but for a silent holder never freed.
-			want := int64(repeat*2*3) - 2*int64(d["silent_unfreed"])
-			if c.Acquires != want {
-				t.Errorf("acquisitions %d, want %d", c.Acquires, want)
+			want := int64(repeat*2*3) - 2*cc.Silent.Unfreed
+			if c.Acquires != want || cc.Waiters != 2 {
+				t.Errorf("acquisitions %d, want %d; waiters %d, want 2", c.Acquires, want, cc.Waiters)
 			}
-			if d["keepalive_idle_s"] <= 0 || d["keepalive_count"] <= 0 || !strings.Contains(c.Verdict, "TCP keepalive idle") {
-				t.Errorf("keepalive not stated: details %v, verdict %q", d, c.Verdict)
+			k, sentence := cc.Keepalive, report.FaultSentence(c)
+			if k == nil || !k.Reported || k.IdleS <= 0 || k.Count <= 0 || cc.SilentWaitMs < 5000 || !strings.Contains(sentence, "TCP keepalive idle") {
+				t.Errorf("keepalive not stated: %+v, silent wait %v ms, sentence %q", k, cc.SilentWaitMs, sentence)
 			}
-			if name == "pg-advisory" && (d["keepalive_idle_s"] != 1 || d["keepalive_interval_s"] != 1 || d["keepalive_count"] != 2) {
-				t.Errorf("keepalive %v/%v/%v, want the 1 s, 1 s, 2 set on the session", d["keepalive_idle_s"], d["keepalive_interval_s"], d["keepalive_count"])
+			if name == "pg-advisory" && (k.IdleS != 1 || k.IntervalS != 1 || k.Count != 2) {
+				t.Errorf("keepalive %+v, want the 1 s, 1 s, 2 set on the session", k)
 			}
 			for _, s := range []string{"reset (RST)", "fell silent"} {
-				if !strings.Contains(c.Verdict, s) {
-					t.Errorf("verdict lacks %q: %s", s, c.Verdict)
+				if !strings.Contains(sentence, s) {
+					t.Errorf("sentence lacks %q: %s", s, sentence)
 				}
 			}
-			if d["silent_unfreed"] > 0 && !strings.Contains(c.Verdict, "never freed") {
-				t.Errorf("verdict does not report the unfreed silent holder: %s", c.Verdict)
+			if cc.Silent.Unfreed > 0 && !strings.Contains(sentence, "never freed") {
+				t.Errorf("sentence does not report the unfreed silent holder: %s", sentence)
 			}
 		})
 	}
@@ -141,10 +145,13 @@ func TestConnLeasePauseStallsWaiters(t *testing.T) {
 	for _, name := range connLocks {
 		t.Run(name, func(t *testing.T) {
 			c := runOn(t, servers, "pause", name, 3, repeat, map[string]string{faults.OptPauseFor: pause.String()})
-			d := c.Faults.Details
-			if c.SafetyViolations != 0 || d["granted_during_pause"] != 0 || d["holder_lost"] != 0 || d["unrecovered"] != 0 {
-				t.Errorf("violations %d, granted during the pause %v, holder lost %v, unrecovered %v: want none",
-					c.SafetyViolations, d["granted_during_pause"], d["holder_lost"], d["unrecovered"])
+			p := c.Faults.ConnPause
+			if c.SafetyViolations != 0 || p.GrantedDuringPause != 0 || p.HolderLost != 0 || p.Unrecovered != 0 {
+				t.Errorf("violations %d, pause figures %+v: want none granted during the pause, lost or unrecovered",
+					c.SafetyViolations, p)
+			}
+			if p.PauseMs != float64(pause.Milliseconds()) || p.PausedMsMax < p.PauseMs {
+				t.Errorf("pause %v ms, longest %v ms: want %v, and at least that", p.PauseMs, p.PausedMsMax, pause)
 			}
 			rec := c.Faults.RecoveryMs
 			if rec == nil || rec.Count != repeat {
@@ -152,14 +159,14 @@ func TestConnLeasePauseStallsWaiters(t *testing.T) {
 			}
 			// An ordering, not a time: no waiter can be granted before the
 			// holder woke, so every stall is at least the pause.
-			if rec.Min < d["pause_ms"] {
-				t.Errorf("shortest stall %.1f ms < the pause %.1f ms", rec.Min, d["pause_ms"])
+			if rec.Min < p.PauseMs {
+				t.Errorf("shortest stall %.1f ms < the pause %.1f ms", rec.Min, p.PauseMs)
 			}
 			if c.Acquires != repeat*3 || c.Errors != 0 {
 				t.Errorf("acquisitions %d, errors %v: want %d and none", c.Acquires, c.ErrorsByClass, repeat*3)
 			}
-			if !strings.Contains(c.Verdict, "kept the lock") || !strings.Contains(c.Verdict, "no violation") {
-				t.Errorf("verdict: %s", c.Verdict)
+			if s := report.FaultSentence(c); !strings.Contains(s, "kept the lock") || !strings.Contains(s, "no violation") {
+				t.Errorf("sentence: %s", s)
 			}
 		})
 	}
@@ -175,20 +182,20 @@ func TestConnLeaseRestartIsSeen(t *testing.T) {
 	for _, name := range connLocks {
 		t.Run(name, func(t *testing.T) {
 			c := runOn(t, servers, "restart", name, 2, repeat, nil)
-			d := c.Faults.Details
-			if c.SafetyViolations != repeat || d["overlapping_repeats"] != repeat {
-				t.Errorf("violations %d in %v repeats, want %d in %d", c.SafetyViolations, d["overlapping_repeats"], repeat, repeat)
+			r := c.Faults.ConnRestart
+			if c.SafetyViolations != repeat || r.OverlappingRepeats != repeat {
+				t.Errorf("violations %d in %v repeats, want %d in %d", c.SafetyViolations, r.OverlappingRepeats, repeat, repeat)
 			}
-			if d["holder_release_lost"] != repeat || d["holder_release_ok"] != 0 {
-				t.Errorf("holder's release: lost %v, ok %v; want lost %d", d["holder_release_lost"], d["holder_release_ok"], repeat)
+			if r.HolderReleaseLost != repeat || r.HolderReleaseOK != 0 || r.RestartMsMax <= 0 {
+				t.Errorf("restart figures %+v; want the holder's release lost %d times, a restart time", r, repeat)
 			}
 			for _, v := range c.Violations {
 				if v.Holder != 0 || v.Intruder != 1 || v.Kind != "overlap" {
 					t.Errorf("violation %+v, want client 1 intruding on holder 0", v)
 				}
 			}
-			if d["own_servers"] != 1 || !strings.Contains(c.Verdict, "reported the lock lost in 2") {
-				t.Errorf("verdict: %s", c.Verdict)
+			if s := report.FaultSentence(c); !c.Faults.OwnServers || !strings.Contains(s, "reported the lock lost in 2") {
+				t.Errorf("own servers %v, sentence: %s", c.Faults.OwnServers, s)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
@@ -28,19 +27,18 @@ func runCrash(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell
 	if err := needServers(spec, s); err != nil {
 		return result.Cell{}, err
 	}
-	waiters := max(spec.Clients-1, 1)
-	t.set("waiters", float64(waiters))
+	fig := &result.CrashFigures{Waiters: max(spec.Clients-1, 1)}
+	t.faults.Crash = fig
 	for r := range spec.Repeat {
-		if err := crashOnce(ctx, spec, s, r, waiters, t); err != nil {
-			return t.cell(bound, ""), err
+		if err := crashOnce(ctx, spec, s, r, fig, t); err != nil {
+			return t.cell(bound, s.leaseBound()), err
 		}
 	}
-	c := t.cell(bound, "")
-	c.Verdict = recoveryVerdict(c, "after the holder's connection was cut", s.boundName(), bound)
-	return c, nil
+	return t.cell(bound, s.leaseBound()), nil
 }
 
-func crashOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters int, t *tally) error {
+func crashOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, fig *result.CrashFigures, t *tally) error {
+	waiters := fig.Waiters
 	cfg := spec.Config
 	name := lockName("crash", r)
 	bound := s.bound(cfg)
@@ -77,35 +75,11 @@ func crashOnce(ctx context.Context, spec engine.CellSpec, s subject, r, waiters 
 	first := <-firstAt
 	t.violate(h.overlaps(t, time.Now())...)
 	if first.IsZero() {
-		t.add("unrecovered", 1)
+		t.update(func() { fig.Unrecovered++ })
 		return ctx.Err()
 	}
 	t.recovered(first.Sub(cut))
 	return nil
-}
-
-// recoveryVerdict is the sentence for scenarios whose figure is the time
-// until the next client held the lock.
-func recoveryVerdict(c result.Cell, after, boundName string, bound time.Duration) string {
-	f := c.Faults
-	if f.RecoveryMs == nil {
-		return fmt.Sprintf("%s: no client got the lock %s in %s; %s",
-			c.Impl, after, plural(int64(f.Repeats), "repeat"), violationsClause(c))
-	}
-	s := fmt.Sprintf("%s: %s the next client held the lock after %s p50, %s max over %s, against a %s of %s",
-		c.Impl, after, fmtMs(f.RecoveryMs.P50), fmtMs(f.RecoveryMs.Max), plural(f.RecoveryMs.Count, "repeat"),
-		boundName, bound)
-	if n := int64(f.Repeats) - f.RecoveryMs.Count; n > 0 {
-		s += fmt.Sprintf(" (%d never recovered)", n)
-	}
-	return s + "; " + violationsClause(c)
-}
-
-func violationsClause(c result.Cell) string {
-	if c.SafetyViolations == 0 {
-		return "no violation of mutual exclusion."
-	}
-	return fmt.Sprintf("%s of mutual exclusion.", plural(c.SafetyViolations, "violation"))
 }
 
 // crashCast is a crash's clients: a holder whose traffic goes through

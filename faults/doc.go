@@ -7,8 +7,10 @@
 // failover, restart, latency, partition, freeze); the lockbench command
 // imports it where it assembles the program (internal/cli), beside the
 // drivers of impl/all, which know no fault. Each runner repeats its script
-// CellSpec.Repeat times and returns one result.Cell whose Verdict says in a
-// sentence what happened, with the figures in Faults.
+// CellSpec.Repeat times and returns one result.Cell whose Faults hold what
+// it measured, typed, in the struct of its scenario (result.CrashFigures,
+// …) beside the settings it ran with. Runners measure and write no prose:
+// package report phrases the figures (report.FaultSentence).
 //
 // A scenario applies by what the driver and the kind of its servers
 // declare, never by a name: the lease (impl.Caps), fencing tokens from the

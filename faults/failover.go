@@ -37,38 +37,24 @@ import (
 // what it killed between repeats.
 func runFailover(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell, error) {
 	t := newTally(spec)
+	fig := &result.FailoverFigures{Staged: failoverStaged[s.layout()]}
+	t.faults.Failover, t.faults.OwnServers = fig, true
 	var err error
 	switch s.layout() {
 	case replicated:
-		err = failoverReplica(ctx, spec, s, t)
+		err = failoverReplica(ctx, spec, s, fig, t)
 	case masters:
-		err = failoverMaster(ctx, spec, s, t)
+		err = failoverMaster(ctx, spec, s, fig, t)
 	case ensemble:
-		err = failoverMember(ctx, spec, s, t)
+		err = failoverMember(ctx, spec, s, fig, t)
 	}
-	if n := t.details["session_moved"]; n > 0 {
-		t.details["session_move_ms_mean"] = t.details["session_move_ms_sum"] / n
-	}
-	delete(t.details, "session_move_ms_sum")
-	c := t.cell(s.bound(spec.Config), "")
-	if err != nil {
-		return c, err
-	}
-	f := c.Faults
-	v := fmt.Sprintf("%s: %s; a second client got the lock while the first held it in %d of %d repeats",
-		c.Impl, failoverWhat[s.layout()], int64(f.Details["overlapping_repeats"]), f.Repeats)
-	if f.RecoveryMs != nil {
-		v += fmt.Sprintf(", %s p50 after the failure (the first held it %s)", fmtMs(f.RecoveryMs.P50), fmtMs(f.Details["hold_window_ms"]))
-	}
-	c.Verdict = v + "; " + violationsClause(c) + " " + OwnServers
-	c.Faults.Details["own_servers"] = 1
-	return c, nil
+	return t.cell(s.bound(spec.Config), s.leaseBound()), err
 }
 
-var failoverWhat = map[layout]string{
-	replicated: "master killed after the grant, asynchronous replica promoted without the key",
-	masters:    "one of five masters killed after the grant",
-	ensemble:   "the follower holding the client's session killed",
+var failoverStaged = map[layout]result.Failover{
+	replicated: result.FailoverReplica,
+	masters:    result.FailoverMaster,
+	ensemble:   result.FailoverFollower,
 }
 
 // window is how long A holds after the failure.
@@ -83,7 +69,7 @@ func window(l layout, cfg impl.Config) time.Duration {
 // the window after the failure ends, then releases; B, already connected,
 // asks for the lock from the failure on and holds it spec.Hold. It returns
 // whether the two overlapped.
-func contend(ctx context.Context, spec engine.CellSpec, t *tally, name string, a, b impl.Locker, la impl.Lease, aGot, failed time.Time, win time.Duration) bool {
+func contend(ctx context.Context, spec engine.CellSpec, fig *result.FailoverFigures, t *tally, name string, a, b impl.Locker, la impl.Lease, aGot, failed time.Time, win time.Duration) bool {
 	h := &holds{lock: name}
 	ka := h.enter(0, aGot)
 	bctx, cancel := context.WithTimeout(ctx, win+2*max(spec.Config.TTL, spec.Config.SessionTimeout)+10*time.Second)
@@ -91,18 +77,20 @@ func contend(ctx context.Context, spec engine.CellSpec, t *tally, name string, a
 	done := challenge(ctx, bctx, t, h, b, name, spec.Config.Retry, spec.Hold, failed)
 	sleep(ctx, time.Until(failed.Add(win)))
 	h.exit(ka, time.Now())
-	releaseScripted(ctx, t, la, "holder_release_failed")
+	releaseScripted(ctx, t, la, &fig.HolderReleaseFailed)
 	<-done
 	vs := h.overlaps(t, time.Now())
 	t.violate(vs...)
-	t.set("hold_window_ms", ms(win))
-	if len(vs) > 0 {
-		t.add("overlapping_repeats", 1)
-	}
+	t.update(func() {
+		fig.HoldWindowMs = ms(win)
+		if len(vs) > 0 {
+			fig.OverlappingRepeats++
+		}
+	})
 	return len(vs) > 0
 }
 
-func failoverReplica(ctx context.Context, spec engine.CellSpec, s subject, t *tally) error {
+func failoverReplica(ctx context.Context, spec engine.CellSpec, s subject, fig *result.FailoverFigures, t *tally) error {
 	cfg := spec.Config
 	win := window(replicated, cfg)
 	for r := range spec.Repeat {
@@ -145,13 +133,13 @@ func failoverReplica(ctx context.Context, spec engine.CellSpec, s subject, t *ta
 			if err := s.kind.Promote(ctx, replica.Addr); err != nil {
 				return err
 			}
-			t.add("promoted", 1)
+			t.update(func() { fig.Promoted++ })
 			b, err := dial(ctx, s.Driver, cfg, s.on([]string{replica.Addr}), 1)
 			if err != nil {
 				return err
 			}
 			defer closeAll(t, b)
-			contend(ctx, spec, t, name, a, b, la, aGot, failed, win)
+			contend(ctx, spec, fig, t, name, a, b, la, aGot, failed, win)
 			return nil
 		}()
 		if err != nil {
@@ -161,7 +149,7 @@ func failoverReplica(ctx context.Context, spec engine.CellSpec, s subject, t *ta
 	return nil
 }
 
-func failoverMaster(ctx context.Context, spec engine.CellSpec, s subject, t *tally) error {
+func failoverMaster(ctx context.Context, spec engine.CellSpec, s subject, fig *result.FailoverFigures, t *tally) error {
 	cfg := spec.Config
 	win := window(masters, cfg)
 	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
@@ -189,8 +177,8 @@ func failoverMaster(ctx context.Context, spec engine.CellSpec, s subject, t *tal
 			if err := lost.Kill(); err != nil {
 				return err
 			}
-			t.add("masters_killed", 1)
-			contend(ctx, spec, t, name, a, b, la, aGot, failed, win)
+			t.update(func() { fig.MastersKilled++ })
+			contend(ctx, spec, fig, t, name, a, b, la, aGot, failed, win)
 			rctx, cancel := context.WithTimeout(ctx, setupTimeout)
 			defer cancel()
 			return lost.Restart(rctx)
@@ -217,7 +205,7 @@ func members(ctx context.Context, spec engine.CellSpec, s subject, own bool) ([]
 	return f.Addrs(s.need.Kind), f, nil
 }
 
-func failoverMember(ctx context.Context, spec engine.CellSpec, s subject, t *tally) error {
+func failoverMember(ctx context.Context, spec engine.CellSpec, s subject, fig *result.FailoverFigures, t *tally) error {
 	cfg := spec.Config
 	win := window(ensemble, cfg)
 	addrs, f, err := members(ctx, spec, s, true)
@@ -271,12 +259,17 @@ func failoverMember(ctx context.Context, spec engine.CellSpec, s subject, t *tal
 				return err
 			}
 			moved := watchMove(ctx, ps, follower, win)
-			contend(ctx, spec, t, name, a, b, la, aGot, failed, win)
-			if at, ok := <-moved; ok {
-				t.add("session_moved", 1)
-				t.add("session_move_ms_sum", ms(at.Sub(failed)))
-			}
-			t.add("session_lost", float64(a.Counters().SessionLost.Load()-lostBefore))
+			contend(ctx, spec, fig, t, name, a, b, la, aGot, failed, win)
+			at, ok := <-moved
+			lost := a.Counters().SessionLost.Load() - lostBefore
+			t.update(func() {
+				if ok {
+					// The mean so far, moved on by this repeat's move.
+					fig.SessionMoved++
+					fig.SessionMoveMsMean += (ms(at.Sub(failed)) - fig.SessionMoveMsMean) / float64(fig.SessionMoved)
+				}
+				fig.SessionLost += lost
+			})
 			rctx, cancel := context.WithTimeout(ctx, 2*setupTimeout)
 			defer cancel()
 			return f.Servers[s.need.Kind][follower].Restart(rctx)

@@ -51,11 +51,6 @@ var (
 	RestartDelayOption = impl.DurationOption(OptRestartDelay, 0, 0, "restart: how long a restarted Redlock master stays out (the remedy: ≥ --ttl)")
 )
 
-// OwnServers ends the verdict of a scenario that stages its failure on
-// servers it starts itself (failover and restart must kill and restart
-// them), whatever servers the run was given.
-const OwnServers = "(Staged on servers of its own, started in a sandbox, not on the servers the run was given.)"
-
 // setupTimeout bounds starting servers and connecting clients.
 const setupTimeout = 30 * time.Second
 
@@ -238,10 +233,10 @@ func release(ctx context.Context, t *tally, lease impl.Lease) error {
 }
 
 // releaseScripted is release for a holder whose server the script killed
-// or cut: its failure is the script's doing, counted under detail key.
-func releaseScripted(ctx context.Context, t *tally, lease impl.Lease, key string) {
+// or cut: its failure is the script's doing, counted in *failed.
+func releaseScripted(ctx context.Context, t *tally, lease impl.Lease, failed *int64) {
 	if err := releaseBounded(ctx, lease); err != nil && !errors.Is(err, impl.ErrLockLost) {
-		t.add(key, 1)
+		t.update(func() { *failed++ })
 	}
 }
 
@@ -312,24 +307,6 @@ func closeAll(t *tally, ls ...impl.Locker) {
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// fmtDur prints a measured duration for a verdict: 2.04s, 850ms, 12.5ms,
-// 2.43ms. Configured ones print as time.Duration does (2s).
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d >= 100*time.Millisecond:
-		return fmt.Sprintf("%.0fms", ms(d))
-	case d >= 10*time.Millisecond:
-		return fmt.Sprintf("%.1fms", ms(d))
-	case d > 0:
-		return fmt.Sprintf("%.2fms", ms(d))
-	}
-	return "0"
-}
-
-func fmtMs(v float64) string { return fmtDur(time.Duration(v * float64(time.Millisecond))) }
-
 // optDuration reads a duration option; absent or empty gives def.
 func optDuration(c impl.Config, key string, def time.Duration) (time.Duration, error) {
 	s := c.Options[key]
@@ -341,11 +318,4 @@ func optDuration(c impl.Config, key string, def time.Duration) (time.Duration, e
 		return 0, fmt.Errorf("%w: option %s=%q: want a duration ≥ 0", engine.ErrUsage, key, s)
 	}
 	return d, nil
-}
-
-func plural(n int64, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
-	"github.com/lockbench/lockbench/faults"
+	_ "github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -93,14 +94,34 @@ func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) r
 	if err != nil {
 		t.Fatalf("%s %s: %v", scenario, implName, err)
 	}
-	t.Logf("%s %s in %v: %s", scenario, implName, time.Since(start).Round(time.Millisecond), c.Verdict)
-	if c.Faults == nil || c.Verdict == "" || c.Scenario != scenario || c.Impl != implName {
-		t.Fatalf("cell lacks its fault report: %+v", c)
-	}
+	t.Logf("%s %s in %v: %s", scenario, implName, time.Since(start).Round(time.Millisecond), report.FaultSentence(c))
+	checkFigures(t, c, scenario, implName)
 	if c.Faults.Repeats != repeat {
 		t.Errorf("repeats = %d, want %d", c.Faults.Repeats, repeat)
 	}
 	return c
+}
+
+// checkFigures fails the test unless the cell carries its scenario's
+// typed figures, exactly one struct of them, and no sentence: the
+// scenarios measure, report phrases.
+func checkFigures(t *testing.T, c result.Cell, scenario, implName string) {
+	t.Helper()
+	f := c.Faults
+	if f == nil || c.Scenario != scenario || c.Impl != implName {
+		t.Fatalf("cell lacks its fault report: %+v", c)
+	}
+	set := 0
+	for _, p := range []bool{f.Crash != nil, f.ConnCrash != nil, f.Pause != nil, f.ConnPause != nil, f.Failover != nil,
+		f.Restart != nil, f.ConnRestart != nil, f.Latency != nil, f.Partition != nil, f.EnsemblePartition != nil, f.Freeze != nil} {
+		if p {
+			set++
+		}
+	}
+	if set != 1 || c.Verdict != "" || f.Details != nil || report.FaultSentence(c) == "" {
+		t.Fatalf("%s %s: %d figure structs, verdict %q, details %v; want one struct, no prose, a sentence from the figures",
+			scenario, implName, set, c.Verdict, f.Details)
+	}
 }
 
 func TestCrashRecoversAfterTTLOrSessionTimeout(t *testing.T) {
@@ -109,11 +130,12 @@ func TestCrashRecoversAfterTTLOrSessionTimeout(t *testing.T) {
 		impl   string
 		repeat int
 		lo, hi time.Duration
+		bound  result.Bound
 	}{
-		{"redis", 2, ttl * 8 / 10, ttl + 1500*time.Millisecond},
-		{"redlock", 1, ttl * 8 / 10, ttl + 1500*time.Millisecond},
+		{"redis", 2, ttl * 8 / 10, ttl + 1500*time.Millisecond, result.BoundTTL},
+		{"redlock", 1, ttl * 8 / 10, ttl + 1500*time.Millisecond, result.BoundTTL},
 		// The server expires sessions on tick boundaries.
-		{"zk-pred", 1, session / 2, 2*session + 2*time.Second},
+		{"zk-pred", 1, session / 2, 2*session + 2*time.Second, result.BoundSession},
 	} {
 		t.Run(tc.impl, func(t *testing.T) {
 			c := run(t, "crash", tc.impl, tc.repeat, impl.Config{TTL: ttl, SessionTimeout: session})
@@ -130,6 +152,9 @@ func TestCrashRecoversAfterTTLOrSessionTimeout(t *testing.T) {
 			}
 			if c.Acquires != int64(2*tc.repeat) {
 				t.Errorf("acquires %d, want %d (holder and waiter each repeat)", c.Acquires, 2*tc.repeat)
+			}
+			if f := c.Faults; f.Bound != tc.bound || f.Crash.Waiters != 1 || f.Crash.Unrecovered != 0 {
+				t.Errorf("bound %q, crash figures %+v; want %q, 1 waiter, every repeat recovered", f.Bound, f.Crash, tc.bound)
 			}
 		})
 	}
@@ -150,8 +175,8 @@ func TestPauseStaleWriteOnlyFencingRejects(t *testing.T) {
 			if f.StaleWritesRejected == 0 || f.StaleWritesAccepted != 0 {
 				t.Errorf("fenced resource: accepted %d, rejected %d; want 0 and > 0", f.StaleWritesAccepted, f.StaleWritesRejected)
 			}
-			if f.Details["unfenced_accepted"] == 0 {
-				t.Errorf("unfenced resource accepted no stale write: details %v", f.Details)
+			if p := f.Pause; p == nil || p.UnfencedAccepted == 0 || p.StaleWrites != 1 || p.LockFences == tc.unsafe {
+				t.Errorf("pause figures %+v: want 1 stale write the unfenced resource accepted, lock fences %v", p, !tc.unsafe)
 			}
 			if !tc.unsafe {
 				if c.SafetyViolations != 0 {
@@ -171,12 +196,13 @@ func TestPauseStaleWriteOnlyFencingRejects(t *testing.T) {
 
 func TestFailoverOnlyAsyncReplicaLosesTheLock(t *testing.T) {
 	for _, tc := range []struct {
-		impl string
-		want int64 // violations over 2 repeats
+		impl   string
+		want   int64 // violations over 2 repeats
+		staged result.Failover
 	}{
-		{"redis", 2},
-		{"redlock", 0},
-		{"zk-pred", 0},
+		{"redis", 2, result.FailoverReplica},
+		{"redlock", 0, result.FailoverMaster},
+		{"zk-pred", 0, result.FailoverFollower},
 	} {
 		t.Run(tc.impl, func(t *testing.T) {
 			c := run(t, "failover", tc.impl, 2, impl.Config{TTL: time.Second, SessionTimeout: 2 * time.Second})
@@ -186,13 +212,15 @@ func TestFailoverOnlyAsyncReplicaLosesTheLock(t *testing.T) {
 			if c.Faults.RecoveryMs == nil || c.Faults.RecoveryMs.Count != 2 {
 				t.Errorf("the second client did not get the lock in every repeat: %+v", c.Faults.RecoveryMs)
 			}
-			if !strings.HasSuffix(c.Verdict, faults.OwnServers) || c.Faults.Details["own_servers"] != 1 {
-				t.Errorf("the verdict does not say the failover ran on servers of its own: %q", c.Verdict)
+			fo := c.Faults.Failover
+			if !c.Faults.OwnServers || !strings.HasSuffix(report.FaultSentence(c), "not on the servers the run was given.)") {
+				t.Errorf("the failover does not say it ran on servers of its own: %q", report.FaultSentence(c))
 			}
-			if tc.impl == "zk-pred" {
-				if d := c.Faults.Details; d["session_moved"] != 2 || d["session_lost"] != 0 {
-					t.Errorf("session moved %v times, lost %v; want 2 and 0", d["session_moved"], d["session_lost"])
-				}
+			if fo.OverlappingRepeats != tc.want || fo.HoldWindowMs <= 0 || fo.Staged != tc.staged {
+				t.Errorf("failover figures %+v: want %d overlapping repeats, a hold window, staged %s", fo, tc.want, tc.staged)
+			}
+			if tc.impl == "zk-pred" && (fo.SessionMoved != 2 || fo.SessionLost != 0 || fo.SessionMoveMsMean <= 0) {
+				t.Errorf("session moved %d times (mean %.0f ms), lost %d; want 2 and 0", fo.SessionMoved, fo.SessionMoveMsMean, fo.SessionLost)
 			}
 		})
 	}
@@ -211,10 +239,11 @@ func TestRestartNeedsDelayOfTTL(t *testing.T) {
 			c := run(t, "restart", "redlock", 1, impl.Config{TTL: ttl,
 				Options: map[string]string{"redlock-restart-delay": tc.delay.String()}})
 			if got := c.SafetyViolations > 0; got != tc.unsafe {
-				t.Errorf("violations %d, want unsafe=%v: %s", c.SafetyViolations, tc.unsafe, c.Verdict)
+				t.Errorf("violations %d, want unsafe=%v: %s", c.SafetyViolations, tc.unsafe, report.FaultSentence(c))
 			}
-			if n := c.Faults.Details["first_holder_masters"]; n != 3 {
-				t.Errorf("first holder granted by %v masters, want exactly 3", n)
+			r := c.Faults.Restart
+			if r.FirstHolderMasters != 3 || r.RestartDelayMs != float64(tc.delay.Milliseconds()) || r.OverlappingRepeats != c.SafetyViolations {
+				t.Errorf("restart figures %+v: want the first holder granted by exactly 3 masters, the delay, the overlaps", r)
 			}
 		})
 	}
@@ -231,31 +260,31 @@ func TestLatencyAddsDelayEachWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log(c.Verdict)
+	t.Log(report.FaultSentence(c))
 	if c.Acquires == 0 {
 		t.Fatal("no acquisitions")
 	}
 	if p50 := c.AcquireLatencyUs.P50; p50 < float64(2*delay/time.Microsecond) {
 		t.Errorf("p50 acquire %.0fµs, want ≥ %v (a round trip crosses the proxy twice)", p50, 2*delay)
 	}
-	if c.Faults.Details["net_delay_ms"] != 5 || c.Scenario != "latency" {
-		t.Errorf("details %v scenario %s", c.Faults.Details, c.Scenario)
+	if l := c.Faults.Latency; l == nil || l.NetDelayMs != 5 || l.NetJitterMs != 1 || l.Proxies != 1 || c.Scenario != "latency" {
+		t.Errorf("latency figures %+v, scenario %s; want 5 ms ± 1 ms through 1 proxy", l, c.Scenario)
 	}
 }
 
 func TestPartitionMinorityWorksMajorityFailsFast(t *testing.T) {
 	t.Run("redlock", func(t *testing.T) {
 		c := run(t, "partition", "redlock", 1, impl.Config{TTL: time.Second})
-		d := c.Faults.Details
-		if d["acquires_minority_cut"] == 0 {
-			t.Errorf("no acquisitions with one master cut: %v", d)
+		p := c.Faults.Partition
+		if p.AcquiresMinorityCut == 0 || p.Masters != 5 || p.MastersCutMinority != 1 || p.MastersCutMajority != 3 {
+			t.Errorf("one master cut: %+v; want acquisitions, 1 of 5 masters cut, then 3", p)
 		}
-		if c.ErrorsByClass["no_quorum"] == 0 || d["hung_majority_cut"] != 0 || d["acquires_majority_cut"] != 0 {
-			t.Errorf("three masters cut: errors %v, details %v; want no_quorum, none hung or granted", c.ErrorsByClass, d)
+		if c.ErrorsByClass["no_quorum"] == 0 || p.NoQuorumMajorityCut != p.AttemptsMajorityCut || p.HungMajorityCut != 0 || p.AcquiresMajorityCut != 0 {
+			t.Errorf("three masters cut: errors %v, figures %+v; want no_quorum, none hung or granted", c.ErrorsByClass, p)
 		}
 		// Fast means within the lock's own TTL: no waiting out the grant.
-		if d["fail_ms_majority_cut_max"] >= 1000 {
-			t.Errorf("no_quorum took %v ms, no faster than the 1 s TTL", d["fail_ms_majority_cut_max"])
+		if p.FailMsMaxMajorityCut >= 1000 {
+			t.Errorf("no_quorum took %v ms, no faster than the 1 s TTL", p.FailMsMaxMajorityCut)
 		}
 		if c.SafetyViolations != 0 {
 			t.Errorf("violations %+v", c.Violations)
@@ -263,15 +292,15 @@ func TestPartitionMinorityWorksMajorityFailsFast(t *testing.T) {
 	})
 	t.Run("zk-pred", func(t *testing.T) {
 		c := run(t, "partition", "zk-pred", 1, impl.Config{SessionTimeout: 2 * time.Second})
-		d := c.Faults.Details
+		p := c.Faults.EnsemblePartition
 		if c.SafetyViolations != 0 {
 			t.Errorf("violations %+v", c.Violations)
 		}
-		if d["session_moved"]+d["session_lost"] == 0 {
-			t.Errorf("the holder's session neither moved nor expired: %v", d)
+		if p.SessionMoved+p.SessionLost == 0 || p.ServersCut != 1 {
+			t.Errorf("the holder's session neither moved nor expired, or not one server cut: %+v", p)
 		}
-		if d["acquires_during_cut"] == 0 {
-			t.Errorf("nobody held the lock during the cut: %v", d)
+		if p.AcquiresDuringCut == 0 {
+			t.Errorf("nobody held the lock during the cut: %+v", p)
 		}
 	})
 }

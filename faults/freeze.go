@@ -73,20 +73,17 @@ func runFreeze(ctx context.Context, spec engine.CellSpec, s subject) (result.Cel
 	}
 	spec.Clients = max(spec.Clients, 2)
 	t := newTally(spec)
-	t.set("servers", float64(len(addrs)))
-	t.set("frozen_servers", 1)
-	t.set("freeze_for_ms", ms(freeze))
+	fig := &result.FreezeFigures{Servers: len(addrs), FrozenServers: 1, FreezeForMs: ms(freeze)}
+	t.faults.Freeze = fig
 	for r := range spec.Repeat {
-		if err := freezeOnce(ctx, spec, s, srv, freeze, r, t); err != nil {
+		if err := freezeOnce(ctx, spec, s, srv, freeze, r, fig, t); err != nil {
 			return t.cell(freeze, ""), err
 		}
 	}
-	c := t.cell(freeze, "")
-	c.Verdict = freezeVerdict(c, len(addrs), freeze)
-	return c, nil
+	return t.cell(freeze, ""), nil
 }
 
-func freezeOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *sandbox.Server, freeze time.Duration, r int, t *tally) error {
+func freezeOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *sandbox.Server, freeze time.Duration, r int, fig *result.FreezeFigures, t *tally) error {
 	cfg := spec.Config
 	name := lockName("freeze", r)
 	ls := make([]impl.Locker, spec.Clients)
@@ -122,8 +119,9 @@ func freezeOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *sandb
 		return err
 	}
 	t.violate(h.overlaps(t, time.Now())...)
-	t.add("session_lost", float64(lost()-lostBefore))
-	g.tally(t, from, to)
+	n := lost() - lostBefore
+	t.update(func() { fig.SessionLost += n })
+	g.tally(t, fig, from, to)
 	return nil
 }
 
@@ -180,7 +178,7 @@ func (g *grants) add(at time.Time) {
 // tally adds the repeat's figures around a freeze from..to: acquisitions
 // before, during and after it, the longest time without a grant that
 // overlaps it, and the time from the resume to the next grant.
-func (g *grants) tally(t *tally, from, to time.Time) {
+func (g *grants) tally(t *tally, fig *result.FreezeFigures, from, to time.Time) {
 	g.mu.Lock()
 	at := slices.Clone(g.at)
 	g.mu.Unlock()
@@ -209,29 +207,15 @@ func (g *grants) tally(t *tally, from, to time.Time) {
 	}
 	if after == 0 {
 		stall = max(stall, time.Since(prev))
-		t.add("unrecovered", 1)
 	}
-	t.add("acquires_before", float64(before))
-	t.add("acquires_frozen", float64(during))
-	t.add("acquires_after", float64(after))
-	t.mu.Lock()
-	t.details["stall_ms_max"] = max(t.details["stall_ms_max"], ms(stall))
-	t.details["frozen_ms_max"] = max(t.details["frozen_ms_max"], ms(to.Sub(from)))
-	t.mu.Unlock()
-}
-
-func freezeVerdict(c result.Cell, servers int, freeze time.Duration) string {
-	d := c.Faults.Details
-	v := fmt.Sprintf("%s: one of its %s stopped for %s (SIGSTOP, then SIGCONT) while %s looped on one lock: ",
-		c.Impl, plural(int64(servers), "server"), freeze, plural(int64(c.Clients), "client"))
-	v += fmt.Sprintf("no grant for %s at the longest, %s while it was stopped (%d before, %d after)",
-		fmtMs(d["stall_ms_max"]), plural(int64(d["acquires_frozen"]), "acquisition"), int64(d["acquires_before"]), int64(d["acquires_after"]))
-	if rec := c.Faults.RecoveryMs; rec != nil {
-		v += fmt.Sprintf("; the first grant after it resumed came %s p50 later", fmtMs(rec.P50))
-	}
-	if n := int64(d["unrecovered"]); n > 0 {
-		v += fmt.Sprintf("; in %s no grant came after it resumed", plural(n, "repeat"))
-	}
-	return v + fmt.Sprintf("; %s, %s lost; %s", plural(c.Errors, "error"),
-		plural(int64(d["session_lost"]), "session"), violationsClause(c))
+	t.update(func() {
+		if after == 0 {
+			fig.Unrecovered++
+		}
+		fig.AcquiresBefore += int64(before)
+		fig.AcquiresFrozen += int64(during)
+		fig.AcquiresAfter += int64(after)
+		fig.StallMsMax = max(fig.StallMsMax, ms(stall))
+		fig.FrozenMsMax = max(fig.FrozenMsMax, ms(to.Sub(from)))
+	})
 }

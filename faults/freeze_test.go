@@ -37,12 +37,12 @@ func TestFreezeStallsWhatNeedsTheFrozenServer(t *testing.T) {
 				opts[k] = v
 			}
 			c := run(t, "freeze", tc.impl, 1, impl.Config{TTL: 5 * time.Second, SessionTimeout: 5 * time.Second, Options: opts})
-			d := c.Faults.Details
-			if d["frozen_servers"] != 1 || d["frozen_ms_max"] < float64(tc.freeze.Milliseconds()) {
-				t.Errorf("frozen %v servers for %v ms; want 1 for at least %v", d["frozen_servers"], d["frozen_ms_max"], tc.freeze)
+			z := c.Faults.Freeze
+			if z.FrozenServers != 1 || z.FrozenMsMax < float64(tc.freeze.Milliseconds()) || z.FreezeForMs != float64(tc.freeze.Milliseconds()) {
+				t.Errorf("frozen %v servers for %v ms (asked %v ms); want 1 for at least %v", z.FrozenServers, z.FrozenMsMax, z.FreezeForMs, tc.freeze)
 			}
-			if d["acquires_before"] == 0 || d["acquires_after"] == 0 {
-				t.Errorf("acquisitions before %v, after %v: want both", d["acquires_before"], d["acquires_after"])
+			if z.AcquiresBefore == 0 || z.AcquiresAfter == 0 || z.Unrecovered != 0 {
+				t.Errorf("acquisitions before %v, after %v, repeats unrecovered %v: want both, none", z.AcquiresBefore, z.AcquiresAfter, z.Unrecovered)
 			}
 			if c.Faults.RecoveryMs == nil || c.Faults.RecoveryMs.Count != 1 {
 				t.Errorf("no grant after the resume: %+v", c.Faults.RecoveryMs)
@@ -53,11 +53,11 @@ func TestFreezeStallsWhatNeedsTheFrozenServer(t *testing.T) {
 			// The stall is compared with the freeze in the same run: a
 			// lock that needs the stopped server waits out (most of) it,
 			// one that needs a majority goes on granting through it.
-			stall := d["stall_ms_max"]
+			stall := z.StallMsMax
 			if tc.stalled && stall < float64(tc.freeze.Milliseconds())/2 {
 				t.Errorf("longest time without a grant %v ms, want at least half the %v freeze", stall, tc.freeze)
 			}
-			if !tc.stalled && d["acquires_frozen"] == 0 {
+			if !tc.stalled && z.AcquiresFrozen == 0 {
 				t.Errorf("with one of five masters stopped: no grant in %v (longest time without one %v ms); want grants going on",
 					tc.freeze, stall)
 			}

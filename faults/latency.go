@@ -61,23 +61,7 @@ func runLatency(ctx context.Context, spec engine.CellSpec, s subject) (result.Ce
 	if len(repeats) > 0 {
 		out.Generator, out.Distributions = repeats[0].Generator, repeats[0].Distributions
 	}
-	out.Faults = &result.Faults{Repeats: spec.Repeat, Details: map[string]float64{
-		"net_delay_ms": ms(delay), "net_jitter_ms": ms(jitter), "proxies": float64(len(targets)),
-	}}
-	var v string
-	if len(targets) == 0 {
-		v = fmt.Sprintf("%s has no servers, so no delay applied: ", out.Impl)
-	} else {
-		v = fmt.Sprintf("%s behind proxies adding %s ± %s each way (at least %s per round trip): ",
-			out.Impl, delay, jitter, 2*delay)
-	}
-	v += fmt.Sprintf("acquire p50 %s, p99 %s, %s by %s at %.0f/s, %s",
-		result.Dur(out.AcquireLatencyUs.P50), result.Dur(out.AcquireLatencyUs.P99),
-		plural(out.Acquires, "acquisition"), plural(int64(out.Clients), "client"), out.AcquiresPerS,
-		plural(out.Errors, "error"))
-	if out.Acquires > 0 && out.RoundTripsPerAcquire > 0 {
-		v += fmt.Sprintf(", %.1f round trips per acquisition", out.RoundTripsPerAcquire)
-	}
-	out.Verdict = v + "; " + violationsClause(out)
+	out.Faults = &result.Faults{Repeats: spec.Repeat,
+		Latency: &result.LatencyFigures{NetDelayMs: ms(delay), NetJitterMs: ms(jitter), Proxies: len(targets)}}
 	return out, nil
 }

@@ -43,7 +43,9 @@ func TestLatencyMergesEveryRepeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Cell
-	t.Log(c.Verdict)
+	if l := c.Faults.Latency; l == nil || l.Proxies != 0 || l.NetDelayMs != 1 {
+		t.Errorf("latency figures %+v: want no proxy (no server) and the default 1 ms delay", l)
+	}
 	if c.Acquires != repeat*acquires {
 		t.Fatalf("acquisitions %d, want %d from %d repeats", c.Acquires, repeat*acquires, repeat)
 	}

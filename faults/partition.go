@@ -40,23 +40,17 @@ func runPartition(ctx context.Context, spec engine.CellSpec, s subject) (result.
 	if n := len(s.targets(spec.Config.Servers)); n < 5 {
 		return result.Cell{}, fmt.Errorf("%w: partition cuts 1 and then 3 masters: needs 5 or more, got %d", engine.ErrUsage, n)
 	}
+	fig := &result.PartitionFigures{Masters: len(s.targets(spec.Config.Servers)), PhaseMs: ms(PartitionPhase)}
+	t.faults.Partition = fig
 	for r := range spec.Repeat {
-		if err := partitionMasters(ctx, spec, s, r, t); err != nil {
+		if err := partitionMasters(ctx, spec, s, r, fig, t); err != nil {
 			return t.cell(0, ""), err
 		}
 	}
-	c := t.cell(0, "")
-	det := c.Faults.Details
-	m := len(s.targets(spec.Config.Servers))
-	c.Verdict = fmt.Sprintf("%s: with 1 of %d masters cut off the clients kept the lock going (%d acquisitions, %d errors in %s × %d); "+
-		"with 3 of %d cut %d of %d attempts failed with no_quorum, the slowest after %s, %d hung, %d acquired; %s",
-		c.Impl, m, int64(det["acquires_minority_cut"]), int64(det["errors_minority_cut"]), PartitionPhase, c.Faults.Repeats,
-		m, int64(det["no_quorum_majority_cut"]), int64(det["attempts_majority_cut"]), fmtMs(det["fail_ms_majority_cut_max"]),
-		int64(det["hung_majority_cut"]), int64(det["acquires_majority_cut"]), violationsClause(c))
-	return c, nil
+	return t.cell(0, ""), nil
 }
 
-func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r int, t *tally) error {
+func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r int, fig *result.PartitionFigures, t *tally) error {
 	cfg := spec.Config
 	name := lockName("partition", r)
 	ps, err := newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed)
@@ -75,7 +69,7 @@ func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r in
 
 	// A minority cut: a closed loop for PartitionPhase.
 	ps[0].Cut()
-	t.set("masters_cut_minority", 1)
+	t.update(func() { fig.MastersCutMinority = 1 })
 	pctx, cancel := context.WithTimeout(ctx, PartitionPhase)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -87,14 +81,14 @@ func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r in
 				if err != nil {
 					if pctx.Err() == nil {
 						t.failed(err)
-						t.add("errors_minority_cut", 1)
+						t.update(func() { fig.ErrorsMinorityCut++ })
 						sleep(pctx, cfg.Retry)
 					}
 					continue
 				}
 				got := time.Now()
 				t.acquired(got.Sub(start))
-				t.add("acquires_minority_cut", 1)
+				t.update(func() { fig.AcquiresMinorityCut++ })
 				k := h.enter(i, got)
 				sleep(pctx, spec.Hold)
 				h.exit(k, time.Now())
@@ -107,7 +101,7 @@ func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r in
 	// A majority cut: one attempt each, which must fail, and fast.
 	ps[1].Cut()
 	ps[2].Cut()
-	t.set("masters_cut_majority", 3)
+	t.update(func() { fig.MastersCutMajority = 3 })
 	bound := cfg.TTL + 5*time.Second
 	for i, l := range ls {
 		wg.Go(func() {
@@ -116,10 +110,10 @@ func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r in
 			start := time.Now()
 			lease, err := l.Acquire(actx, name)
 			took := time.Since(start)
-			t.add("attempts_majority_cut", 1)
+			t.update(func() { fig.AttemptsMajorityCut++ })
 			if err == nil {
 				t.acquired(took)
-				t.add("acquires_majority_cut", 1)
+				t.update(func() { fig.AcquiresMajorityCut++ })
 				k := h.enter(i, time.Now())
 				h.exit(k, time.Now())
 				release(ctx, t, lease)
@@ -129,15 +123,15 @@ func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r in
 				return
 			}
 			t.failed(err)
-			switch {
-			case errors.Is(err, impl.ErrNoQuorum):
-				t.add("no_quorum_majority_cut", 1)
-			case errors.Is(err, context.DeadlineExceeded):
-				t.add("hung_majority_cut", 1)
-			}
-			t.mu.Lock()
-			t.details["fail_ms_majority_cut_max"] = max(t.details["fail_ms_majority_cut_max"], ms(took))
-			t.mu.Unlock()
+			t.update(func() {
+				switch {
+				case errors.Is(err, impl.ErrNoQuorum):
+					fig.NoQuorumMajorityCut++
+				case errors.Is(err, context.DeadlineExceeded):
+					fig.HungMajorityCut++
+				}
+				fig.FailMsMaxMajorityCut = max(fig.FailMsMaxMajorityCut, ms(took))
+			})
 		})
 	}
 	wg.Wait()
@@ -151,29 +145,20 @@ func partitionMember(ctx context.Context, spec engine.CellSpec, s subject, t *ta
 	if err != nil {
 		return result.Cell{}, err
 	}
+	fig := &result.EnsemblePartitionFigures{OwnEnsemble: f != nil}
+	t.faults.EnsemblePartition = fig
 	if f != nil {
 		defer f.Close()
-		t.set("own_ensemble", 1)
 	}
 	for r := range spec.Repeat {
-		if err := partitionMemberOnce(ctx, spec, s, addrs, r, t); err != nil {
-			return t.cell(cfg.SessionTimeout, ""), err
+		if err := partitionMemberOnce(ctx, spec, s, addrs, r, fig, t); err != nil {
+			return t.cell(cfg.SessionTimeout, result.BoundSession), err
 		}
 	}
-	c := t.cell(cfg.SessionTimeout, "")
-	det := c.Faults.Details
-	v := fmt.Sprintf("%s: with the client's server cut off its session moved to another member in %d of %d repeats",
-		c.Impl, int64(det["session_moved"]), c.Faults.Repeats)
-	if rec := c.Faults.RecoveryMs; rec != nil {
-		v += fmt.Sprintf(" (%s p50, %s max after the cut; session timeout %s)", fmtMs(rec.P50), fmtMs(rec.Max), cfg.SessionTimeout)
-	}
-	v += fmt.Sprintf(", %s lost, %d acquisitions during the cut, %s; %s",
-		plural(int64(det["session_lost"]), "session"), int64(det["acquires_during_cut"]), plural(c.Errors, "error"), violationsClause(c))
-	c.Verdict = v
-	return c, nil
+	return t.cell(cfg.SessionTimeout, result.BoundSession), nil
 }
 
-func partitionMemberOnce(ctx context.Context, spec engine.CellSpec, s subject, addrs []string, r int, t *tally) error {
+func partitionMemberOnce(ctx context.Context, spec engine.CellSpec, s subject, addrs []string, r int, fig *result.EnsemblePartitionFigures, t *tally) error {
 	cfg := spec.Config
 	name := lockName("partition", r)
 	win := window(ensemble, cfg)
@@ -194,7 +179,8 @@ func partitionMemberOnce(ctx context.Context, spec engine.CellSpec, s subject, a
 	lost := func() int64 { return a.Counters().SessionLost.Load() + b.Counters().SessionLost.Load() }
 	lostBefore := lost()
 	defer func() {
-		t.add("session_lost", float64(lost()-lostBefore))
+		n := lost() - lostBefore
+		t.update(func() { fig.SessionLost += n })
 		closeAll(t, a, b)
 	}()
 	if err := prepare(ctx, a, name); err != nil {
@@ -224,7 +210,7 @@ func partitionMemberOnce(ctx context.Context, spec engine.CellSpec, s subject, a
 		if err != nil {
 			return
 		}
-		t.add("acquires_during_cut", 1)
+		t.update(func() { fig.AcquiresDuringCut++ })
 		kb := h.enter(1, got)
 		sleep(bctx, spec.Hold)
 		h.exit(kb, time.Now())
@@ -234,21 +220,21 @@ func partitionMemberOnce(ctx context.Context, spec engine.CellSpec, s subject, a
 
 	cut := time.Now()
 	ps[at].Cut()
-	t.add("servers_cut", 1)
+	t.update(func() { fig.ServersCut++ })
 	moved := watchMove(ctx, ps, at, win)
 	sleep(ctx, win)
 	h.exit(ka, time.Now())
 	release(ctx, t, la)
 	during.Wait()
 	if when, ok := <-moved; ok {
-		t.add("session_moved", 1)
+		t.update(func() { fig.SessionMoved++ })
 		t.recovered(when.Sub(cut))
 	}
 	// The holder, on its new member, can lock again during the cut.
 	actx, cancel2 := context.WithTimeout(ctx, 2*cfg.SessionTimeout+5*time.Second)
 	defer cancel2()
 	if la, got, err := acquire(actx, t, a, name, cfg.Retry); err == nil {
-		t.add("acquires_during_cut", 1)
+		t.update(func() { fig.AcquiresDuringCut++ })
 		k := h.enter(0, got)
 		h.exit(k, time.Now())
 		release(ctx, t, la)

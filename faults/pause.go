@@ -38,36 +38,17 @@ func runPause(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell
 	if err := needServers(spec, s); err != nil {
 		return result.Cell{}, err
 	}
+	fig := &result.PauseFigures{LockFences: s.Caps.Has(impl.Fencing)}
+	t.faults.Pause = fig
 	for r := range spec.Repeat {
-		if err := pauseOnce(ctx, spec, s, r, t); err != nil {
-			return t.cell(bound, ""), err
+		if err := pauseOnce(ctx, spec, s, r, fig, t); err != nil {
+			return t.cell(bound, s.leaseBound()), err
 		}
 	}
-	c := t.cell(bound, "")
-	f := c.Faults
-	stale := int64(f.Details["stale_writes"])
-	var v string
-	if f.RecoveryMs != nil {
-		v = fmt.Sprintf("%s: a holder stalled past its %s lost the lock to another client after %s p50 (%s %s); ",
-			c.Impl, s.boundName(), fmtMs(f.RecoveryMs.P50), s.boundName(), bound)
-	} else {
-		v = fmt.Sprintf("%s: no other client got the lock while the holder stalled; ", c.Impl)
-	}
-	v += fmt.Sprintf("its late write was stale in %d of %d repeats: accepted %d times without fencing, and with fencing accepted %d, rejected %d.",
-		stale, f.Repeats, int64(f.Details["unfenced_accepted"]), f.StaleWritesAccepted, f.StaleWritesRejected)
-	switch {
-	case c.SafetyViolations > 0 && !s.Caps.Has(impl.Fencing):
-		v += " The lock hands out no fencing token, so its users' stale writes were accepted: unsafe."
-	case c.SafetyViolations > 0:
-		v += " Its fencing token did not stop the stale write: unsafe."
-	case stale > 0:
-		v += " Stale grant, fenced: the token turned the late write away."
-	}
-	c.Verdict = v
-	return c, nil
+	return t.cell(bound, s.leaseBound()), nil
 }
 
-func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, t *tally) error {
+func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, fig *result.PauseFigures, t *tally) error {
 	cfg := spec.Config
 	name := lockName("pause", r)
 	bound := s.bound(cfg)
@@ -126,10 +107,12 @@ func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, t *t
 	}
 	t.recovered(g.at.Sub(stalled))
 	// A wrote after B was granted the lock: the write is stale.
-	t.add("stale_writes", 1)
-	if okPlain {
-		t.add("unfenced_accepted", 1)
-	}
+	t.update(func() {
+		fig.StaleWrites++
+		if okPlain {
+			fig.UnfencedAccepted++
+		}
+	})
 	// The lock's users write the way the lock lets them: with its fencing
 	// token where it has one, else unfenced (lockbench's counter tokens
 	// only show what fencing would do). A stale write accepted there

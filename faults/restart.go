@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
@@ -34,7 +33,8 @@ func runRestart(ctx context.Context, spec engine.CellSpec, s subject) (result.Ce
 		return result.Cell{}, err
 	}
 	t := newTally(spec)
-	t.set("restart_delay_ms", ms(delay))
+	fig := &result.RestartFigures{RestartDelayMs: ms(delay)}
+	t.faults.Restart, t.faults.OwnServers = fig, true
 	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	f, err := sandbox.Start(sctx, sandbox.Spec{s.need.Kind: s.need.Count})
@@ -43,33 +43,14 @@ func runRestart(ctx context.Context, spec engine.CellSpec, s subject) (result.Ce
 	}
 	defer f.Close()
 	for r := range spec.Repeat {
-		if err := restartOnce(ctx, spec, s, f, delay, r, t); err != nil {
-			return t.cell(cfg.TTL, ""), err
+		if err := restartOnce(ctx, spec, s, f, delay, r, fig, t); err != nil {
+			return t.cell(cfg.TTL, result.BoundTTL), err
 		}
 	}
-	c := t.cell(cfg.TTL, "")
-	v := fmt.Sprintf("%s: a master that granted the lock restarted empty %s; a second client got the lock while the first still held it in %d of %d repeats",
-		c.Impl, restartWhen(delay, cfg.TTL), int64(c.Faults.Details["overlapping_repeats"]), c.Faults.Repeats)
-	if rec := c.Faults.RecoveryMs; rec != nil {
-		v += fmt.Sprintf(", %s p50 after the crash", fmtMs(rec.P50))
-	}
-	c.Verdict = v + "; " + violationsClause(c) + " " + OwnServers
-	c.Faults.Details["own_servers"] = 1
-	return c, nil
+	return t.cell(cfg.TTL, result.BoundTTL), nil
 }
 
-func restartWhen(delay, ttl time.Duration) string {
-	if delay == 0 {
-		return "at once"
-	}
-	cmp := "≥"
-	if delay < ttl {
-		cmp = "<"
-	}
-	return fmt.Sprintf("after %s (%s TTL %s)", delay, cmp, ttl)
-}
-
-func restartOnce(ctx context.Context, spec engine.CellSpec, s subject, f *sandbox.Fleet, delay time.Duration, r int, t *tally) error {
+func restartOnce(ctx context.Context, spec engine.CellSpec, s subject, f *sandbox.Fleet, delay time.Duration, r int, fig *result.RestartFigures, t *tally) error {
 	cfg := spec.Config
 	name := lockName("restart", r)
 	ps, err := newProxies(f.Addrs(s.need.Kind), 0, 0, cfg.Seed)
@@ -98,7 +79,8 @@ func restartOnce(ctx context.Context, spec engine.CellSpec, s subject, f *sandbo
 	// The same allowance the Redlock algorithm subtracts.
 	validEnd := start.Add(cfg.TTL - cfg.TTL/100 - 2*time.Millisecond)
 	if q, ok := a.(quorumReporter); ok {
-		t.set("first_holder_masters", float64(q.MastersGranted()))
+		n := q.MastersGranted()
+		t.update(func() { fig.FirstHolderMasters = n })
 	}
 
 	h := &holds{lock: name}
@@ -130,7 +112,7 @@ func restartOnce(ctx context.Context, spec engine.CellSpec, s subject, f *sandbo
 	vs := h.overlaps(t, time.Now())
 	t.violate(vs...)
 	if len(vs) > 0 {
-		t.add("overlapping_repeats", 1)
+		t.update(func() { fig.OverlappingRepeats++ })
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/result"
 )
 
 // subject is the lock a fault is staged on, resolved once per cell from
@@ -78,9 +79,17 @@ func (s subject) bound(c impl.Config) time.Duration {
 	return d
 }
 
-func (s subject) boundName() string {
-	_, name := s.Caps.Lease(impl.Config{})
-	return name
+// leaseBound names what ends the subject's lease without its holder.
+func (s subject) leaseBound() result.Bound {
+	switch {
+	case s.Caps.Has(impl.LeaseSession):
+		return result.BoundSession
+	case s.Caps.Has(impl.LeaseTTL):
+		return result.BoundTTL
+	case s.Caps.Has(impl.LeaseConn):
+		return result.BoundConn
+	}
+	return ""
 }
 
 func needServers(spec engine.CellSpec, s subject) error {

@@ -12,8 +12,8 @@ import (
 
 // tally gathers what a fault cell counts over its repeats, in the cell's
 // accumulator, beside what only faults measure (recovery, stale writes,
-// details). Clients of one repeat record into it from their own
-// goroutines, hence the mutex; none of it is on a hot path.
+// the scenario's own figures). Clients of one repeat record into it from
+// their own goroutines, hence the mutex; none of it is on a hot path.
 type tally struct {
 	spec  engine.CellSpec
 	start time.Time
@@ -21,15 +21,12 @@ type tally struct {
 	mu       sync.Mutex
 	acc      *result.Accumulator
 	recovery []float64 // ms, one per repeat that recovered
-	// recoveries are recovery times of a named way of failing (ms), for
-	// scenarios that measure more than one per repeat.
-	recoveries map[string][]float64
-	// notes are words a verdict states beside the figures (settings in
-	// force, say); they are not figures and stay out of Details.
-	notes    map[string]string
 	accepted int64
 	rejected int64
-	details  map[string]float64
+	// faults holds the scenario's typed figures (one of its Crash …
+	// Freeze), set by the runner before any client runs and changed under
+	// mu through update.
+	faults result.Faults
 }
 
 func newTally(spec engine.CellSpec) *tally {
@@ -38,8 +35,7 @@ func newTally(spec engine.CellSpec) *tally {
 		id.Scenario = spec.Scenario.Name()
 	}
 	acc := result.NewAccumulator(id)
-	return &tally{spec: spec, start: time.Now(), acc: acc, details: map[string]float64{},
-		recoveries: map[string][]float64{}, notes: map[string]string{}}
+	return &tally{spec: spec, start: time.Now(), acc: acc}
 }
 
 // acquired records one acquisition and how long its Acquire call took.
@@ -74,21 +70,6 @@ func (t *tally) recovered(d time.Duration) {
 	t.recovery = append(t.recovery, ms(d))
 }
 
-// recoveredAs records a recovery of the way of failing named way; the
-// cell's details carry their p50 and max as WAY_recovery_ms_p50, _max.
-func (t *tally) recoveredAs(way string, d time.Duration) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.recoveries[way] = append(t.recoveries[way], ms(d))
-}
-
-// note keeps words for the verdict.
-func (t *tally) note(key, text string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.notes[key] = text
-}
-
 func (t *tally) stale(accepted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -99,52 +80,38 @@ func (t *tally) stale(accepted bool) {
 	}
 }
 
-// add adds v to a detail.
-func (t *tally) add(key string, v float64) {
+// update changes the scenario's figures under the tally's lock.
+func (t *tally) update(change func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.details[key] += v
-}
-
-// set sets a detail.
-func (t *tally) set(key string, v float64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.details[key] = v
+	change()
 }
 
 // at is when, in seconds after the cell started, something happened.
 func (t *tally) at(when time.Time) float64 { return when.Sub(t.start).Seconds() }
 
 // cell builds the results. configured is the bound recovery is compared
-// with (0: none).
-func (t *tally) cell(configured time.Duration, verdict string) result.Cell {
+// with (0: none), bound which lease bound it is ("": not a lease's).
+func (t *tally) cell(configured time.Duration, bound result.Bound) result.Cell {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.acc.Measured(time.Since(t.start))
 	c := t.acc.Cell()
-	c.Verdict = verdict
-	c.Faults = &result.Faults{
-		Repeats: t.spec.Repeat, ConfiguredMs: ms(configured),
-		StaleWritesAccepted: t.accepted, StaleWritesRejected: t.rejected,
-		Details: t.details,
-	}
+	f := t.faults
+	f.Repeats, f.ConfiguredMs, f.Bound = t.spec.Repeat, ms(configured), bound
+	f.StaleWritesAccepted, f.StaleWritesRejected = t.accepted, t.rejected
 	if len(t.recovery) > 0 {
-		c.Faults.RecoveryMs = spread(t.recovery)
+		f.RecoveryMs = spread(t.recovery)
 	}
-	for way, vs := range t.recoveries {
-		sp := spread(vs)
-		t.details[way+"_recovery_ms_p50"] = sp.P50
-		t.details[way+"_recovery_ms_max"] = sp.Max
-	}
-	if len(t.details) == 0 {
-		c.Faults.Details = nil
-	}
+	c.Faults = &f
 	return c
 }
 
-// spread summarises a few values by nearest rank.
+// spread summarises a few values by nearest rank; none gives nil.
 func spread(vs []float64) *result.Spread {
+	if len(vs) == 0 {
+		return nil
+	}
 	s := slices.Clone(vs)
 	slices.Sort(s)
 	rank := func(q float64) float64 {

@@ -25,7 +25,7 @@ func faults(cells []result.Cell) []Fault {
 			continue
 		}
 		out = append(out, Fault{CellRef: Ref(c), Cell: c, Violations: c.SafetyViolations,
-			StaleRepeats: staleWrites(c), Fenced: FencedStale(c)})
+			StaleRepeats: StaleWrites(c.Faults), Fenced: FencedStale(c)})
 	}
 	return out
 }

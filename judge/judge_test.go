@@ -134,7 +134,7 @@ func TestFaultsAndFencing(t *testing.T) {
 	t.Parallel()
 	pause := func(impl string, violations int64) result.Cell {
 		return result.Cell{Impl: impl, Scenario: "pause", Kind: result.KindFault, Clients: 2, Acquires: 6, SafetyViolations: violations,
-			Faults: &result.Faults{Repeats: 3, StaleWritesRejected: 3, Details: map[string]float64{"stale_writes": 3}}}
+			Faults: &result.Faults{Repeats: 3, StaleWritesRejected: 3, Pause: &result.PauseFigures{StaleWrites: 3}}}
 	}
 	f := Judge([]result.Cell{pause("fenced", 0), pause("unfenced", 2)}, nil)
 	if len(f.Faults) != 2 || f.Faults[0].Bad() || f.Faults[0].Fenced != 3 || !f.Faults[1].Bad() || f.Faults[1].Fenced != 0 {

@@ -43,18 +43,19 @@ func judgeSafety(cells []result.Cell) Safety {
 // FencedStale is how many stale grants a cell saw whose write the lock's
 // fencing token turned away.
 func FencedStale(c result.Cell) int64 {
-	if c.Faults == nil || c.SafetyViolations > 0 || staleWrites(c) == 0 {
+	if c.Faults == nil || c.SafetyViolations > 0 || StaleWrites(c.Faults) == 0 {
 		return 0
 	}
 	return c.Faults.StaleWritesRejected
 }
 
-// staleWrites is how many repeats of a fault cell ended in a stale write.
-func staleWrites(c result.Cell) int64 {
-	if c.Faults == nil {
+// StaleWrites is how many of a pause's late writes came after another
+// client's grant; 0 for other scenarios.
+func StaleWrites(f *result.Faults) int64 {
+	if f == nil || f.Pause == nil {
 		return 0
 	}
-	return int64(c.Faults.Details["stale_writes"])
+	return f.Pause.StaleWrites
 }
 
 // Livelock is a cell ended because clients kept trying and nobody was

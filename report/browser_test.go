@@ -53,10 +53,10 @@ func browserFixture() *Summary {
 		return c
 	}
 	pause := Cell{Impl: "zk-pred", Scenario: "pause", Kind: result.KindFault, Clients: 2, Locks: 1, DurationS: 9, Acquires: 6,
-		AcquiresPerS: 0.7, Verdict: "zk-pred: … Stale grant, fenced: the token turned the late write away.",
-		Faults: &result.Faults{Repeats: 3, ConfiguredMs: 2000, StaleWritesRejected: 3,
+		AcquiresPerS: 0.7,
+		Faults: &result.Faults{Repeats: 3, ConfiguredMs: 2000, Bound: result.BoundSession, StaleWritesRejected: 3,
 			RecoveryMs: &result.Spread{Count: 3, P50: 2100, P99: 2300, Max: 2300},
-			Details:    map[string]float64{"stale_writes": 3, "unfenced_accepted": 3}}}
+			Pause:      &result.PauseFigures{StaleWrites: 3, UnfencedAccepted: 3, LockFences: true}}}
 	sum.Cells = append(sum.Cells, open(4, 1000, 0), open(16, 600, 1200), pause)
 	return sum
 }

@@ -112,7 +112,7 @@ func faultViews(cells []Cell) []faultView {
 		if c.KindOf() != result.KindFault || f == nil {
 			continue
 		}
-		v := faultView{Impl: c.Impl, Scenario: c.Scenario, Recovery: "–", Bound: "–", Stale: "–", Verdict: c.Verdict,
+		v := faultView{Impl: c.Impl, Scenario: c.Scenario, Recovery: "–", Bound: "–", Stale: "–", Verdict: FaultSentence(c),
 			Unsafe: c.SafetyViolations > 0}
 		if r := f.RecoveryMs; r != nil {
 			v.Recovery = fmt.Sprintf("p50 %s, p99 %s, max %s over %s", result.Dur(r.P50*1000), result.Dur(r.P99*1000),
@@ -121,7 +121,7 @@ func faultViews(cells []Cell) []faultView {
 		if f.ConfiguredMs > 0 {
 			v.Bound = result.Dur(f.ConfiguredMs * 1000)
 		}
-		if stale := int64(f.Details["stale_writes"]); stale > 0 {
+		if stale := judge.StaleWrites(f); stale > 0 {
 			if c.SafetyViolations > 0 {
 				v.Stale = fmt.Sprintf("UNSAFE: %d of %d accepted", c.SafetyViolations, stale)
 			} else {

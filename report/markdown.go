@@ -89,6 +89,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 		b.WriteString("\nWake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.\n")
 	}
 	mdLatency(&b, cells, partialMark(partial))
+	mdFaults(&b, cells, partialMark(partial))
 	if slo != nil {
 		fmt.Fprintf(&b, "\n### %sBest client count tried at %s ≤ %v\n\n", partialMark(partial), slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
@@ -175,5 +176,26 @@ func mdVerdict(b *strings.Builder, lines []VerdictLine) {
 			}
 			b.WriteString("\n")
 		}
+	}
+}
+
+// mdFaults writes each fault cell's own account, the sentence its typed
+// figures read as (FaultSentence), one line a cell.
+func mdFaults(b *strings.Builder, cells []Cell, mark string) {
+	first := true
+	for _, c := range cells {
+		if c.KindOf() != result.KindFault {
+			continue
+		}
+		s := FaultSentence(c)
+		if s == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintf(b, "\n### %sFaults\n\n", mark)
+			first = false
+		}
+		fmt.Fprintf(b, "- **%s %s** (%d clients): %s\n", mdEscape(c.Impl), mdEscape(c.Scenario), c.Clients,
+			mdEscape(strings.TrimPrefix(s, c.Impl+": ")))
 	}
 }

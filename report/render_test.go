@@ -109,7 +109,8 @@ func TestRenderSummaryCSV(t *testing.T) {
 func TestSummaryCSVFlattensPointersAndMaps(t *testing.T) {
 	t.Parallel()
 	a := Cell{Impl: "a", Distributions: map[string]result.Spread{"validity_ms": {Count: 3, P1: 1.5}},
-		Faults: &result.Faults{Repeats: 2, RecoveryMs: &result.Spread{P50: 12}, Details: map[string]float64{"masters_cut": 3}}}
+		Faults: &result.Faults{Repeats: 2, RecoveryMs: &result.Spread{P50: 12}, Partition: &result.PartitionFigures{MastersCutMajority: 3},
+			ConnCrash: &result.ConnCrashFigures{Silent: result.ConnEnd{Unfreed: 1}}}}
 	b := Cell{Impl: "b"}
 	data, err := summaryCSV([]Cell{a, b})
 	if err != nil {
@@ -134,7 +135,8 @@ func TestSummaryCSVFlattensPointersAndMaps(t *testing.T) {
 		{"distributions_validity_ms_count", "3", ""},
 		{"faults_repeats", "2", ""},
 		{"faults_recovery_ms_p50", "12", ""},
-		{"faults_details_masters_cut", "3", ""},
+		{"faults_partition_masters_cut_majority", "3", ""},
+		{"faults_conn_crash_silent_unfreed", "1", ""},
 	} {
 		if got := get(1, tc.col); got != tc.a {
 			t.Errorf("a: %s = %q, want %q", tc.col, got, tc.a)

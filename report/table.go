@@ -272,8 +272,8 @@ func notes(c Cell) []string {
 	if c.Settle == "timeout" {
 		out = append(out, "burst: a hand-off gave up waiting for the queue to settle; wake-up counts may fall short of theory")
 	}
-	if c.Verdict != "" {
-		out = append(out, c.Verdict)
+	if s := FaultSentence(c); s != "" {
+		out = append(out, s)
 	}
 	if g := c.Generator; g != nil && g.Warning != "" {
 		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")

@@ -65,6 +65,10 @@ func TestTableFits100Columns(t *testing.T) {
 // cells without sandboxed servers, say nothing of it.
 func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 	t.Parallel()
+	// The notes read the cell's derived CPU shares: derive them after
+	// every change, as a run does when it records a cell.
+	burstCPU := func(c Cell) string { c.Derive(); return burstCPU(c) }
+	notes := func(c Cell) []string { c.Derive(); return notes(c) }
 	c := Cell{Impl: "zk-naive", Scenario: "burst", Kind: result.KindBurst, Clients: 2000,
 		Generator: &result.Generator{CPUS: 300, ServerCPUS: map[string]float64{"127.0.0.1:2181": 150}, ServerSpanS: 200}}
 	got := burstCPU(c)

@@ -12,7 +12,7 @@ func pauseCell(impl string, violations int64) Cell {
 	return Cell{Impl: impl, Scenario: "pause", Kind: result.KindFault, Clients: 2, Acquires: 6, SafetyViolations: violations,
 		Faults: &result.Faults{Repeats: 3, ConfiguredMs: 2000, StaleWritesRejected: 3,
 			RecoveryMs: &result.Spread{Count: 3, P50: 2100, Max: 2300},
-			Details:    map[string]float64{"stale_writes": 3, "unfenced_accepted": 3}}}
+			Pause:      &result.PauseFigures{StaleWrites: 3, UnfencedAccepted: 3, LockFences: true}}}
 }
 
 func TestVerdict(t *testing.T) {
@@ -103,12 +103,13 @@ func TestVerdict(t *testing.T) {
 		{name: "connection lock", cells: []Cell{
 			{Impl: "db", Scenario: "crash", Kind: result.KindFault, Clients: 3, Acquires: 8,
 				Faults: &result.Faults{Repeats: 2, RecoveryMs: &result.Spread{Count: 2, P50: 1.5, Max: 2},
-					Details: map[string]float64{"silent_recovered": 1, "silent_recovery_ms_p50": 3000, "silent_unfreed": 1, "silent_wait_ms": 8000}}},
+					ConnCrash: &result.ConnCrashFigures{SilentWaitMs: 8000,
+						Silent: result.ConnEnd{Recovered: 1, Unfreed: 1, RecoveryMs: &result.Spread{Count: 1, P50: 3000, Max: 3000}}}}},
 			{Impl: "db", Scenario: "pause", Kind: result.KindFault, Clients: 3, Acquires: 6,
 				Faults: &result.Faults{Repeats: 2, ConfiguredMs: 2000, RecoveryMs: &result.Spread{Count: 2, P50: 2010, Max: 2020},
-					Details: map[string]float64{"pause_ms": 2000}}},
+					ConnPause: &result.ConnPauseFigures{PauseMs: 2000}}},
 		}, want: map[string][]string{
-			"Fault cost": {"db | crash | 1.50ms | 2.00ms | — | ✓ safe; a silent holder freed p50 3.00s after (1 of 2); a silent holder never freed within 8.00s (1 of 2)",
+			"Fault cost": {"db | crash | 1.50ms | 2.00ms | — | ✓ safe; a silent holder freed 3.00s p50 after it fell silent in 1 of 2 repeats; a silent holder never freed within 8.00s in 1 of 2 repeats",
 				"db | pause | 2.01s | 2.02s | pause 2.00s | ✓ safe"},
 		}},
 		{name: "pause unfenced", cells: []Cell{pauseCell("redis", 3)}, want: map[string][]string{

@@ -114,9 +114,9 @@ func faultLine(fs []judge.Fault) VerdictLine {
 		if r := c.Faults.RecoveryMs; r != nil {
 			p50, mx = result.Dur(r.P50*1000), result.Dur(r.Max*1000)
 		}
-		switch d := c.Faults.Details; {
-		case d["pause_ms"] > 0: // a holder that keeps its lock: the stall against the pause
-			against = "pause " + result.Dur(d["pause_ms"]*1000)
+		switch f := c.Faults; {
+		case f.ConnPause != nil && f.ConnPause.PauseMs > 0: // a holder that keeps its lock: the stall against the pause
+			against = "pause " + result.Dur(f.ConnPause.PauseMs*1000)
 		case c.Faults.ConfiguredMs > 0:
 			against = "bound " + result.Dur(c.Faults.ConfiguredMs*1000)
 		}
@@ -144,13 +144,12 @@ func faultLine(fs []judge.Fault) VerdictLine {
 // silentClause says, for a crash that also silenced the holder's
 // connection (a lock of the connection's), how the silent holders fared.
 func silentClause(f *result.Faults) string {
-	freed, unfreed := int64(f.Details["silent_recovered"]), int64(f.Details["silent_unfreed"])
-	var s string
-	if freed > 0 {
-		s += fmt.Sprintf("; a silent holder freed p50 %s after (%d of %d)", result.Dur(f.Details["silent_recovery_ms_p50"]*1000), freed, f.Repeats)
+	if f.ConnCrash == nil {
+		return ""
 	}
-	if unfreed > 0 {
-		s += fmt.Sprintf("; a silent holder never freed within %s (%d of %d)", result.Dur(f.Details["silent_wait_ms"]*1000), unfreed, f.Repeats)
+	var s string
+	for _, fate := range silentFates(f.ConnCrash, int64(f.Repeats)) {
+		s += "; a silent holder " + fate.text
 	}
 	return s
 }

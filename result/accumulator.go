@@ -464,9 +464,19 @@ func (a *Accumulator) mergedFigures(c *Cell) {
 	c.Generator = a.generator
 	c.Finding, c.Livelock, c.Verdict = "", nil, ""
 	if f := a.finding; f != nil {
-		c.Finding, c.Livelock, c.Verdict = f.Finding, f.Livelock, f.Verdict
-		if f.Shard != nil {
-			c.Verdict = fmt.Sprintf("shard %d: %s", f.Shard.Index, f.Verdict)
+		c.Finding, c.Livelock = f.Finding, f.Livelock
+		if f.Shard != nil && f.Livelock != nil {
+			l := *f.Livelock
+			shard := f.Shard.Index
+			l.Shard = &shard
+			c.Livelock = &l
+		}
+		// A shard written before schema 3 said it in a sentence.
+		if f.Verdict != "" {
+			c.Verdict = f.Verdict
+			if f.Shard != nil {
+				c.Verdict = fmt.Sprintf("shard %d: %s", f.Shard.Index, f.Verdict)
+			}
 		}
 	}
 }

@@ -10,8 +10,11 @@ import (
 )
 
 // SchemaVersion is the version of summary.json's form this package writes
-// and reads. Version 1 had no "schema" key; it reads as 1.
-const SchemaVersion = 2
+// and reads. Version 1 had no "schema" key; it reads as 1. Version 3 keeps
+// fault figures typed (Faults.Crash …) and no sentence: versions 1 and 2
+// had a cell's verdict and its fault figures by name, which ReadSummary
+// still reads (see upgradeLegacy).
+const SchemaVersion = 3
 
 // Summary is the content of summary.json.
 type Summary struct {
@@ -137,7 +140,13 @@ type Cell struct {
 	// Truncated says why the cell stopped before it was done (the cell
 	// time limit); empty when it ran as asked.
 	Truncated string `json:"truncated,omitempty"`
-	// Verdict is one sentence on what the cell showed, for fault scenarios.
+	// Verdict is the sentence a fault scenario or a livelock wrote on the
+	// cell in results written before schema 3.
+	//
+	// Deprecated: only read from results written before schema 3, which
+	// renderers show as written; new runs do not fill it: their figures
+	// are typed (Faults, Livelock) and package report phrases them. It
+	// goes in the release after the next.
 	Verdict string `json:"verdict,omitempty"`
 	// Faults holds what a fault scenario measured.
 	Faults *Faults `json:"faults,omitempty"`
@@ -237,6 +246,14 @@ type Livelock struct {
 	// Errors are the cell's acquisition errors (timeouts, no quorum):
 	// none found a server unreachable, or it would not be a livelock.
 	Errors int64 `json:"errors"`
+	// LimitRetries and LimitLeases are how LimitS was chosen: that many
+	// retry delays, and at least that many leases (the TTL or session
+	// timeout). 0 in results written before schema 3.
+	LimitRetries int `json:"limit_retries,omitempty"`
+	LimitLeases  int `json:"limit_leases,omitempty"`
+	// Shard, in a merged cell, is the shard whose clients found the
+	// livelock.
+	Shard *int `json:"shard,omitempty"`
 }
 
 // Fairness describes the share of acquisitions per client.
@@ -328,24 +345,6 @@ type ProcsTry struct {
 // partly theirs: a tenth.
 const OtherCoresTolerance = 0.1
 
-// Faults is what a fault scenario (crash, pause, failover, restart,
-// latency, partition) measured over its repeats.
-type Faults struct {
-	Repeats int `json:"repeats"`
-	// ConfiguredMs is the bound recovery is compared with: the TTL for the
-	// Redis locks, the session timeout for ZooKeeper.
-	ConfiguredMs float64 `json:"configured_ms,omitempty"`
-	// RecoveryMs is the time from the fault until the next client held the
-	// lock, over repeats.
-	RecoveryMs *Spread `json:"recovery_ms,omitempty"`
-	// Stale writes by a holder that no longer held the lock (pause): with
-	// fencing the resource rejects them, without it accepts them.
-	StaleWritesAccepted int64 `json:"stale_writes_accepted"`
-	StaleWritesRejected int64 `json:"stale_writes_rejected"`
-	// Details are per-scenario figures, e.g. "masters_cut": 3.
-	Details map[string]float64 `json:"details,omitempty"`
-}
-
 // Violation is one breach of mutual exclusion or of fencing order.
 type Violation struct {
 	Lock      string  `json:"lock"`
@@ -423,6 +422,11 @@ func ReadSummary(path string) (*Summary, error) {
 	}
 	if s.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema %d; this lockbench reads up to %d (upgrade lockbench)", ErrSchema, path, s.Schema, SchemaVersion)
+	}
+	if s.Schema < 3 {
+		for i := range s.Cells {
+			upgradeLegacy(&s.Cells[i])
+		}
 	}
 	for i := range s.Cells {
 		s.Cells[i].Derive()

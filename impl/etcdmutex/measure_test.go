@@ -18,6 +18,7 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/etcdmutex"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -155,10 +156,10 @@ func (m *measure) crash() {
 	c := m.run(engine.CellSpec{Scenario: crash, Clients: 2, Repeat: 3, MaxTime: 2 * time.Minute,
 		Config: impl.Config{SessionTimeout: 2 * time.Second}})
 	if c.Faults == nil || c.Faults.RecoveryMs == nil {
-		m.t.Errorf("crash: no recovery figure: %s", c.Verdict)
+		m.t.Errorf("crash: no recovery figure: %s", report.FaultSentence(c))
 		return
 	}
 	r := c.Faults.RecoveryMs
-	m.t.Logf("crash session timeout 2s ×3: recovery p50 %.0f ms (min %.0f, max %.0f), configured %.0f ms; details %v; %s",
-		r.P50, r.Min, r.Max, c.Faults.ConfiguredMs, c.Faults.Details, c.Verdict)
+	m.t.Logf("crash session timeout 2s ×3: recovery p50 %.0f ms (min %.0f, max %.0f), configured %.0f ms; figures %+v; %s",
+		r.P50, r.Min, r.Max, c.Faults.ConfiguredMs, c.Faults.Crash, report.FaultSentence(c))
 }

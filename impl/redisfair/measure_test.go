@@ -13,6 +13,7 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // registers the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -113,10 +114,10 @@ func measureCrash(t *testing.T, s impl.Servers) {
 			Config: impl.Config{Servers: s, Namespace: namespace(t), TTL: 2 * time.Second}})
 		r := c.Faults.RecoveryMs
 		if r == nil {
-			t.Errorf("crash %s: no recovery: %s", name, c.Verdict)
+			t.Errorf("crash %s: no recovery: %s", name, report.FaultSentence(c))
 			continue
 		}
-		t.Logf("crash TTL 2s %-10s: recovery p50 %.0f ms (min %.0f, max %.0f, %d repeats); %s", name, r.P50, r.Min, r.Max, r.Count, c.Verdict)
+		t.Logf("crash TTL 2s %-10s: recovery p50 %.0f ms (min %.0f, max %.0f, %d repeats); %s", name, r.P50, r.Min, r.Max, r.Count, report.FaultSentence(c))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
@@ -113,11 +114,11 @@ func (m *measure) crash() {
 		c := m.run(engine.CellSpec{Impl: driver, Scenario: crash, Clients: 2, Repeat: 3,
 			Config: impl.Config{TTL: 2 * time.Second}})
 		if c.Faults == nil || c.Faults.RecoveryMs == nil {
-			m.t.Errorf("crash %s: no recovery figure: %s", driver, c.Verdict)
+			m.t.Errorf("crash %s: no recovery figure: %s", driver, report.FaultSentence(c))
 			continue
 		}
 		r := c.Faults.RecoveryMs
 		m.t.Logf("crash ttl=2s ×3 %-12s recovery p50 %.0f ms (min %.0f, max %.0f); %s",
-			driver, r.P50, r.Min, r.Max, c.Verdict)
+			driver, r.P50, r.Min, r.Max, report.FaultSentence(c))
 	}
 }

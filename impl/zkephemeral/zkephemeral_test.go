@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/report"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 
 	_ "github.com/lockbench/lockbench/faults"
@@ -87,7 +88,7 @@ func TestCrashedHolderFreesOnSessionExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Faults == nil || c.Faults.RecoveryMs == nil || c.Faults.RecoveryMs.Count != repeat {
-		t.Fatalf("no recovery per repeat: %+v (%s)", c.Faults, c.Verdict)
+		t.Fatalf("no recovery per repeat: %+v (%s)", c.Faults, report.FaultSentence(c))
 	}
 	if c.SafetyViolations != 0 || c.Acquires != 2*repeat {
 		t.Errorf("violations %d acquires %d, want 0 and %d", c.SafetyViolations, c.Acquires, 2*repeat)
