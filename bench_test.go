@@ -11,8 +11,8 @@ import (
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // allServers starts, for one test or benchmark, the servers of every

@@ -10,7 +10,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A server that stops answering cannot hold a run open: with ZooKeeper

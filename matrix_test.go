@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
-	"github.com/lockbench/lockbench/scenarios/dist"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // Every load scenario runs against every implementation over real servers:

@@ -10,7 +10,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/redlock"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A holder that keeps a TTL lock for twice the TTL overlaps the next

@@ -7,7 +7,7 @@ import (
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A cell on servers lockbench started records each one's CPU time beside

@@ -19,10 +19,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/cli"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // CellSpec describes one cell: an implementation under a scenario with a

@@ -12,8 +12,8 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // connLocks are the locks whose grant is the holder's connection

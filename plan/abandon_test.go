@@ -11,9 +11,9 @@ import (
 	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // In the abandon scenario twelve clients queue in id order; the odd ones

@@ -8,11 +8,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // A plan's cells read the servers' counters through the sandbox's kinds,

@@ -20,7 +20,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // blackBox is the command built for a test and a Redis for its shards to

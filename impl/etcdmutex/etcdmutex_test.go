@@ -15,7 +15,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/impltest"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // servers starts an etcd for the test (or takes LOCKBENCH_ETCD); the test

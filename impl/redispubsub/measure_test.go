@@ -13,8 +13,8 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 

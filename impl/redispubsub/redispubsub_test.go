@@ -18,7 +18,7 @@ import (
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/redispubsub"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // name is the driver under test.

@@ -18,7 +18,7 @@ import (
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/impl/redsync"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // masters starts the Redlock masters for the test (or takes them from

@@ -11,7 +11,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 
 	_ "github.com/lockbench/lockbench/faults"

@@ -11,7 +11,7 @@ import (
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // Over a cell of seconds, the server CPU a cell records (per thread, in

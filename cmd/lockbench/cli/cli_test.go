@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 
 	"bytes"
 	"encoding/json"

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // SIGHUP, like Ctrl-C and SIGTERM, ends a run with what it measured: exit
