@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/impl/redsync"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
 
@@ -126,9 +127,9 @@ func TestCancelLeavesNothing(t *testing.T) {
 
 func TestThreeMastersDownFailsFast(t *testing.T) {
 	// A fleet of the test's own: it stops masters and leaves them stopped.
-	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindRedis: redlock.Masters.Count})
-	ms := f.Servers[sandbox.KindRedis]
-	l := newLocker(t, config(t, impl.Servers{redlock.Masters.Role: f.Addrs(sandbox.KindRedis)})) // connected while every master is up
+	f := sandboxtest.StartFleet(t, sandbox.Spec{serverkind.Redis: redlock.Masters.Count})
+	ms := f.Servers[serverkind.Redis]
+	l := newLocker(t, config(t, impl.Servers{redlock.Masters.Role: f.Addrs(serverkind.Redis)})) // connected while every master is up
 	stopped := []int{0, 1, 2}
 	var wg sync.WaitGroup
 	for _, i := range stopped {

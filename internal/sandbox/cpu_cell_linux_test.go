@@ -11,6 +11,7 @@ import (
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
 
@@ -23,8 +24,8 @@ func TestServerCPUAgreesWithTicksOverALongCell(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 4 s cell")
 	}
-	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindZooKeeper: 1})
-	addr := f.Servers[sandbox.KindZooKeeper][0].Addr
+	f := sandboxtest.StartFleet(t, sandbox.Spec{serverkind.ZooKeeper: 1})
+	addr := f.Servers[serverkind.ZooKeeper][0].Addr
 	hot, _ := lockbench.LookupScenario("hot")
 	before, ok := sandbox.TicksCPU(addr)
 	if !ok {

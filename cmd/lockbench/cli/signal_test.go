@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
@@ -112,7 +112,7 @@ func startRun(t *testing.T, args ...string) (cmd *exec.Cmd, out, tmp string, std
 	if testing.Short() {
 		t.Skip("builds and runs the command")
 	}
-	sandboxtest.Require(t, sandbox.KindRedis)
+	sandboxtest.Require(t, serverkind.Redis)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "lockbench")
 	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
