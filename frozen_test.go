@@ -34,6 +34,7 @@ func TestFrozenServerCannotHoldACellOpen(t *testing.T) {
 	go func() {
 		res, err := lockbench.RunCellDetail(ctx, lockbench.CellSpec{
 			Impl: "zk-pred", Scenario: hot, Clients: 4, Duration: time.Minute,
+			ServerKinds:   sandbox.Meter{},
 			Config:        impl.Config{Servers: srv, Namespace: "frozen", SessionTimeout: 30 * time.Second},
 			ProgressEvery: 100 * time.Millisecond,
 			Progress: func(p lockbench.Progress) {

@@ -15,14 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 )
-
-// A test that starts servers runs its cells as the lockbench command does:
-// the engine reads the servers' counters through the sandbox's kinds.
-func init() { engine.UseServerKinds(sandbox.Meter{}) }
 
 // Start returns servers for every need: the addresses named in the
 // environment (LOCKBENCH_<ROLE>, as `lockbench sandbox` prints them) or,

@@ -143,7 +143,8 @@ func TestAcquires(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 500 * time.Millisecond,
-				Config: config(t, servers, mode),
+				ServerKinds: sandbox.Meter{},
+				Config:      config(t, servers, mode),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -225,7 +226,8 @@ func TestTwoMastersDown(t *testing.T) {
 		Impl: "redlock", Scenario: hot(t), Clients: 4,
 		Warmup: 500 * time.Millisecond, Duration: 700 * time.Millisecond,
 		Progress: stopOnStart(t, f, 3, 4), ProgressEvery: 20 * time.Millisecond,
-		Config: cfg,
+		ServerKinds: sandbox.Meter{},
+		Config:      cfg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +250,8 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 		Impl: "redlock", Scenario: hot(t), Clients: 4,
 		Warmup: 500 * time.Millisecond, Duration: 500 * time.Millisecond,
 		Progress: stopOnStart(t, f, stopped...), ProgressEvery: 20 * time.Millisecond,
-		Config: cfg,
+		ServerKinds: sandbox.Meter{},
+		Config:      cfg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -304,6 +307,7 @@ func TestMastersStopMidRun(t *testing.T) {
 			Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 2 * time.Second,
 			Progress:      func(p lockbench.Progress) { seen.Store(p.Acquires) },
 			ProgressEvery: 20 * time.Millisecond,
+			ServerKinds:   sandbox.Meter{},
 			Config:        config(t, fleetServers(f), ""),
 		})
 		done <- outcome{c, err}

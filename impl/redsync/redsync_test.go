@@ -84,7 +84,8 @@ func newLocker(t *testing.T, cfg impl.Config) impl.Locker {
 func TestAcquires(t *testing.T) {
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "redsync", Scenario: hot(t), Clients: 4, Duration: 500 * time.Millisecond,
-		Config: config(t, masters(t)),
+		ServerKinds: sandbox.Meter{},
+		Config:      config(t, masters(t)),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,8 @@ func TestServerCPUAgreesWithTicksOverALongCell(t *testing.T) {
 	}
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "zk-pred", Scenario: hot, Clients: 8, Duration: 4 * time.Second, Warmup: 1,
-		Config: impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {addr}}, Namespace: t.Name()},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {addr}}, Namespace: t.Name()},
 	})
 	if err != nil {
 		t.Fatal(err)
