@@ -9,9 +9,9 @@ import (
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
-// The cell runner's types and entry points, re-exported so that the CLI,
-// the benchmarks and library users need only this package (and the
-// drivers they register).
+// The cell runner's types and entry points, re-exported so that the
+// benchmarks and library users need only this package (and the drivers
+// they import) to run a cell; the CLI runs plans through package plan.
 type (
 	// CellSpec describes one cell; see engine.CellSpec.
 	CellSpec = engine.CellSpec

@@ -33,7 +33,7 @@ const (
 	zkPort    = "2181"
 )
 
-// The variables `lockbench run` reads; internal/cli exports no names for them,
+// The variables `lockbench run` reads; the CLI exports no names for them,
 // so TestCLIReadsEnv checks its source instead.
 const (
 	envRedis   = "LOCKBENCH_REDIS"
