@@ -27,7 +27,7 @@ var layers = []struct {
 	patterns []string
 }{
 	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files", []string{
-		"result", "dist", "capacity", "internal/...", "compose", "deploy/..."}},
+		"result", "dist", "capacity", "internal/serverkind", "internal/dsn", "internal/benchcheck", "compose", "deploy/..."}},
 	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report"}},
 	{"the drivers and the engine; the servers for tests", []string{"impl/", "engine", "sandboxtest"}},
 	{"what runs on the engine: load and fault scenarios, the shards' rendezvous", []string{"scenarios", "faults", "rendezvous"}},
