@@ -115,7 +115,7 @@ func startRun(t *testing.T, args ...string) (cmd *exec.Cmd, out, tmp string, std
 	sandboxtest.Require(t, serverkind.Redis)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "lockbench")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, b)
 	}
 	tmp = filepath.Join(dir, "tmp")
