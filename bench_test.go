@@ -11,8 +11,9 @@ import (
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // allServers starts, for one test or benchmark, the servers of every
@@ -43,8 +44,9 @@ func BenchmarkLock(b *testing.B) {
 					}
 					cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 						Impl: name, Scenario: hot, Clients: n, Locks: locks, Acquires: int64(b.N),
-						Config:  impl.Config{Servers: srv, Namespace: fmt.Sprintf("bench-%s-%s-%d-%d", name, sc, n, b.N)},
-						OnClock: clock(b),
+						ServerKinds: sandbox.Meter{},
+						Config:      impl.Config{Servers: srv, Namespace: fmt.Sprintf("bench-%s-%s-%d-%d", name, sc, n, b.N)},
+						OnClock:     clock(b),
 					})
 					if err != nil {
 						b.Fatal(err)
@@ -75,8 +77,9 @@ func BenchmarkHarness(b *testing.B) {
 	b.ReportAllocs()
 	cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "inproc", Scenario: hot, Clients: 1, Acquires: int64(b.N),
-		Config:  impl.Config{Namespace: fmt.Sprintf("harness-%d", b.N)},
-		OnClock: clock(b),
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Namespace: fmt.Sprintf("harness-%d", b.N)},
+		OnClock:     clock(b),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -213,8 +216,9 @@ func BenchmarkHerd(b *testing.B) {
 		b.Run("impl="+name+"/clients=32", func(b *testing.B) {
 			cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: name, Scenario: burst, Clients: 32, Repeat: b.N, ConnectParallel: 32,
-				Config:  impl.Config{Servers: srv, Namespace: fmt.Sprintf("herd-%s-%d", name, b.N)},
-				OnClock: clockAcross(b),
+				ServerKinds: sandbox.Meter{},
+				Config:      impl.Config{Servers: srv, Namespace: fmt.Sprintf("herd-%s-%d", name, b.N)},
+				OnClock:     clockAcross(b),
 			})
 			if err != nil {
 				b.Fatal(err)

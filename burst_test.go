@@ -7,8 +7,9 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A burst's herd counts are exact, not timing-dependent: at hold 0, where
@@ -32,7 +33,8 @@ func TestBurstCountsAreExactEveryTime(t *testing.T) {
 		for i := range runs {
 			c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: name, Scenario: burst, Clients: n, ConnectParallel: 32,
-				Config: impl.Config{Servers: srv, Namespace: fmt.Sprintf("exact-%s-%d", name, i)},
+				ServerKinds: sandbox.Meter{},
+				Config:      impl.Config{Servers: srv, Namespace: fmt.Sprintf("exact-%s-%d", name, i)},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -58,7 +60,8 @@ func TestRepeatedBurstAddsUpExactly(t *testing.T) {
 	const n, repeats = 8, 3
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "zk-naive", Scenario: burst, Clients: n, Repeat: repeats,
-		Config: impl.Config{Servers: srv, Namespace: "repeated-burst"},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: srv, Namespace: "repeated-burst"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A server that stops answering cannot hold a run open: with ZooKeeper
@@ -18,8 +19,8 @@ import (
 // error saying so and the result of what was measured — go-zookeeper's
 // calls take no context, so the clients' connections are closed under them.
 func TestFrozenServerCannotHoldACellOpen(t *testing.T) {
-	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindZooKeeper: 1})
-	srv := impl.Servers{zk.Ensemble.Role: f.Addrs(sandbox.KindZooKeeper)}
+	f := sandboxtest.StartFleet(t, sandbox.Spec{serverkind.ZooKeeper: 1})
+	srv := impl.Servers{zk.Ensemble.Role: f.Addrs(serverkind.ZooKeeper)}
 	hot, _ := lockbench.LookupScenario("hot")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -33,6 +34,7 @@ func TestFrozenServerCannotHoldACellOpen(t *testing.T) {
 	go func() {
 		res, err := lockbench.RunCellDetail(ctx, lockbench.CellSpec{
 			Impl: "zk-pred", Scenario: hot, Clients: 4, Duration: time.Minute,
+			ServerKinds:   sandbox.Meter{},
 			Config:        impl.Config{Servers: srv, Namespace: "frozen", SessionTimeout: 30 * time.Second},
 			ProgressEvery: 100 * time.Millisecond,
 			Progress: func(p lockbench.Progress) {
@@ -51,7 +53,7 @@ func TestFrozenServerCannotHoldACellOpen(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("no grant within a minute")
 	}
-	server := f.Servers[sandbox.KindZooKeeper][0]
+	server := f.Servers[serverkind.ZooKeeper][0]
 	if err := server.Freeze(); err != nil {
 		t.Fatal(err)
 	}

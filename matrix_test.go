@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench"
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
-	"github.com/lockbench/lockbench/scenarios/dist"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // Every load scenario runs against every implementation over real servers:
@@ -30,7 +31,8 @@ func TestEveryScenarioOnEveryImplementation(t *testing.T) {
 				s, _ := lockbench.LookupScenario(sc)
 				spec := lockbench.CellSpec{
 					Impl: name, Scenario: s, Clients: 4, HoldDist: hold,
-					Config: impl.Config{Servers: srv, Namespace: fmt.Sprintf("matrix-%s-%s", name, sc), Seed: 9},
+					ServerKinds: sandbox.Meter{},
+					Config:      impl.Config{Servers: srv, Namespace: fmt.Sprintf("matrix-%s-%s", name, sc), Seed: 9},
 				}
 				switch sc {
 				case "hot":

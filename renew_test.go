@@ -10,7 +10,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/redlock"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A holder that keeps a TTL lock for twice the TTL overlaps the next
@@ -23,7 +24,8 @@ func TestRenewKeepsTheLeasePastItsTTL(t *testing.T) {
 		for _, renew := range []bool{false, true} {
 			c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: name, Scenario: hot, Clients: 3, Duration: 2 * time.Second, Hold: 600 * time.Millisecond,
-				Renew: renew,
+				Renew:       renew,
+				ServerKinds: sandbox.Meter{},
 				Config: impl.Config{Servers: srv, TTL: 300 * time.Millisecond, Seed: 1,
 					Namespace: "renew-" + name + map[bool]string{true: "-on", false: "-off"}[renew]},
 			})
@@ -50,7 +52,8 @@ func TestRenewAfterAFreezeFindsTheLockLost(t *testing.T) {
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "test-redis-freezing", Scenario: hot, Clients: 2, Duration: 1500 * time.Millisecond,
 		Hold: 600 * time.Millisecond, Renew: true,
-		Config: impl.Config{Servers: srv, TTL: 200 * time.Millisecond, Namespace: "renew-freeze"},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: srv, TTL: 200 * time.Millisecond, Namespace: "renew-freeze"},
 	})
 	if err != nil {
 		t.Fatal(err)

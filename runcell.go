@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
-// The cell runner's types and entry points, re-exported so that the CLI,
-// the benchmarks and library users need only this package (and the
-// drivers they register).
+// The cell runner's types and entry points, re-exported so that the
+// benchmarks and library users need only this package (and the drivers
+// they import) to run a cell; the CLI runs plans through package plan.
 type (
 	// CellSpec describes one cell; see engine.CellSpec.
 	CellSpec = engine.CellSpec
@@ -22,7 +23,16 @@ type (
 	Ramp = engine.Ramp
 	// Scenario is a load shape.
 	Scenario = engine.Scenario
+	// ServerKinds reads a cell's servers; see engine.ServerKinds.
+	ServerKinds = engine.ServerKinds
 )
+
+// SandboxKinds reads the servers of every kind lockbench's sandbox knows
+// (Redis, ZooKeeper, etcd, PostgreSQL, MariaDB): their own counters and,
+// for servers this process started, their CPU time. Give it as
+// CellSpec.ServerKinds for a cell to report what its servers saw beside
+// what its clients counted; a plan's cells have it by default.
+func SandboxKinds() ServerKinds { return sandbox.Meter{} }
 
 // Arrival processes of the open loop, and the cell defaults.
 const (

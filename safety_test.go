@@ -7,7 +7,8 @@ import (
 
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // The checker must catch what it exists for: a Redis lock whose TTL runs
@@ -24,7 +25,8 @@ func TestCheckerCatchesTTLShorterThanHold(t *testing.T) {
 			srv := sandboxtest.Start(t, d.Needs...)
 			cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: tc.impl, Scenario: hot, Clients: 4, Duration: 1500 * time.Millisecond, Hold: 60 * time.Millisecond,
-				Config: impl.Config{Servers: srv, Namespace: "ttl-" + t.Name(), TTL: 20 * time.Millisecond, Retry: 5 * time.Millisecond},
+				ServerKinds: sandbox.Meter{},
+				Config:      impl.Config{Servers: srv, Namespace: "ttl-" + t.Name(), TTL: 20 * time.Millisecond, Retry: 5 * time.Millisecond},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -7,7 +7,8 @@ import (
 	"github.com/lockbench/lockbench"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A cell on servers lockbench started records each one's CPU time beside
@@ -17,7 +18,8 @@ func TestCellRecordsTheServersCPU(t *testing.T) {
 	hot, _ := lockbench.LookupScenario("hot")
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "redis", Scenario: hot, Clients: 4, Locks: 4, Acquires: 20000,
-		Config: impl.Config{Servers: srv, Namespace: t.Name()},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: srv, Namespace: t.Name()},
 	})
 	if err != nil {
 		t.Fatal(err)

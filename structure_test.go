@@ -17,6 +17,54 @@ import (
 	"github.com/lockbench/lockbench/internal/sandbox"
 )
 
+// layers are the module's rooms from the leaves up to the commands, as
+// path patterns: "x" is the package x, "x/" each package below x (not x
+// itself), "x/..." both. A package takes the layer of its first match;
+// one that matches none fails TestNoArrowRunsBackUp, so a new package is
+// placed here on purpose.
+var layers = []struct {
+	name     string
+	patterns []string
+}{
+	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files", []string{
+		"result", "dist", "capacity", "internal/serverkind", "internal/dsn", "internal/benchcheck", "compose", "deploy/..."}},
+	{"judgement: typed findings from result data", []string{"judge"}},
+	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report"}},
+	{"the drivers and the engine; the servers for tests", []string{"impl/", "engine", "sandboxtest"}},
+	{"what runs on the engine: load and fault scenarios, the shards' rendezvous", []string{"scenarios", "faults", "rendezvous"}},
+	{"runs: plans, capacity searches, the facade", []string{"plan", "."}},
+	{"a run watched live", []string{"metrics"}},
+	{"the commands, and the guides' test that runs them", []string{"cmd/...", "docs"}},
+}
+
+// backUp names the imports allowed to run from a lower layer to a higher
+// one, "importer -> imported": at most one, each a decision written here.
+var backUp = map[string]string{}
+
+// layerOf is the index in layers of pkg (relative to the module, "." for
+// its root), or -1.
+func layerOf(pkg string) int {
+	best := -1
+	for i, l := range layers {
+		for _, p := range l.patterns {
+			switch {
+			case strings.HasSuffix(p, "/..."):
+				base := strings.TrimSuffix(p, "/...")
+				if pkg == base || strings.HasPrefix(pkg, base+"/") {
+					return i
+				}
+			case strings.HasSuffix(p, "/"):
+				if strings.HasPrefix(pkg, p) && best < 0 {
+					best = i
+				}
+			case pkg == p:
+				return i
+			}
+		}
+	}
+	return best
+}
+
 // sources parses every non-test Go file of the module.
 func sources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
 	t.Helper()
@@ -119,12 +167,13 @@ func TestDriverNamesStayInTheirPackages(t *testing.T) {
 // Arrows run one way: the fault scenarios, the load scenarios, the plan
 // and the root facade meet in the engine below them all; the load
 // scenarios know no driver and no server, and their distributions
-// (scenarios/dist) nothing of lockbench, and the reports render from result
+// (dist) nothing of lockbench, and the reports render from result
 // data alone, never from a driver, the engine or the facade. The faults
 // stage their failures by what drivers and server kinds declare, so they
 // import no driver and speak no server's protocol; the drivers' bundle
 // knows no fault; the engine reads the servers through the kinds it is
-// given, not the sandbox's. A forbidden path ending in "/" forbids each
+// given, not the sandbox's; the rendezvous meets through servers it knows
+// by their kind's name alone. A forbidden path ending in "/" forbids each
 // package below it, not itself (each is reported); another forbids itself
 // and what lies below it (the first such dependency is reported).
 func TestArrowsRunOneWay(t *testing.T) {
@@ -137,11 +186,13 @@ func TestArrowsRunOneWay(t *testing.T) {
 		{".", []string{mod + "/faults", mod + "/impl/all", mod + "/plan"}},
 		{"./plan", []string{mod}},
 		{"./report", []string{mod, mod + "/impl", mod + "/engine", mod + "/faults", mod + "/internal/sandbox"}},
-		{"./result", []string{mod, mod + "/impl", mod + "/engine", mod + "/report"}},
+		{"./result", []string{mod, mod + "/impl", mod + "/engine", mod + "/report", mod + "/judge"}},
+		{"./judge", []string{mod, mod + "/impl", mod + "/engine", mod + "/report", mod + "/faults", mod + "/plan"}},
 		{"./engine", []string{mod + "/internal/sandbox", mod + "/plan", mod + "/faults"}},
 		{"./impl/all", []string{mod + "/faults", mod + "/engine"}},
 		{"./scenarios", []string{mod, mod + "/impl/", mod + "/plan", mod + "/faults", mod + "/internal/sandbox"}},
-		{"./scenarios/dist", []string{mod + "/engine", mod + "/impl"}},
+		{"./dist", []string{mod, mod + "/engine", mod + "/impl", mod + "/result"}},
+		{"./rendezvous", []string{mod + "/internal/sandbox"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", tc.pkg).Output()
 		if err != nil {
@@ -158,5 +209,53 @@ func TestArrowsRunOneWay(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Imports run down the layers, never back up (but for at most one named
+// exception), and internal/ holds leaves only: a package there imports
+// nothing of the module outside internal/. The rooms then show the
+// architecture: a reader who knows a package's layer knows what it may
+// depend on.
+func TestNoArrowRunsBackUp(t *testing.T) {
+	const mod = "github.com/lockbench/lockbench"
+	if len(backUp) > 1 {
+		t.Fatalf("%d exceptions to the layers: at most one", len(backUp))
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	rel := func(p string) string {
+		if p == mod {
+			return "."
+		}
+		return strings.TrimPrefix(p, mod+"/")
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := rel(f[0])
+		from := layerOf(pkg)
+		if from < 0 {
+			t.Errorf("%s is in no layer: place it in structure_test.go's layers", pkg)
+			continue
+		}
+		for _, imp := range f[1:] {
+			if imp != mod && !strings.HasPrefix(imp, mod+"/") {
+				continue
+			}
+			dep := rel(imp)
+			if to := layerOf(dep); to > from && backUp[pkg] != dep {
+				t.Errorf("%s (%s) imports %s (%s): an arrow back up", pkg, layers[from].name, dep, layers[to].name)
+			}
+			if strings.HasPrefix(pkg, "internal/") && !strings.HasPrefix(dep, "internal/") {
+				t.Errorf("%s imports %s: internal/ holds leaves only", pkg, dep)
+			}
+			seen++
+		}
+	}
+	if seen < 50 { // the module has over a hundred arrows: go list answered something else
+		t.Errorf("only %d arrows inside the module", seen)
 	}
 }

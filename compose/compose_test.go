@@ -19,10 +19,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/cli"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
@@ -33,7 +33,7 @@ const (
 	zkPort    = "2181"
 )
 
-// The variables `lockbench run` reads; internal/cli exports no names for them,
+// The variables `lockbench run` reads; the CLI exports no names for them,
 // so TestCLIReadsEnv checks its source instead.
 const (
 	envRedis   = "LOCKBENCH_REDIS"

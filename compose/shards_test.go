@@ -13,9 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/cli"
 )
 
 const shardsPath = "shards.yml"

@@ -11,9 +11,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // CellSpec describes one cell: an implementation under a scenario with a
@@ -73,6 +73,11 @@ type CellSpec struct {
 	Shard *Shard
 	// Config is handed to every client (servers, TTL, retry, seed, …).
 	Config impl.Config
+	// ServerKinds reads the servers' own counters and the CPU time of
+	// those this process started, before and after the cell, by the kinds
+	// of the driver's needs (sandbox.Meter is lockbench's). Default nil:
+	// the cell reports the clients' figures alone.
+	ServerKinds ServerKinds
 	// ProcsTrial, when it holds two or more GOMAXPROCS and the warm-up is
 	// at least MinTrialWarmup, has the cell try each in turn while it
 	// warms up and measure under the one its clients were granted the

@@ -144,7 +144,7 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	defer r.release()
-	srv := startServerCounters(ctx, r.Driver, r.Spec.Config.Servers)
+	srv := startServerCounters(ctx, r.Spec.ServerKinds, r.Driver, r.Spec.Config.Servers)
 	if err := sleepUntil(ctx, at); err != nil {
 		return Result{}, err
 	}

@@ -2,8 +2,9 @@
 // number of clients, each client on its own connection, connected before
 // the clock starts. It records latencies into HdrHistograms without locks
 // or allocation on the recording path, watches mutual exclusion, reads the
-// servers' own counters around each cell, and streams each second's
-// histograms out as it closes.
+// servers' own counters around each cell through the server kinds its spec
+// is given (CellSpec.ServerKinds), and streams each second's histograms out
+// as it closes.
 //
 // Load scenarios (hot, keys, burst, rate, abandon) live in package
 // scenarios, one file each: each declares itself (LoadSpec) and makes a

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
@@ -12,9 +11,9 @@ import (
 // ServerKinds is what a cell reads from the servers it runs on, by the
 // kind a driver's need names (impl.Need.Kind): their own counters and,
 // for servers this process started, their CPU time. The sandbox's kinds
-// provide it; the program's assembly hands it to the engine with
-// UseServerKinds, so that the engine knows no server kind by name.
-// Its methods are called from any goroutine.
+// provide it (sandbox.Meter; lockbench.SandboxKinds outside this module);
+// the caller hands it over in CellSpec.ServerKinds, so that the engine
+// knows no server kind by name. Its methods are called from any goroutine.
 type ServerKinds interface {
 	// Counters returns how to read the own cumulative counters of the
 	// servers of kind, summed over their addresses; nil for a kind that
@@ -25,13 +24,6 @@ type ServerKinds interface {
 	CPUTime(addr string) (time.Duration, bool)
 }
 
-// serverKinds holds the ServerKinds given by UseServerKinds.
-var serverKinds atomic.Pointer[ServerKinds]
-
-// UseServerKinds gives the engine the server kinds it reads counters
-// through. Until it is called, cells report no server figures.
-func UseServerKinds(k ServerKinds) { serverKinds.Store(&k) }
-
 // noKinds knows no server: cells report the clients' figures alone.
 type noKinds struct{}
 
@@ -39,13 +31,6 @@ func (noKinds) Counters(string) func(context.Context, []string) (map[string]int6
 	return nil
 }
 func (noKinds) CPUTime(string) (time.Duration, bool) { return 0, false }
-
-func kinds() ServerKinds {
-	if k := serverKinds.Load(); k != nil && *k != nil {
-		return *k
-	}
-	return noKinds{}
-}
 
 // serverCounters reads the servers' own counters before and after a cell,
 // through the server kinds of the driver's needs, so that a cell reports
@@ -64,8 +49,11 @@ type serverCounters struct {
 
 // startServerCounters takes the first reading; a driver whose servers'
 // kinds keep no counters gives a reader that reports nothing.
-func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Servers) *serverCounters {
-	s := &serverCounters{kinds: kinds(), cpu: map[string]time.Duration{}}
+func startServerCounters(ctx context.Context, kinds ServerKinds, d impl.Driver, servers impl.Servers) *serverCounters {
+	if kinds == nil {
+		kinds = noKinds{}
+	}
+	s := &serverCounters{kinds: kinds, cpu: map[string]time.Duration{}}
 	for _, n := range d.Needs {
 		stats := s.kinds.Counters(n.Kind)
 		if stats == nil || len(servers[n.Role]) == 0 {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // Client is one simulated client: its own Locker, its own histograms and

@@ -12,9 +12,10 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // connLocks are the locks whose grant is the holder's connection
@@ -49,7 +50,7 @@ func runOn(t *testing.T, servers impl.Servers, scenario, implName string, client
 	nsSeq++
 	cfg := impl.Config{Servers: servers, Options: opts, Namespace: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq)}
 	c, err := engine.RunCell(context.Background(), engine.CellSpec{
-		Impl: implName, Scenario: sc, Clients: clients, Repeat: repeat, Config: cfg, MaxTime: 2 * time.Minute,
+		Impl: implName, Scenario: sc, Clients: clients, Repeat: repeat, ServerKinds: sandbox.Meter{}, Config: cfg, MaxTime: 2 * time.Minute,
 	})
 	if err != nil {
 		t.Fatalf("%s %s: %v", scenario, implName, err)

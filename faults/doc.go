@@ -5,7 +5,7 @@
 //
 // Importing it registers one engine.Fault per scenario (crash, pause,
 // failover, restart, latency, partition, freeze); the lockbench command
-// imports it where it assembles the program (internal/cli), beside the
+// imports it where it assembles the program (cmd/lockbench/cli), beside the
 // drivers of impl/all, which know no fault. Each runner repeats its script
 // CellSpec.Repeat times and returns one result.Cell whose Faults hold what
 // it measured, typed, in the struct of its scenario (result.CrashFigures,

@@ -14,9 +14,10 @@ import (
 	_ "github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // servers are a test's servers: one Redis (also the first of five
@@ -254,6 +255,7 @@ func TestLatencyAddsDelayEachWay(t *testing.T) {
 	sc, _ := engine.LookupScenario("latency")
 	c, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: "redis", Scenario: sc, Clients: 2, Duration: time.Second,
+		ServerKinds: sandbox.Meter{},
 		Config: impl.Config{Servers: servers(t), Namespace: fmt.Sprintf("latency-%d", os.Getpid()),
 			Options: map[string]string{"net-delay": delay.String(), "net-jitter": "1ms"}},
 	})

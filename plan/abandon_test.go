@@ -11,9 +11,10 @@ import (
 	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // In the abandon scenario twelve clients queue in id order; the odd ones
@@ -42,7 +43,8 @@ func TestAbandonQueueDrainsInOrder(t *testing.T) {
 		t.Run(tc.impl, func(t *testing.T) {
 			c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: tc.impl, Scenario: sc, Clients: n, Hold: time.Millisecond,
-				Config: impl.Config{Servers: srv, Namespace: "abandon-" + tc.impl},
+				ServerKinds: sandbox.Meter{},
+				Config:      impl.Config{Servers: srv, Namespace: "abandon-" + tc.impl},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -90,6 +92,7 @@ func TestAcquireTimeoutGivesUp(t *testing.T) {
 		Impls: []string{"redis", "zk-pred"}, Scenarios: []string{"hot"}, Clients: []int{6}, Out: dir,
 		Cell: lockbench.CellSpec{Scenario: hot, Locks: 1, Duration: 700 * time.Millisecond, Hold: 20 * time.Millisecond,
 			AcquireTimeout: 10 * time.Millisecond, MaxTime: time.Minute, ConnectParallel: 8, Repeat: 1,
+			ServerKinds: sandbox.Meter{},
 			Config: impl.Config{Servers: srv, TTL: 10 * time.Second, Retry: 2 * time.Millisecond, SessionTimeout: 10 * time.Second,
 				DialTimeout: 5 * time.Second, Jitter: 0.5, Seed: 1, Options: map[string]string{}}},
 	})

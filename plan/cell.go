@@ -5,8 +5,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 )
 
-// The cell runner's types a plan is made of, so that the CLI speaks to
-// this package alone for running and merging.
+// The cell runner's types a plan is made of, so that a plan is written
+// without naming the engine.
 type (
 	// CellSpec describes one cell; see engine.CellSpec.
 	CellSpec = engine.CellSpec

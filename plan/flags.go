@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/rendezvous"
-	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 // Flags are a plan as a command line states it: what to run

@@ -11,7 +11,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
 )

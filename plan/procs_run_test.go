@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/internal/sandboxtest"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 	"github.com/spf13/pflag"
 )
 

@@ -8,16 +8,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/scenarios/dist"
 )
-
-// A plan's cells read the servers' counters through the sandbox's kinds,
-// whether the plan runs from the CLI or from a program of its own.
-func init() { engine.UseServerKinds(sandbox.Meter{}) }
 
 // provisioned is the servers a run uses: those given, and those its
 // sandbox started for the roles that were not.

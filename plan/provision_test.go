@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/plan"
 )
 
@@ -16,12 +17,12 @@ import (
 // whatever its size.
 func TestRoleAddrsNeedEnoughServers(t *testing.T) {
 	one := &sandbox.Fleet{Servers: map[string][]*sandbox.Server{
-		sandbox.KindRedis:     {{Addr: "127.0.0.1:1"}},
-		sandbox.KindZooKeeper: {{Addr: "127.0.0.1:2"}, {Addr: "127.0.0.1:3"}, {Addr: "127.0.0.1:4"}},
+		serverkind.Redis:     {{Addr: "127.0.0.1:1"}},
+		serverkind.ZooKeeper: {{Addr: "127.0.0.1:2"}, {Addr: "127.0.0.1:3"}, {Addr: "127.0.0.1:4"}},
 	}}
-	single := impl.Need{Role: "single", Kind: sandbox.KindRedis, Count: 1}
-	masters := impl.Need{Role: "masters", Kind: sandbox.KindRedis, Count: 5}
-	ensemble := impl.Need{Role: "ens", Kind: sandbox.KindZooKeeper, Count: 1}
+	single := impl.Need{Role: "single", Kind: serverkind.Redis, Count: 1}
+	masters := impl.Need{Role: "masters", Kind: serverkind.Redis, Count: 5}
+	ensemble := impl.Need{Role: "ens", Kind: serverkind.ZooKeeper, Count: 1}
 	if got := plan.RoleAddrs(one, single); len(got) != 1 {
 		t.Errorf("one Redis for a single server: %v", got)
 	}
@@ -43,7 +44,7 @@ func TestRoleAddrsNeedEnoughServers(t *testing.T) {
 	for have, want := range map[int]int{1: 0, 2: 0, 3: 3, 4: 3, 5: 5, 7: 5} {
 		f := &sandbox.Fleet{Servers: map[string][]*sandbox.Server{}}
 		for i := range have {
-			f.Servers[sandbox.KindRedis] = append(f.Servers[sandbox.KindRedis], &sandbox.Server{Addr: fmt.Sprintf("127.0.0.1:%d", 10+i)})
+			f.Servers[serverkind.Redis] = append(f.Servers[serverkind.Redis], &sandbox.Server{Addr: fmt.Sprintf("127.0.0.1:%d", 10+i)})
 		}
 		if got := plan.RoleAddrs(f, masters); len(got) != want {
 			t.Errorf("%d Redis served %d of five odd-numbered masters, want %d", have, len(got), want)

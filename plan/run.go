@@ -27,7 +27,10 @@ type Plan struct {
 	Scenarios []string
 	Clients   []int
 	// Cell is the template for every cell (locks, duration, hold, config…);
-	// its Impl, Scenario and Clients are set per cell.
+	// its Impl, Scenario and Clients are set per cell. Its ServerKinds
+	// defaults to the sandbox's (sandbox.Meter): a plan's cells report
+	// the servers' own counters whether the CLI runs it or a program of
+	// its own.
 	Cell CellSpec
 	// Sizes are the sizes of sandboxed ensembles by server kind (a
 	// ZooKeeper of 3, say). Default 1.

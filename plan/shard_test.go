@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // shardBench is the lockbench command built once for a test, and the
@@ -36,7 +36,7 @@ func newShardBench(t *testing.T) *shardBench {
 	}
 	var needs []impl.Need
 	for _, n := range impl.Roles() {
-		if (n.Kind == sandbox.KindRedis || n.Kind == sandbox.KindZooKeeper) && n.Count <= 1 {
+		if (n.Kind == serverkind.Redis || n.Kind == serverkind.ZooKeeper) && n.Count <= 1 {
 			needs = append(needs, n)
 		}
 	}
@@ -129,7 +129,7 @@ func TestShardedBurstIsExact(t *testing.T) {
 	seen := map[int64]bool{}
 	for _, name := range impl.Names() {
 		d, _ := impl.Lookup(name)
-		if d.Theory == nil || len(d.Needs) != 1 || d.Needs[0].Kind != sandbox.KindZooKeeper {
+		if d.Theory == nil || len(d.Needs) != 1 || d.Needs[0].Kind != serverkind.ZooKeeper {
 			continue
 		}
 		// A hand-off that never met every shard's waiters settled would
@@ -284,7 +284,7 @@ func TestShardedRerunMeetsAtOnce(t *testing.T) {
 	// shard by a TTL (ZooKeeper's ephemeral nodes go with the session).
 	var zkLock string
 	for _, name := range impl.Names() {
-		if d, _ := impl.Lookup(name); len(d.Needs) == 1 && d.Needs[0].Kind == sandbox.KindZooKeeper {
+		if d, _ := impl.Lookup(name); len(d.Needs) == 1 && d.Needs[0].Kind == serverkind.ZooKeeper {
 			zkLock = name
 			break
 		}

@@ -20,6 +20,9 @@ import (
 // fills in defaults. Its error wraps ErrUsage and names what to change.
 // The CLI only parses; this is the one place a plan is judged.
 func (p *Plan) Validate() error {
+	if p.Cell.ServerKinds == nil {
+		p.Cell.ServerKinds = sandbox.Meter{}
+	}
 	if err := p.checkLists(); err != nil {
 		return err
 	}

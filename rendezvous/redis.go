@@ -7,10 +7,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
-func init() { registerBoard(sandbox.KindRedis, openRedis) }
+func init() { registerBoard(serverkind.Redis, openRedis) }
 
 // redisBoard keeps its keys under lockbench:shard:<run>:, each with a TTL:
 // a passing key lives passingTTL unless put again, the others keepTTL.
@@ -57,5 +57,5 @@ func (b *redisBoard) Clock(ctx context.Context) (time.Time, time.Duration, error
 }
 
 func (b *redisBoard) Close() error   { return b.c.Close() }
-func (b *redisBoard) Kind() string   { return sandbox.KindRedis }
+func (b *redisBoard) Kind() string   { return serverkind.Redis }
 func (b *redisBoard) String() string { return "redis " + b.addr }

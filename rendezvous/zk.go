@@ -9,10 +9,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
-func init() { registerBoard(sandbox.KindZooKeeper, openZK) }
+func init() { registerBoard(serverkind.ZooKeeper, openZK) }
 
 // zkBoard keeps its keys as nodes under /lockbench-shard/<run>; a passing
 // key is an ephemeral node, gone with the session.
@@ -108,5 +108,5 @@ func (b *zkBoard) Clock(_ context.Context) (time.Time, time.Duration, error) {
 }
 
 func (b *zkBoard) Close() error   { b.c.Close(); return nil }
-func (b *zkBoard) Kind() string   { return sandbox.KindZooKeeper }
+func (b *zkBoard) Kind() string   { return serverkind.ZooKeeper }
 func (b *zkBoard) String() string { return "zookeeper " + b.addrs }

@@ -55,7 +55,7 @@ func WriteCapacitySearch(w io.Writer, rep *result.CapacityReport) {
 func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 	v := "pass"
 	if !t.Pass {
-		v = "FAIL: " + t.Why
+		v = "FAIL: " + failText(t, slo)
 	}
 	if t.Limit != "" {
 		v += " — not the lock's limit: " + t.Limit
@@ -65,6 +65,18 @@ func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 		full = "full"
 	}
 	return fmt.Sprintf("%9s/s %-5s %s %-8s %s%s", sig3(t.Rate), full, slo.Label(), result.Dur(t.LatencyUs), v, tailText(t))
+}
+
+// failText is what failed a trial: the share its pool's arrivals took
+// over the SLO's limit when the pool decided the verdict, else the
+// trial's own reason.
+func failText(t result.SearchTrial, slo result.SLO) string {
+	p := t.PoolShare
+	if p == nil {
+		return t.Why
+	}
+	return fmt.Sprintf("%.2f%% of arrivals over %s (95%%: %.2f–%.2f%%) against %g%%",
+		100*p.Share, slo.Limit, 100*p.Low, 100*p.High, 100*p.Allowed)
 }
 
 // tailText is a trial's arrivals over the SLO's limit, pooled with those

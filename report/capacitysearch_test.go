@@ -138,3 +138,26 @@ func TestTrialLineSaysBursts(t *testing.T) {
 		t.Errorf("no bursts: %q", got)
 	}
 }
+
+// A trial failed by its pool says so from the pool's figures, and the
+// pool's worth in independent arrivals is said once, in the tail's
+// bracket; a file written before the figures (the pool's reason in Why)
+// still reads as it did.
+func TestPooledFailureIsPhrasedOnceFromItsFigures(t *testing.T) {
+	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=10ms")
+	tr := result.SearchTrial{Rate: 640, LatencyUs: 9000, Over: 3, Arrivals: 1000, Pool: 2, Why: "",
+		PooledOver: 431, PooledArrivals: 7312, PooledDispersion: 10, Decided: true,
+		PoolShare: &result.PooledShare{Share: 0.0589, Low: 0.0512, High: 0.0668, Allowed: 0.01}}
+	got := DescribeTrial(tr, slo)
+	if !strings.Contains(got, "FAIL: 5.89% of arrivals over 10ms (95%: 5.12–6.68%) against 1%") {
+		t.Errorf("pooled failure: %q", got)
+	}
+	if n := strings.Count(got, "independent"); n != 1 {
+		t.Errorf("pooled failure says its worth %d times: %q", n, got)
+	}
+	tr.PoolShare, tr.Why = nil, "431 of 7312 arrivals over 10ms: 5.89% (95%: 5.12–6.68%) against 1%"
+	if got := DescribeTrial(tr, slo); !strings.Contains(got, "FAIL: "+tr.Why) {
+		t.Errorf("an older file's pooled reason: %q", got)
+	}
+}

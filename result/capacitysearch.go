@@ -137,11 +137,31 @@ type SearchTrial struct {
 	PooledDispersion float64 `json:"pooled_dispersion,omitempty"`
 	Decided          bool    `json:"decided,omitempty"`
 
-	// Pass is the verdict of the trial's pool, when it was pooled.
-	Pass  bool   `json:"pass"`
-	Why   string `json:"why,omitempty"`
-	Limit string `json:"limit,omitempty"`
-	Dir   string `json:"dir"`
+	// SafetyViolations is the trial's count of mutual-exclusion
+	// violations.
+	SafetyViolations int64 `json:"safety_violations,omitempty"`
+
+	// Pass is the verdict of the trial's pool, when it was pooled; Why
+	// says what failed the trial on its own. PoolShare, when the verdict
+	// is its pool's rather than the trial's own, is the pooled tail it
+	// rests on. (Files written before PoolShare hold the pool's reason in
+	// Why.)
+	Pass      bool         `json:"pass"`
+	Why       string       `json:"why,omitempty"`
+	PoolShare *PooledShare `json:"pool_share,omitempty"`
+	Limit     string       `json:"limit,omitempty"`
+	Dir       string       `json:"dir"`
+}
+
+// PooledShare is the share of a pool's arrivals over the SLO's limit, the
+// 95 % interval of the lock's own share given them (widened when they
+// came in bursts; capacity.Tail.Interval), and the share the SLO's
+// quantile allows: a verdict the interval decides.
+type PooledShare struct {
+	Share   float64 `json:"share"`
+	Low     float64 `json:"low"`
+	High    float64 `json:"high"`
+	Allowed float64 `json:"allowed"`
 }
 
 // Knee is one implementation's closed loop swept over client counts with

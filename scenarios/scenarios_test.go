@@ -10,8 +10,8 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	_ "github.com/lockbench/lockbench/impl/inproc"
 
+	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/scenarios/dist"
 )
 
 func TestKeysScenarioSpreadsOverNames(t *testing.T) {

@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 )
 
 func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // blackBox is the command built for a test and a Redis for its shards to
@@ -37,7 +37,7 @@ func newBlackBox(t *testing.T) *blackBox {
 	if testing.Short() {
 		t.Skip("builds the command and runs shards as processes")
 	}
-	srv := sandboxtest.Start(t, impl.Need{Role: "redis", Kind: sandbox.KindRedis})
+	srv := sandboxtest.Start(t, impl.Need{Role: "redis", Kind: serverkind.Redis})
 	dir := t.TempDir()
 	b := &blackBox{t: t, bin: filepath.Join(dir, "lockbench"), redis: strings.Join(srv["redis"], ","), dir: dir}
 	if out, err := exec.Command("go", "build", "-o", b.bin, ".").CombinedOutput(); err != nil {

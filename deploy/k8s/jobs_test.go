@@ -11,10 +11,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
-	"github.com/lockbench/lockbench/internal/cli"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 

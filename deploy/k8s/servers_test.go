@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 )
 
 // serversDir holds the in-cluster servers; shards' addresses name them.

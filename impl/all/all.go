@@ -1,7 +1,7 @@
 // Package all registers every implementation. Import it for its side
 // effect: cmd/lockbench and the root benchmarks do. The fault scenarios
 // are not drivers and register from where the program is assembled
-// (internal/cli imports package faults).
+// (cmd/lockbench/cli imports package faults).
 package all
 
 import (

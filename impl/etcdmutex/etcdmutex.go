@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -38,7 +39,7 @@ func init() {
 }
 
 // Need is the etcd cluster the lock uses (--etcd, LOCKBENCH_ETCD).
-var Need = impl.Need{Role: "etcd", Kind: "etcd", Count: 1, Usage: "etcd endpoints, comma-separated"}
+var Need = impl.Need{Role: "etcd", Kind: serverkind.Etcd, Count: 1, Usage: "etcd endpoints, comma-separated"}
 
 // Root is the prefix of every key the lock writes: Root/<namespace>/<lock>/.
 const Root = "/lockbench"

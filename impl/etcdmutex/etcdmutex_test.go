@@ -15,7 +15,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/impltest"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // servers starts an etcd for the test (or takes LOCKBENCH_ETCD); the test
@@ -47,7 +48,8 @@ func TestBurstWakesOnePerRelease(t *testing.T) {
 	burst, _ := engine.LookupScenario("burst")
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: "etcd-recipe", Scenario: burst, Clients: n, Locks: 1, Hold: time.Millisecond,
-		Config: impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,8 @@ func TestClosedLoopServerAgrees(t *testing.T) {
 	const n, acquires = 8, 400
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: "etcd-recipe", Scenario: hot, Clients: n, Locks: 1, Acquires: acquires, Warmup: 200 * time.Millisecond,
-		Config: impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
 	})
 	if err != nil {
 		t.Fatal(err)

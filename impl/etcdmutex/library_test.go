@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/etcdmutex"
 	"github.com/lockbench/lockbench/impl/impltest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
@@ -138,7 +139,8 @@ func contended(t *testing.T, s impl.Servers, name string) result.Cell {
 	hot, _ := engine.LookupScenario("hot")
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: name, Scenario: hot, Clients: 8, Locks: 1, Acquires: 80, Warmup: 100 * time.Millisecond,
-		Config: impl.Config{Servers: s, Namespace: fmt.Sprintf("gap-%s-%d", name, time.Now().UnixNano())},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: s, Namespace: fmt.Sprintf("gap-%s-%d", name, time.Now().UnixNano())},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +161,8 @@ func TestLibraryBurstWakesOnePerRelease(t *testing.T) {
 	burst, _ := engine.LookupScenario("burst")
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: "etcd", Scenario: burst, Clients: n, Locks: 1, Hold: time.Millisecond,
-		Config: impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: s, Namespace: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())},
 	})
 	if err != nil {
 		t.Fatal(err)

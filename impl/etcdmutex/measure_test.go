@@ -18,6 +18,7 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/etcdmutex"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
@@ -48,6 +49,7 @@ func (m *measure) run(spec engine.CellSpec) result.Cell {
 	m.seq++
 	spec.Impl = "etcd-recipe"
 	spec.Config.Servers = m.servers
+	spec.ServerKinds = sandbox.Meter{}
 	spec.Config.Namespace = fmt.Sprintf("measure-%d-%d", time.Now().UnixNano(), m.seq)
 	res, err := engine.RunCellDetail(context.Background(), spec)
 	if err != nil {

@@ -3,7 +3,7 @@
 // servers, the same way for every driver.
 //
 // Each driver's own test package calls Run exactly once, with the driver as
-// registered, servers for its needs (internal/sandboxtest.Start(t,
+// registered, servers for its needs (sandboxtest.Start(t,
 // d.Needs...), or impl.Servers{} for a driver without servers) and the
 // driver-specific knowledge the suite cannot derive from the declaration
 // (Options: known bugs to skip, named, and bounds for a loaded machine).

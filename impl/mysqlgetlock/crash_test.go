@@ -9,7 +9,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // GET_LOCK has no TTL: the lock is the holder's connection's, freed when
@@ -19,8 +20,8 @@ import (
 // checks what a server restart does to holders. Times are logged, never
 // asserted.
 func TestHolderGone(t *testing.T) {
-	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindMySQL: 1})
-	srv := f.Servers[sandbox.KindMySQL][0]
+	f := sandboxtest.StartFleet(t, sandbox.Spec{serverkind.MySQL: 1})
+	srv := f.Servers[serverkind.MySQL][0]
 	servers := impl.Servers{Role: {srv.Addr}}
 	t.Run("reset", func(t *testing.T) {
 		p := impltest.NewCutProxy(t, srv.Addr)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/dsn"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // Role is the server role the driver connects to: --mysql,
@@ -25,7 +26,7 @@ func init() {
 		Name:        "mysql-getlock",
 		Description: "MySQL/MariaDB GET_LOCK(name, timeout) waits in the server's queue, RELEASE_LOCK",
 		Library:     "github.com/go-sql-driver/mysql",
-		Needs: []impl.Need{{Role: Role, Kind: "mysql",
+		Needs: []impl.Need{{Role: Role, Kind: serverkind.MySQL,
 			Usage: "MySQL or MariaDB server: host:port (user root, no password) or a go-sql-driver DSN"}},
 		Theory: &impl.ServerQueue,
 		// A grant is the connection's: it ends with it.

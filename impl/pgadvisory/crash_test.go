@@ -9,7 +9,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // These locks have no TTL: the lease is the holder's session, which ends
@@ -18,8 +19,8 @@ import (
 // behind a proxy that falls silent, and checks what a server restart
 // does to holders. Times are logged, never asserted.
 func TestHolderGone(t *testing.T) {
-	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindPostgres: 1})
-	srv := f.Servers[sandbox.KindPostgres][0]
+	f := sandboxtest.StartFleet(t, sandbox.Spec{serverkind.Postgres: 1})
+	srv := f.Servers[serverkind.Postgres][0]
 	servers := impl.Servers{Role: {srv.Addr}}
 	for _, m := range []struct {
 		name string

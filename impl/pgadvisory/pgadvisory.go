@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/dsn"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // Role is the server role the drivers connect to: --postgres,
@@ -29,7 +30,7 @@ const (
 	modeXact              // pg_advisory_xact_lock in a transaction
 )
 
-var need = impl.Need{Role: Role, Kind: "postgres",
+var need = impl.Need{Role: Role, Kind: serverkind.Postgres,
 	Usage: "PostgreSQL server: host:port (user postgres, database postgres) or a DSN"}
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	_ "github.com/lockbench/lockbench/impl/pgadvisory"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 func TestConformance(t *testing.T) {

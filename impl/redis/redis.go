@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func init() {
@@ -29,7 +30,7 @@ func init() {
 }
 
 // Need is the one Redis server the lock uses (--redis, LOCKBENCH_REDIS).
-var Need = impl.Need{Role: "redis", Kind: "redis", Count: 1, Usage: "Redis address for the single-instance lock",
+var Need = impl.Need{Role: "redis", Kind: serverkind.Redis, Count: 1, Usage: "Redis address for the single-instance lock",
 	Fence: Fence}
 
 // SubscribingNeed is Need for locks whose clients also subscribe (the

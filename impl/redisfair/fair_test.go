@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redisfair"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
@@ -25,7 +26,8 @@ func TestBurstTellsOnlyTheHead(t *testing.T) {
 	before := publishes(t, adm)
 	cell, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: "redis-fair", Scenario: burst, Clients: n, Locks: 1, ConnectParallel: 32,
-		Config: impl.Config{Servers: s, Namespace: namespace(t)},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: s, Namespace: namespace(t)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // registers the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
@@ -123,6 +124,7 @@ func measureCrash(t *testing.T, s impl.Servers) {
 
 func measureCell(t *testing.T, spec engine.CellSpec) result.Cell {
 	t.Helper()
+	spec.ServerKinds = sandbox.Meter{}
 	c, err := engine.RunCell(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("%s %s %d: %v", spec.Impl, spec.Scenario.Name(), spec.Clients, err)

@@ -13,9 +13,10 @@ import (
 	_ "github.com/lockbench/lockbench/faults" // the crash scenario
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
@@ -112,7 +113,8 @@ func (m *measure) crash() {
 	crash, _ := engine.LookupScenario("crash")
 	for _, driver := range []string{name, "redis"} {
 		c := m.run(engine.CellSpec{Impl: driver, Scenario: crash, Clients: 2, Repeat: 3,
-			Config: impl.Config{TTL: 2 * time.Second}})
+			ServerKinds: sandbox.Meter{},
+			Config:      impl.Config{TTL: 2 * time.Second}})
 		if c.Faults == nil || c.Faults.RecoveryMs == nil {
 			m.t.Errorf("crash %s: no recovery figure: %s", driver, report.FaultSentence(c))
 			continue

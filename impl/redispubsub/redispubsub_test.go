@@ -18,7 +18,8 @@ import (
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/redispubsub"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // name is the driver under test.
@@ -70,7 +71,8 @@ func TestBurstHerdMatchesTheoryAndServer(t *testing.T) {
 	before := publishCalls(t, addr)
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: name, Scenario: burst, Clients: n, Locks: 1, ConnectParallel: 32,
-		Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("%s-%p", t.Name(), t)},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: servers, Namespace: fmt.Sprintf("%s-%p", t.Name(), t)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func init() {
@@ -31,7 +32,7 @@ func init() {
 
 // Masters are the independent Redis masters Redlock runs on (--redlock,
 // LOCKBENCH_REDLOCK): five by default, as Redlock is described.
-var Masters = impl.Need{Role: "redlock", Kind: "redis", Count: 5,
+var Masters = impl.Need{Role: "redlock", Kind: serverkind.Redis, Count: 5,
 	Usage: "Redlock masters, comma-separated: an odd number ≥ 3", Check: CheckMasters,
 	Fence: redis.Fence} // on the first master alone: Redlock offers no token of its own
 

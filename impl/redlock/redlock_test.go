@@ -18,8 +18,9 @@ import (
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // masters starts the Redlock masters for the test (or takes them from
@@ -33,12 +34,12 @@ func masters(t *testing.T) impl.Servers {
 // stop and restart them; the test's cleanup stops them all.
 func fleet(t *testing.T) *sandbox.Fleet {
 	t.Helper()
-	return sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindRedis: redlock.Masters.Count})
+	return sandboxtest.StartFleet(t, sandbox.Spec{serverkind.Redis: redlock.Masters.Count})
 }
 
 // fleetServers are the fleet's servers in Redlock's role.
 func fleetServers(f *sandbox.Fleet) impl.Servers {
-	return impl.Servers{redlock.Masters.Role: f.Addrs(sandbox.KindRedis)}
+	return impl.Servers{redlock.Masters.Role: f.Addrs(serverkind.Redis)}
 }
 
 // config is a client configuration in the test's namespace; mode "" is
@@ -104,7 +105,7 @@ func newLocker(t *testing.T, cfg impl.Config) *redlock.Locker {
 func stopMasters(t *testing.T, f *sandbox.Fleet, idx ...int) {
 	t.Helper()
 	for _, i := range idx {
-		if err := f.Servers[sandbox.KindRedis][i].Stop(); err != nil {
+		if err := f.Servers[serverkind.Redis][i].Stop(); err != nil {
 			t.Error(err)
 		}
 	}
@@ -113,7 +114,7 @@ func stopMasters(t *testing.T, f *sandbox.Fleet, idx ...int) {
 func restartMasters(t *testing.T, f *sandbox.Fleet, idx ...int) {
 	t.Helper()
 	for _, i := range idx {
-		if s := f.Servers[sandbox.KindRedis][i]; !s.Running() {
+		if s := f.Servers[serverkind.Redis][i]; !s.Running() {
 			if err := s.Restart(context.Background()); err != nil {
 				t.Error(err)
 			}
@@ -142,7 +143,8 @@ func TestAcquires(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 				Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 500 * time.Millisecond,
-				Config: config(t, servers, mode),
+				ServerKinds: sandbox.Meter{},
+				Config:      config(t, servers, mode),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -224,12 +226,13 @@ func TestTwoMastersDown(t *testing.T) {
 		Impl: "redlock", Scenario: hot(t), Clients: 4,
 		Warmup: 500 * time.Millisecond, Duration: 700 * time.Millisecond,
 		Progress: stopOnStart(t, f, 3, 4), ProgressEvery: 20 * time.Millisecond,
-		Config: cfg,
+		ServerKinds: sandbox.Meter{},
+		Config:      cfg,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ms := f.Servers[sandbox.KindRedis]; ms[3].Running() || ms[4].Running() {
+	if ms := f.Servers[serverkind.Redis]; ms[3].Running() || ms[4].Running() {
 		t.Fatal("masters 3 and 4 were not stopped")
 	}
 	checkSafe(t, c)
@@ -247,7 +250,8 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 		Impl: "redlock", Scenario: hot(t), Clients: 4,
 		Warmup: 500 * time.Millisecond, Duration: 500 * time.Millisecond,
 		Progress: stopOnStart(t, f, stopped...), ProgressEvery: 20 * time.Millisecond,
-		Config: cfg,
+		ServerKinds: sandbox.Meter{},
+		Config:      cfg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +272,7 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 		t.Fatalf("acquire: %v (class %s), want no quorum", err, impl.Class(err))
 	}
 	var ne *impl.NodeError
-	if !errors.As(err, &ne) || !slices.ContainsFunc(stopped, func(i int) bool { return f.Servers[sandbox.KindRedis][i].Addr == ne.Addr }) {
+	if !errors.As(err, &ne) || !slices.ContainsFunc(stopped, func(i int) bool { return f.Servers[serverkind.Redis][i].Addr == ne.Addr }) {
 		t.Errorf("no *impl.NodeError naming a stopped master in %v", err)
 	}
 
@@ -303,6 +307,7 @@ func TestMastersStopMidRun(t *testing.T) {
 			Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 2 * time.Second,
 			Progress:      func(p lockbench.Progress) { seen.Store(p.Acquires) },
 			ProgressEvery: 20 * time.Millisecond,
+			ServerKinds:   sandbox.Meter{},
 			Config:        config(t, fleetServers(f), ""),
 		})
 		done <- outcome{c, err}

@@ -18,7 +18,8 @@ import (
 	"github.com/lockbench/lockbench/impl/redlock"
 	"github.com/lockbench/lockbench/impl/redsync"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // masters starts the Redlock masters for the test (or takes them from
@@ -83,7 +84,8 @@ func newLocker(t *testing.T, cfg impl.Config) impl.Locker {
 func TestAcquires(t *testing.T) {
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "redsync", Scenario: hot(t), Clients: 4, Duration: 500 * time.Millisecond,
-		Config: config(t, masters(t)),
+		ServerKinds: sandbox.Meter{},
+		Config:      config(t, masters(t)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +128,9 @@ func TestCancelLeavesNothing(t *testing.T) {
 
 func TestThreeMastersDownFailsFast(t *testing.T) {
 	// A fleet of the test's own: it stops masters and leaves them stopped.
-	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindRedis: redlock.Masters.Count})
-	ms := f.Servers[sandbox.KindRedis]
-	l := newLocker(t, config(t, impl.Servers{redlock.Masters.Role: f.Addrs(sandbox.KindRedis)})) // connected while every master is up
+	f := sandboxtest.StartFleet(t, sandbox.Spec{serverkind.Redis: redlock.Masters.Count})
+	ms := f.Servers[serverkind.Redis]
+	l := newLocker(t, config(t, impl.Servers{redlock.Masters.Role: f.Addrs(serverkind.Redis)})) // connected while every master is up
 	stopped := []int{0, 1, 2}
 	var wg sync.WaitGroup
 	for _, i := range stopped {

@@ -14,7 +14,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // ensemble starts a ZooKeeper server for the test (or takes the ensemble
@@ -28,7 +29,8 @@ func burst(t *testing.T, servers impl.Servers, implName string, n int) lockbench
 	s, _ := lockbench.LookupScenario("burst")
 	return lockbench.CellSpec{
 		Impl: implName, Scenario: s, Clients: n, Hold: time.Millisecond, Warmup: time.Second,
-		Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("%s-%d", t.Name(), n)},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: servers, Namespace: fmt.Sprintf("%s-%d", t.Name(), n)},
 	}
 }
 
@@ -101,7 +103,8 @@ func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
 	for _, name := range []string{"zk-naive", "zk-pred"} {
 		cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 			Impl: name, Scenario: hot, Clients: n, Acquires: 400, Warmup: 200 * time.Millisecond,
-			Config: impl.Config{Servers: servers, Namespace: t.Name() + name},
+			ServerKinds: sandbox.Meter{},
+			Config:      impl.Config{Servers: servers, Namespace: t.Name() + name},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -208,7 +211,8 @@ func TestCellCleansUpItsNodes(t *testing.T) {
 	ns := "cleanup-" + fmt.Sprint(time.Now().UnixNano())
 	cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "zk-pred", Scenario: hot, Clients: 3, Locks: 2, Acquires: 60, Think: time.Millisecond,
-		Config: impl.Config{Servers: servers, Namespace: ns},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: servers, Namespace: ns},
 	})
 	if err != nil || cell.SafetyViolations != 0 {
 		t.Fatalf("%v, %d violations", err, cell.SafetyViolations)

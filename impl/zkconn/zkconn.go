@@ -15,10 +15,11 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // Ensemble is the ZooKeeper ensemble the locks use (--zk, LOCKBENCH_ZK).
-var Ensemble = impl.Need{Role: "zk", Kind: "zookeeper", Count: 1, Usage: "ZooKeeper servers of one ensemble, comma-separated"}
+var Ensemble = impl.Need{Role: "zk", Kind: serverkind.ZooKeeper, Count: 1, Usage: "ZooKeeper servers of one ensemble, comma-separated"}
 
 // ACL is the open ACL every lock node is created with.
 var ACL = gozk.WorldACL(gozk.PermAll)

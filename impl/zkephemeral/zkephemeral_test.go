@@ -11,8 +11,9 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/sandboxtest"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 
 	_ "github.com/lockbench/lockbench/faults"
@@ -47,7 +48,8 @@ func TestBurstIsExactHerd(t *testing.T) {
 		for run := range 3 {
 			c, err := engine.RunCell(context.Background(), engine.CellSpec{
 				Impl: name, Scenario: burst, Clients: n, Hold: time.Millisecond,
-				Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("burst-%d-%d", n, run)},
+				ServerKinds: sandbox.Meter{},
+				Config:      impl.Config{Servers: servers, Namespace: fmt.Sprintf("burst-%d-%d", n, run)},
 			})
 			if err != nil {
 				t.Fatalf("n=%d: %v", n, err)
@@ -82,7 +84,8 @@ func TestCrashedHolderFreesOnSessionExpiry(t *testing.T) {
 	const session, repeat = 2 * time.Second, 2
 	c, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: name, Scenario: crash, Clients: 2, Repeat: repeat, MaxTime: 2 * time.Minute,
-		Config: impl.Config{Servers: servers, Namespace: "crash", SessionTimeout: session},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: servers, Namespace: "crash", SessionTimeout: session},
 	})
 	if err != nil {
 		t.Fatal(err)

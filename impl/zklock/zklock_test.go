@@ -11,7 +11,8 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/sandboxtest"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 
 	_ "github.com/lockbench/lockbench/impl/zklock"
@@ -42,7 +43,8 @@ func TestBurstIsExact(t *testing.T) {
 	for _, n := range []int{2, 8, 32} {
 		c, err := engine.RunCell(context.Background(), engine.CellSpec{
 			Impl: name, Scenario: burst, Clients: n, Hold: time.Millisecond,
-			Config: impl.Config{Servers: servers, Namespace: fmt.Sprintf("burst-%d", n)},
+			ServerKinds: sandbox.Meter{},
+			Config:      impl.Config{Servers: servers, Namespace: fmt.Sprintf("burst-%d", n)},
 		})
 		if err != nil {
 			t.Fatalf("n=%d: %v", n, err)

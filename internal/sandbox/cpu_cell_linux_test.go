@@ -11,7 +11,8 @@ import (
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // Over a cell of seconds, the server CPU a cell records (per thread, in
@@ -23,8 +24,8 @@ func TestServerCPUAgreesWithTicksOverALongCell(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 4 s cell")
 	}
-	f := sandboxtest.StartFleet(t, sandbox.Spec{sandbox.KindZooKeeper: 1})
-	addr := f.Servers[sandbox.KindZooKeeper][0].Addr
+	f := sandboxtest.StartFleet(t, sandbox.Spec{serverkind.ZooKeeper: 1})
+	addr := f.Servers[serverkind.ZooKeeper][0].Addr
 	hot, _ := lockbench.LookupScenario("hot")
 	before, ok := sandbox.TicksCPU(addr)
 	if !ok {
@@ -32,7 +33,8 @@ func TestServerCPUAgreesWithTicksOverALongCell(t *testing.T) {
 	}
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "zk-pred", Scenario: hot, Clients: 8, Duration: 4 * time.Second, Warmup: 1,
-		Config: impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {addr}}, Namespace: t.Name()},
+		ServerKinds: sandbox.Meter{},
+		Config:      impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {addr}}, Namespace: t.Name()},
 	})
 	if err != nil {
 		t.Fatal(err)

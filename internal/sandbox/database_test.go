@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lockbench/lockbench/internal/dsn"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // startKind starts one server of kind, skipping when it is not installed.
@@ -40,8 +41,8 @@ func TestDatabaseKinds(t *testing.T) {
 		// statement first, and the Parse's Sync ends a transaction.
 		extra int64
 	}{
-		{KindPostgres, "postgres 1", "pg_xact_commit", pgQueries, 1},
-		{KindMySQL, "mariadb 1", "mysql_com_select", mysqlQueries, 0},
+		{serverkind.Postgres, "postgres 1", "pg_xact_commit", pgQueries, 1},
+		{serverkind.MySQL, "mariadb 1", "mysql_com_select", mysqlQueries, 0},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			f := startKind(t, tc.kind)

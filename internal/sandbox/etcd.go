@@ -14,10 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// KindEtcd is the etcd server kind.
-const KindEtcd = "etcd"
+	"github.com/lockbench/lockbench/internal/serverkind"
+)
 
 // etcd registers as an ensemble kind: n members form one cluster, which is
 // what a driver's "etcd endpoints, comma-separated" means (the endpoints
@@ -27,7 +26,7 @@ const KindEtcd = "etcd"
 // `lockbench sandbox --etcd 3`) starts three members for quorum writes.
 func init() {
 	RegisterKind(Kind{
-		Name: KindEtcd, Flag: "etcd", Ensemble: true,
+		Name: serverkind.Etcd, Flag: "etcd", Ensemble: true,
 		SizeFlag: "etcd-cluster", SizeUsage: "size of the sandboxed etcd cluster: 1 member or 3 (quorum writes)",
 		Start:   startEtcd,
 		Find:    func() error { _, err := findEtcd(); return err },
@@ -106,7 +105,7 @@ func startEtcd(ctx context.Context, dir string, n int) ([]*Server, error) {
 		}
 		client := "http://127.0.0.1:" + strconv.Itoa(ports[2*i])
 		servers[i] = &Server{
-			Kind: KindEtcd, Addr: "127.0.0.1:" + strconv.Itoa(ports[2*i]), dir: d, bin: bin,
+			Kind: serverkind.Etcd, Addr: "127.0.0.1:" + strconv.Itoa(ports[2*i]), dir: d, bin: bin,
 			logPath: filepath.Join(d, "etcd.log"),
 			args: []string{
 				"--name", fmt.Sprintf("etcd-%d", i),

@@ -10,14 +10,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // startEtcdFleet starts etcd members for the test, or skips it, saying how
 // to install etcd, when there is none.
 func startEtcdFleet(t *testing.T, n int) *Fleet {
 	t.Helper()
-	need(t, KindEtcd)
-	f, err := Start(context.Background(), Spec{KindEtcd: n})
+	need(t, serverkind.Etcd)
+	f, err := Start(context.Background(), Spec{serverkind.Etcd: n})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func startEtcdFleet(t *testing.T, n int) *Fleet {
 func TestEtcdStartsAndReports(t *testing.T) {
 	f := startEtcdFleet(t, 1)
 	ctx := context.Background()
-	addrs := f.Addrs(KindEtcd)
+	addrs := f.Addrs(serverkind.Etcd)
 	if len(addrs) != 1 || !strings.HasPrefix(addrs[0], "127.0.0.1:") {
 		t.Fatalf("addresses %v, want one on loopback", addrs)
 	}
@@ -122,7 +124,7 @@ func TestEtcdClusterOfThree(t *testing.T) {
 		t.Skip("a cluster takes a few seconds to start")
 	}
 	f := startEtcdFleet(t, 3)
-	addrs := f.Addrs(KindEtcd)
+	addrs := f.Addrs(serverkind.Etcd)
 	if len(addrs) != 3 {
 		t.Fatalf("%d members, want 3", len(addrs))
 	}
@@ -153,7 +155,7 @@ func TestEtcdClusterOfThree(t *testing.T) {
 
 func TestEtcdMissingSaysHowToInstall(t *testing.T) {
 	t.Setenv("LOCKBENCH_ETCD_BIN", filepath.Join(t.TempDir(), "no-etcd"))
-	f, err := Start(context.Background(), Spec{KindEtcd: 1})
+	f, err := Start(context.Background(), Spec{serverkind.Etcd: 1})
 	if f != nil {
 		f.Close()
 		t.Fatal("Start returned a fleet without an etcd binary")

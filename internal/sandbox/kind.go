@@ -108,12 +108,6 @@ func Kinds() []Kind {
 	return out
 }
 
-// Names of the kinds this package registers.
-const (
-	KindRedis     = "redis"
-	KindZooKeeper = "zookeeper"
-)
-
 // Installed reports whether the kind called name is installed, by its
 // Find: nil, or an error wrapping ErrMissing that says how to install it.
 // A kind without Find counts as installed; Start will say otherwise.

@@ -14,10 +14,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/lockbench/lockbench/internal/dsn"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
-
-// KindMySQL is the MySQL server kind; MariaDB serves it.
-const KindMySQL = "mysql"
 
 // mysqlUser is the account a sandboxed MariaDB runs as when lockbench runs
 // as root (mariadbd refuses root unless told otherwise, and would switch
@@ -26,7 +24,7 @@ const mysqlUser = "mysql"
 
 func init() {
 	RegisterKind(Kind{
-		Name: KindMySQL, Flag: "mysql",
+		Name: serverkind.MySQL, Flag: "mysql",
 		Start:   startMySQL,
 		Find:    func() error { _, _, err := mysqlBinaries(); return err },
 		Stats:   mysqlStats,
@@ -110,7 +108,7 @@ func startOneMySQL(ctx context.Context, server, install, top, d string) (*Server
 		return nil, err
 	}
 	s := &Server{
-		Kind: KindMySQL, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: d, bin: server,
+		Kind: serverkind.MySQL, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: d, bin: server,
 		logPath: filepath.Join(d, "mariadbd.log"), user: mysqlUser,
 		args: []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(ports[0]),
 			"--bind-address=127.0.0.1", "--socket=" + filepath.Join(d, "mysqld.sock"),

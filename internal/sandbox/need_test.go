@@ -3,6 +3,8 @@ package sandbox
 import (
 	"errors"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // need ends the test unless every kind named is installed: a skip, or
@@ -24,11 +26,11 @@ func need(t *testing.T, kinds ...string) {
 // etcd is missing for both, whatever else is on the machine.
 func TestInstalledAgreesWithStart(t *testing.T) {
 	t.Setenv("LOCKBENCH_ETCD_BIN", t.TempDir()+"/no-etcd")
-	err := Installed(KindEtcd)
+	err := Installed(serverkind.Etcd)
 	if !errors.Is(err, ErrMissing) {
 		t.Fatalf("Installed(etcd) = %v, want an error wrapping ErrMissing", err)
 	}
-	if _, err := Start(t.Context(), Spec{KindEtcd: 1}); !errors.Is(err, ErrMissing) {
+	if _, err := Start(t.Context(), Spec{serverkind.Etcd: 1}); !errors.Is(err, ErrMissing) {
 		t.Fatalf("Start(etcd) = %v, want an error wrapping ErrMissing", err)
 	}
 }

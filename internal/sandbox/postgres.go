@@ -15,10 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lockbench/lockbench/internal/dsn"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
-
-// KindPostgres is the PostgreSQL server kind.
-const KindPostgres = "postgres"
 
 // DatabaseConnections is how many connections a sandboxed PostgreSQL or
 // MariaDB accepts: a client per connection up to the largest plans
@@ -31,7 +29,7 @@ const postgresUser = "postgres"
 
 func init() {
 	RegisterKind(Kind{
-		Name: KindPostgres, Flag: "postgres",
+		Name: serverkind.Postgres, Flag: "postgres",
 		Start:   startPostgres,
 		Find:    func() error { _, err := postgresBinDir(); return err },
 		Stats:   postgresStats,
@@ -122,7 +120,7 @@ func startOnePostgres(ctx context.Context, bin, top, d string) (*Server, error) 
 		return nil, err
 	}
 	s := &Server{
-		Kind: KindPostgres, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: d, bin: filepath.Join(bin, "postgres"),
+		Kind: serverkind.Postgres, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: d, bin: filepath.Join(bin, "postgres"),
 		logPath: filepath.Join(d, "postgres.log"), user: postgresUser,
 		// SIGTERM is a smart shutdown, which waits for every client to
 		// leave; SIGINT ends their sessions and stops at once.

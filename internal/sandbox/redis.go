@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func init() {
 	RegisterKind(Kind{
-		Name: KindRedis, Flag: "redis",
+		Name: serverkind.Redis, Flag: "redis",
 		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
 			bin, err := findRedis()
 			if err != nil {
@@ -64,7 +66,7 @@ func startRedis(ctx context.Context, bin, dir string) (*Server, error) {
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	s := &Server{
-		Kind: "redis", Addr: addr, dir: dir, bin: bin,
+		Kind: serverkind.Redis, Addr: addr, dir: dir, bin: bin,
 		logPath: filepath.Join(dir, "redis.log"),
 		args: []string{
 			"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // StartReplica starts a redis-server that replicates asynchronously from
@@ -54,7 +56,7 @@ func StartReplica(ctx context.Context, of *Server, masterAddr string) (*Server, 
 		return nil, fmt.Errorf("sandbox: replica of %s: %w", of.Addr, err)
 	}
 	s := &Server{
-		Kind: "redis", Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: dir, bin: of.bin,
+		Kind: serverkind.Redis, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: dir, bin: of.bin,
 		logPath: filepath.Join(dir, "redis.log"),
 		args: []string{
 			"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",

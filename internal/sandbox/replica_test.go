@@ -4,20 +4,22 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func TestReplicaFollowsMaster(t *testing.T) {
-	need(t, KindRedis)
+	need(t, serverkind.Redis)
 	ctx := context.Background()
-	f, err := Start(ctx, Spec{KindRedis: 1})
+	f, err := Start(ctx, Spec{serverkind.Redis: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	if _, err := command(ctx, f.Servers[KindRedis][0].Addr, "SET", "k", "before"); err != nil {
+	if _, err := command(ctx, f.Servers[serverkind.Redis][0].Addr, "SET", "k", "before"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := StartReplica(ctx, f.Servers[KindRedis][0], "")
+	r, err := StartReplica(ctx, f.Servers[serverkind.Redis][0], "")
 	if err != nil {
 		t.Fatal(err)
 	}

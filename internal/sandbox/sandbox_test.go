@@ -10,31 +10,33 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func TestStartAndClose(t *testing.T) {
-	need(t, KindRedis, KindZooKeeper)
+	need(t, serverkind.Redis, serverkind.ZooKeeper)
 	ctx := context.Background()
-	f, err := Start(ctx, Spec{KindRedis: 2, KindZooKeeper: 1})
+	f, err := Start(ctx, Spec{serverkind.Redis: 2, serverkind.ZooKeeper: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Servers[KindRedis]) != 2 || len(f.Servers[KindZooKeeper]) != 1 {
-		t.Fatalf("got %d redis, %d zk", len(f.Servers[KindRedis]), len(f.Servers[KindZooKeeper]))
+	if len(f.Servers[serverkind.Redis]) != 2 || len(f.Servers[serverkind.ZooKeeper]) != 1 {
+		t.Fatalf("got %d redis, %d zk", len(f.Servers[serverkind.Redis]), len(f.Servers[serverkind.ZooKeeper]))
 	}
-	if f.Servers[KindRedis][0].Addr == f.Servers[KindRedis][1].Addr {
-		t.Fatalf("two servers on one address %s", f.Servers[KindRedis][0].Addr)
+	if f.Servers[serverkind.Redis][0].Addr == f.Servers[serverkind.Redis][1].Addr {
+		t.Fatalf("two servers on one address %s", f.Servers[serverkind.Redis][0].Addr)
 	}
-	for _, s := range append(f.Servers[KindRedis], f.Servers[KindZooKeeper]...) {
+	for _, s := range append(f.Servers[serverkind.Redis], f.Servers[serverkind.ZooKeeper]...) {
 		if !strings.HasPrefix(s.Addr, "127.0.0.1:") {
 			t.Errorf("%s not on loopback: %s", s.Kind, s.Addr)
 		}
 	}
-	if r, err := probe(ctx, f.Servers[KindZooKeeper][0].Addr, "mntr"); err != nil || !strings.Contains(r, "zk_sum_node_children_watch_count") {
+	if r, err := probe(ctx, f.Servers[serverkind.ZooKeeper][0].Addr, "mntr"); err != nil || !strings.Contains(r, "zk_sum_node_children_watch_count") {
 		t.Errorf("mntr not allowed: %q %v", r, err)
 	}
 	var pids []int
-	for _, s := range append(f.Servers[KindRedis], f.Servers[KindZooKeeper]...) {
+	for _, s := range append(f.Servers[serverkind.Redis], f.Servers[serverkind.ZooKeeper]...) {
 		pids = append(pids, s.cmd.Process.Pid)
 	}
 	dir := f.dir
@@ -52,14 +54,14 @@ func TestStartAndClose(t *testing.T) {
 }
 
 func TestRestartKilledRedis(t *testing.T) {
-	need(t, KindRedis)
+	need(t, serverkind.Redis)
 	ctx := context.Background()
-	f, err := Start(ctx, Spec{KindRedis: 1})
+	f, err := Start(ctx, Spec{serverkind.Redis: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	s := f.Servers[KindRedis][0]
+	s := f.Servers[serverkind.Redis][0]
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestMissingBinaryNamesPackage(t *testing.T) {
 	saved := redisCandidates
 	redisCandidates = nil
 	t.Cleanup(func() { redisCandidates = saved })
-	f, err := Start(context.Background(), Spec{KindRedis: 1})
+	f, err := Start(context.Background(), Spec{serverkind.Redis: 1})
 	if f != nil {
 		f.Close()
 		t.Fatal("Start returned a fleet without redis-server")
@@ -100,14 +102,14 @@ func TestEnsembleHasQuorum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ensemble start takes a few seconds")
 	}
-	need(t, KindZooKeeper)
-	f, err := Start(context.Background(), Spec{KindZooKeeper: 3})
+	need(t, serverkind.ZooKeeper)
+	f, err := Start(context.Background(), Spec{serverkind.ZooKeeper: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	leaders := 0
-	for _, s := range f.Servers[KindZooKeeper] {
+	for _, s := range f.Servers[serverkind.ZooKeeper] {
 		r, err := probe(context.Background(), s.Addr, "srvr")
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +126,7 @@ func TestEnsembleHasQuorum(t *testing.T) {
 // A port taken between the probe and the server's bind costs a retry, not
 // the run.
 func TestStartSurvivesATakenPort(t *testing.T) {
-	need(t, KindRedis)
+	need(t, serverkind.Redis)
 	tries := 0
 	err := retryPorts(context.Background(), func(int) error {
 		tries++
@@ -142,7 +144,7 @@ func TestStartSurvivesATakenPort(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	f, err := Start(ctx, Spec{KindRedis: 1})
+	f, err := Start(ctx, Spec{serverkind.Redis: 1})
 	if err == nil {
 		f.Close()
 		t.Skip("redis answered within 10ms")

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func init() {
 	RegisterKind(Kind{
-		Name: KindZooKeeper, Flag: "zk", Ensemble: true,
+		Name: serverkind.ZooKeeper, Flag: "zk", Ensemble: true,
 		SizeFlag: "zk-ensemble", SizeUsage: "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)",
 		Start:   startZK,
 		Find:    findZK,
@@ -130,7 +132,7 @@ forceSync=no
 			}
 		}
 		servers[i] = &Server{
-			Kind: "zookeeper", Addr: "127.0.0.1:" + strconv.Itoa(ports[3*i]), dir: d, bin: java,
+			Kind: serverkind.ZooKeeper, Addr: "127.0.0.1:" + strconv.Itoa(ports[3*i]), dir: d, bin: java,
 			logPath: filepath.Join(d, "zookeeper.log"),
 			args: []string{"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 				"-Dzookeeper.admin.enableServer=false", "-cp", cp, main, cfgPath},

@@ -3,9 +3,9 @@
 // loopback ports, returns their addresses by role, and stops them when the
 // test (or benchmark) ends. A machine without the servers installed skips
 // the test, saying why — unless CI is set: there a missing server fails
-// the test (see sandbox.MissingFails). Importing it also hands the engine
-// the sandbox's server kinds (engine.UseServerKinds), as the lockbench
-// command does, so cells on these servers report the servers' own counters.
+// the test (see sandbox.MissingFails). A cell run on these servers reports
+// their own counters when its spec is given the sandbox's kinds
+// (CellSpec.ServerKinds: sandbox.Meter{}), as a plan's cells are.
 package sandboxtest
 
 import (
@@ -15,14 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 )
-
-// A test that starts servers runs its cells as the lockbench command does:
-// the engine reads the servers' counters through the sandbox's kinds.
-func init() { engine.UseServerKinds(sandbox.Meter{}) }
 
 // Start returns servers for every need: the addresses named in the
 // environment (LOCKBENCH_<ROLE>, as `lockbench sandbox` prints them) or,

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -338,4 +339,13 @@ func sandboxDefault(k sandbox.Kind) (int, string) {
 		return n, fmt.Sprintf("%s servers: 1 standalone, 3 an ensemble, 0 none (serves %s)", k.Name, strings.Join(roles, ", "))
 	}
 	return n, fmt.Sprintf("number of %s servers, 0 for none (serve %s)", k.Name, strings.Join(roles, ", "))
+}
+
+// percent reads a flag's "5%" as a fraction.
+func percent(flag, v string) (float64, error) {
+	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: --%s %q: want a percentage, e.g. 5%%", errUsage, flag, v)
+	}
+	return p / 100, nil
 }

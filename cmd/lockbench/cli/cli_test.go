@@ -2,9 +2,9 @@ package cli
 
 import (
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 
 	"bytes"
 	"encoding/json"
@@ -125,7 +125,7 @@ func TestUnreachableServerIsExit1(t *testing.T) {
 // A TTL shorter than the hold lets a second holder in: the run writes every
 // result and then exits 3.
 func TestViolationsExit3AfterWritingResults(t *testing.T) {
-	sandboxtest.Require(t, sandbox.KindRedis)
+	sandboxtest.Require(t, serverkind.Redis)
 	dir := t.TempDir()
 	code, out, errOut := run("run", "--impl", "redis", "--clients", "4", "--duration", "1s", "--warmup", "0s",
 		"--ttl", "20ms", "--hold", "60ms", "--retry", "5ms", "-q", "--out", dir)

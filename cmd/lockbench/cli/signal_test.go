@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/sandboxtest"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // SIGHUP, like Ctrl-C and SIGTERM, ends a run with what it measured: exit
@@ -112,10 +112,10 @@ func startRun(t *testing.T, args ...string) (cmd *exec.Cmd, out, tmp string, std
 	if testing.Short() {
 		t.Skip("builds and runs the command")
 	}
-	sandboxtest.Require(t, sandbox.KindRedis)
+	sandboxtest.Require(t, serverkind.Redis)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "lockbench")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, b)
 	}
 	tmp = filepath.Join(dir, "tmp")

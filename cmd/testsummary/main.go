@@ -4,7 +4,7 @@
 // line per skipped test with its reason — so a run that skipped a server's
 // tests cannot pass for one that ran them. It exits 1 if anything failed.
 //
-//	go test -json ./... | go run ./internal/testsummary
+//	go test -json ./... | go run ./cmd/testsummary
 package main
 
 import (
