@@ -122,7 +122,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun `lockbench <command> --help` for its flags.")
 	fmt.Fprintln(w, "\nResults go to stdout (--format table|json|csv), progress and notes to stderr.")
-	fmt.Fprintln(w, "Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation,")
+	fmt.Fprintln(w, "Exit status: 0 ok, 1 runtime failure, 2 usage (also a file or directory named to be")
+	fmt.Fprintln(w, "read that is missing or unreadable, in every command), 3 a mutual-exclusion violation,")
 	fmt.Fprintln(w, "4 a regression (compare, benchcheck), 5 an SLO missed (--slo), 130 interrupted.")
 }
 

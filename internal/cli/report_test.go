@@ -121,11 +121,11 @@ func TestReportAndCompareErrors(t *testing.T) {
 		{"report: bad SLO", []string{"report", dir, "--slo", "p97=1ms"}, ExitUsage},
 		{"report: bad format", []string{"report", dir, "--format", "yaml"}, ExitUsage},
 		{"compare: bad format", []string{"compare", dir, dir, "--format", "xml"}, ExitUsage},
-		{"report: missing directory", []string{"report", missing}, ExitFailure},
+		{"report: missing directory", []string{"report", missing}, ExitUsage}, // a path: exit 2 everywhere
 		{"report: unreadable summary", []string{"report", bad}, ExitFailure},
 		{"compare: one directory", []string{"compare", dir}, ExitUsage},
 		{"compare: bad noise", []string{"compare", dir, dir, "--noise", "-1"}, ExitUsage},
-		{"compare: missing directory", []string{"compare", dir, missing}, ExitFailure},
+		{"compare: missing directory", []string{"compare", dir, missing}, ExitUsage},
 		{"compare: unreadable summary", []string{"compare", bad, dir}, ExitFailure},
 	} {
 		code, out, errOut := runMain(tc.args...)
