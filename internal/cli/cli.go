@@ -110,8 +110,15 @@ func exitCode(err error, ctx context.Context, stderr io.Writer) int {
 // oneLine keeps the first line of a message: multi-line errors (a joined
 // error, a server's log tail) would bury the point.
 func oneLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return strings.TrimPrefix(first, "lockbench: ")
+	// A library's multi-line error (pgx puts the cause on a line of its
+	// own) is joined, not cut: the cause is what the user needs.
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.TrimPrefix(strings.Join(parts, " "), "lockbench: ")
 }
 
 func usage(w io.Writer) {
