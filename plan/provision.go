@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/dsn"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/scenarios/dist"
@@ -150,7 +151,7 @@ func (p *provisioned) versions(ctx context.Context) map[string]string {
 			continue
 		}
 		for _, a := range p.servers[n.Role] {
-			key := k.Name + " " + a
+			key := k.Name + " " + dsn.Redact(a)
 			if _, seen := out[key]; !seen {
 				out[key] = k.Version(ctx, a)
 			}
@@ -181,6 +182,18 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
 		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),
 		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options, SLO: p.SLO,
-		Servers: result.Addrs(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
+		Servers: redacted(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
 	}
+}
+
+// redacted is the servers as meta.json records them: a password in a
+// connection string the user gave stays out of the results.
+func redacted(s impl.Servers) result.Addrs {
+	out := result.Addrs{}
+	for role, addrs := range s {
+		for _, a := range addrs {
+			out[role] = append(out[role], dsn.Redact(a))
+		}
+	}
+	return out
 }
