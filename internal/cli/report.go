@@ -176,6 +176,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		c, err = report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: noise})
 		return err
 	})
+	if errors.Is(err, report.ErrPartial) {
+		return fmt.Errorf("compare: %w", err)
+	}
 	if err != nil {
 		return err
 	}
