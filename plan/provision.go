@@ -182,7 +182,8 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
 		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),
 		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options, SLO: p.SLO,
-		Servers: redacted(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
+		ScenarioKinds: p.scenarioKinds(),
+		Servers:       redacted(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
 	}
 }
 
@@ -194,6 +195,16 @@ func redacted(s impl.Servers) result.Addrs {
 		for _, a := range addrs {
 			out[role] = append(out[role], dsn.Redact(a))
 		}
+	}
+	return out
+}
+
+// scenarioKinds is how each of the plan's scenarios drives its clients,
+// for meta.json: readers list the plan's cells from it (result.PlanCells).
+func (p Plan) scenarioKinds() map[string]result.Kind {
+	out := map[string]result.Kind{}
+	for _, s := range p.scenarios {
+		out[s.Name()] = s.Kind()
 	}
 	return out
 }
