@@ -82,3 +82,24 @@ func TestRepeatedBurstAddsUpExactly(t *testing.T) {
 		t.Errorf("fairness over the repeats: %+v", c.Fairness)
 	}
 }
+
+// A repeated burst keeps the driver's own distributions, over every
+// repeat's grants: Redlock's validity left at each grant, counted once a
+// grant, not dropped when the repeats' cell is made.
+func TestRepeatedBurstKeepsTheDriversDistributions(t *testing.T) {
+	d, _ := impl.Lookup("redlock")
+	srv := sandboxtest.Start(t, d.Needs...)
+	burst, _ := lockbench.LookupScenario("burst")
+	const n, repeats = 4, 3
+	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+		Impl: "redlock", Scenario: burst, Clients: n, Repeat: repeats,
+		Config: impl.Config{Servers: srv, Namespace: "repeated-burst-dists"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := c.Distributions["validity_ms"]
+	if c.Repeats != repeats || !ok || v.Count != c.Acquires || c.Acquires != repeats*n || v.Max <= 0 {
+		t.Errorf("repeats %d, acquires %d, distributions %+v; want validity_ms over all %d grants", c.Repeats, c.Acquires, c.Distributions, repeats*n)
+	}
+}

@@ -311,7 +311,12 @@ func TestSearchBoundsTheCapacityByDecidedTails(t *testing.T) {
 			t.Errorf("step at %g decided, inside the range [%g, %g]", st.Rate, a.Low, a.High)
 		}
 	}
-	t.Logf("1,000 arrivals: %g [%g, %g] in %d trials", a.Rate, a.Low, a.High, len(a.Steps))
+	t.Logf("1,000 arrivals: %g [%g, %g] in %d trials, sampled %v", a.Rate, a.Low, a.High, len(a.Steps), a.Sampled)
+	// Bisection ended between two rates neither of whose tails could
+	// decide: the answer is sampled, unconfirmed, and says so.
+	if !a.Sampled || a.Confirmed || !strings.Contains(a.Note, "too close to call") {
+		t.Errorf("sampled %v, confirmed %v, note %q; want a sampled, unconfirmed answer saying why", a.Sampled, a.Confirmed, a.Note)
+	}
 	// More arrivals narrow the range.
 	m2 := &tailModel{share: m.share, n: 20000}
 	b, err := Search(context.Background(), m2.trial, Options{Start: 500, Precision: 0.05, Allowed: 0.01, MaxTrials: 200})
@@ -323,8 +328,8 @@ func TestSearchBoundsTheCapacityByDecidedTails(t *testing.T) {
 	}
 	// Judged trial by trial, there is no range.
 	c, _ := Search(context.Background(), (&model{p99: knee(100)}).trial, Options{Start: 500})
-	if c.Low != 0 || c.High != 0 {
-		t.Errorf("range [%g, %g] without tails, want none", c.Low, c.High)
+	if c.Low != 0 || c.High != 0 || c.Sampled || !c.Confirmed {
+		t.Errorf("range [%g, %g], sampled %v, confirmed %v without tails; want no range, a confirmed answer", c.Low, c.High, c.Sampled, c.Confirmed)
 	}
 }
 

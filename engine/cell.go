@@ -163,6 +163,10 @@ type Result struct {
 	// Start is when measuring began; Intervals are the seconds after it.
 	Start     time.Time
 	Intervals []result.Interval
+	// Distributions are the implementation's own histograms, merged over
+	// clients, that Cell.Distributions summarises: what repeats of a
+	// cell merge (a summary does not).
+	Distributions map[string]*hdrhistogram.Histogram
 }
 
 // RunCellDetail is RunCell that also returns the cell's per-second
@@ -375,7 +379,7 @@ func fairness(per []int64, acq *hdrhistogram.Histogram) *result.Fairness {
 }
 
 // distributions merges the implementations' own distributions over clients.
-func distributions(ws []*Client) (map[string]result.Spread, map[string][]int64) {
+func distributions(ws []*Client) (map[string]*hdrhistogram.Histogram, map[string][]int64) {
 	hists := map[string]*hdrhistogram.Histogram{}
 	vecs := map[string][]int64{}
 	for _, w := range ws {
@@ -401,7 +405,7 @@ func distributions(ws []*Client) (map[string]result.Spread, map[string][]int64) 
 	if len(hists) == 0 && len(vecs) == 0 {
 		return nil, nil
 	}
-	return spreadsOf(hists), vecs
+	return hists, vecs
 }
 
 // spreadsOf summarises named histograms in the unit each name ends in.

@@ -317,7 +317,10 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 	}
 	cell := r.collect(end, counters, cc.base, totals)
 	cell.Truncated = r.truncated
-	cell.Distributions, cell.Vectors = dists, vecs
+	if len(dists) > 0 {
+		cell.Distributions = spreadsOf(dists)
+	}
+	cell.Vectors = vecs
 	cell.Generator = gen.report(cell, serverCPU, serverSpan)
 	cell.Generator.ProcsTrial, cell.Generator.ProcsWhy, cell.Generator.ProcsUndecided = r.procsTries, r.procsWhy, r.procsUndecided
 	var all int64
@@ -326,7 +329,7 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 	}
 	cell.Server, cell.ServerNote = srv.deltas(all)
 	r.shardNotes(&cell, srv)
-	res := Result{Cell: cell, Start: r.measureFrom, Intervals: ivs}
+	res := Result{Cell: cell, Start: r.measureFrom, Intervals: ivs, Distributions: dists}
 	if p := r.panicked.Load(); p != nil {
 		res.Truncated = *p
 		return res, fmt.Errorf("cell %s: %w: %s", cell.Key(), ErrPanic, *p)

@@ -89,6 +89,10 @@ func (r *Cell) procsTrial(ctx context.Context, cands []int) ([]result.ProcsTry, 
 		runtime.GOMAXPROCS(cands[0])
 		return nil, why, true
 	}
+	// A cut in a turn names it: the turn's GOMAXPROCS is the one given back.
+	cutIn := func(p int) string {
+		return fmt.Sprintf("the GOMAXPROCS trial was cut short as the cell ended, in GOMAXPROCS %d's turn: Go's %d kept", p, cands[0])
+	}
 	if sleepUntil(ctx, r.start.Add(time.Duration(float64(w)*trialSettle))) != nil {
 		return give(cutShort)
 	}
@@ -102,11 +106,11 @@ func (r *Cell) procsTrial(ctx context.Context, cands []int) ([]result.ProcsTry, 
 			// The first tenth of a turn goes to the change itself: threads
 			// parked or woken, goroutines moved between run queues.
 			if sleepUntil(ctx, time.Now().Add(turn/10)) != nil {
-				return give(cutShort)
+				return give(cutIn(cands[i]))
 			}
 			g0, t0, c0 := r.live.grants.Load(), time.Now(), cpuTime()
 			if sleepUntil(ctx, t0.Add(turn-turn/10)) != nil {
-				return give(cutShort)
+				return give(cutIn(cands[i]))
 			}
 			g, d, c := r.live.grants.Load()-g0, time.Since(t0), cpuTime()-c0
 			planned = planned.Add(turn)

@@ -106,3 +106,35 @@ func TestProcsTrialCutShortSaysSo(t *testing.T) {
 		t.Errorf("interrupted mid-trial: %+v", g)
 	}
 }
+
+// A cell that ends in the middle of a candidate's turn — here the moment
+// the trial has switched to GOMAXPROCS 1 — gives Go's choice back, not the
+// turn's, and says in whose turn it was cut.
+func TestProcsTrialCutInATurnGivesGOMAXPROCSBack(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	runtime.GOMAXPROCS(3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switched := make(chan struct{})
+	go func() { // cut the cell as soon as the second candidate's turn begins
+		defer close(switched)
+		for ctx.Err() == nil && runtime.GOMAXPROCS(0) != 1 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	res, _ := engine.RunCellDetail(ctx, engine.CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Locks: 2,
+		Warmup: 2 * time.Second, Duration: time.Second, ProcsTrial: []int{3, 1},
+		Config: impl.Config{Namespace: t.Name()},
+	})
+	<-switched
+	g := res.Cell.Generator
+	if g == nil || !g.ProcsUndecided || g.ProcsTrial != nil || !strings.Contains(g.ProcsWhy, "cut short as the cell ended, in GOMAXPROCS 1's turn") {
+		t.Errorf("cut in GOMAXPROCS 1's turn: %+v", g)
+	}
+	if got := runtime.GOMAXPROCS(0); got != 3 {
+		t.Errorf("GOMAXPROCS %d after a cut in GOMAXPROCS 1's turn, want Go's 3 given back", got)
+	}
+}

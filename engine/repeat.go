@@ -22,6 +22,7 @@ import (
 func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(r int, s *CellSpec) (func(), error)) (result.Cell, []result.Cell, error) {
 	acc := result.NewAccumulator(base)
 	server := map[string]int64{}
+	dists := map[string]*hdrhistogram.Histogram{}
 	var cells []result.Cell
 	var marked result.Cell
 	next := spec.OnInterval
@@ -33,33 +34,48 @@ func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(
 		if each != nil {
 			var err error
 			if undo, err = each(r, &s); err != nil {
-				return closeRepeats(acc, server, marked), cells, err
+				return closeRepeats(acc, server, dists, marked), cells, err
 			}
 		}
 		res, err := RunCellDetail(ctx, s)
 		undo()
 		if res.Impl != "" {
 			addRepeat(acc, server, res.Cell)
+			mergeDistributions(dists, res.Distributions)
 			cells = append(cells, res.Cell)
 			if marked.Impl == "" && (res.Truncated != "" || res.Finding != "" || res.ServerNote != "") {
 				marked = res.Cell
 			}
 		}
 		if err != nil {
-			return closeRepeats(acc, server, marked), cells, err
+			return closeRepeats(acc, server, dists, marked), cells, err
 		}
 	}
-	return closeRepeats(acc, server, marked), cells, nil
+	return closeRepeats(acc, server, dists, marked), cells, nil
+}
+
+// mergeDistributions adds a repeat's own distributions (the driver's
+// histograms) to into.
+func mergeDistributions(into, from map[string]*hdrhistogram.Histogram) {
+	for k, h := range from {
+		if into[k] == nil {
+			into[k] = newHist()
+		}
+		into[k].Merge(h)
+	}
 }
 
 // closeRepeats is the repeats' cell: the accumulator's figures, the
 // servers' counter deltas added up, and what the first repeat that said
 // anything of itself said — also when a repeat failed, so that nothing a
 // finished repeat measured is lost.
-func closeRepeats(acc *result.Accumulator, server map[string]int64, marked result.Cell) result.Cell {
+func closeRepeats(acc *result.Accumulator, server map[string]int64, dists map[string]*hdrhistogram.Histogram, marked result.Cell) result.Cell {
 	out := acc.Cell()
 	if len(server) > 0 {
 		out.Server = server
+	}
+	if len(dists) > 0 { // the driver's own, over every repeat's clients
+		out.Distributions = spreadsOf(dists)
 	}
 	out.Truncated, out.Finding, out.Livelock, out.ServerNote = marked.Truncated, marked.Finding, marked.Livelock, marked.ServerNote
 	return out

@@ -3,10 +3,12 @@ package impl
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/dsn"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -81,6 +83,11 @@ type Need struct {
 	// Check, if set, judges addresses the user gives for the role (an odd
 	// number of masters, say); the sandbox starts Count.
 	Check func(addrs []string) error
+	// DSN, if set, parses a connection string the role takes besides
+	// host:port (PostgreSQL's URL and key=value forms, go-sql-driver's),
+	// as the driver will: an address that names a scheme, a user or a
+	// setting is judged by it, not as host:port. Nil: host:port only.
+	DSN func(addr string) error
 	// Conns is how many connections each client opens to each server of
 	// the role (a command and a subscription connection: 2). Default 1.
 	Conns int
@@ -89,6 +96,37 @@ type Need struct {
 	// (Caps without Fencing). Nil: these servers keep none, and such a
 	// lock is not staged where tokens are needed.
 	Fence FenceFunc
+}
+
+// CheckAddr judges one address given for n's role: a connection string
+// by n.DSN where the role takes one, host:port otherwise. The error says
+// which forms the role takes.
+func (n Need) CheckAddr(addr string) error {
+	if n.DSN != nil && dsn.IsDSN(addr) {
+		if err := n.DSN(addr); err != nil {
+			return fmt.Errorf("%q is neither host:port nor a connection string it can use: %w", dsn.Redact(addr), err)
+		}
+		return nil
+	}
+	if !isHostPort(addr) {
+		if n.DSN != nil {
+			return fmt.Errorf("%q is neither host:port nor a connection string", dsn.Redact(addr))
+		}
+		return fmt.Errorf("%q is not host:port", dsn.Redact(addr))
+	}
+	return nil
+}
+
+// isHostPort reports whether addr is host:port with a numeric port and a
+// host that holds none of a connection string's punctuation: a
+// go-sql-driver DSN splits at its last colon too.
+func isHostPort(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || strings.ContainsAny(host, "/@()= ") {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n > 0 && n <= 65535
 }
 
 // Caps are what a driver's leases guarantee; fault scenarios apply by

@@ -73,7 +73,11 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 	o.servers = map[string]*string{}
 	for _, n := range impl.Roles() {
 		env := impl.EnvName(n.Role)
-		o.servers[n.Role] = fs.String(n.Role, os.Getenv(env), fmt.Sprintf("%s, as host:port `ADDRS` (default: sandbox; env %s)", n.Usage, env))
+		form := "as host:port `ADDRS`"
+		if n.DSN != nil { // the usage names its forms
+			form = "as `ADDR`"
+		}
+		o.servers[n.Role] = fs.String(n.Role, os.Getenv(env), fmt.Sprintf("%s, %s (default: sandbox; env %s)", n.Usage, form, env))
 	}
 	o.sizes = map[string]*int{}
 	for _, k := range sandbox.Kinds() {

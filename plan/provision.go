@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/dsn"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 )
@@ -145,7 +146,7 @@ func (p *provisioned) versions(ctx context.Context) map[string]string {
 			continue
 		}
 		for _, a := range p.servers[n.Role] {
-			key := k.Name + " " + a
+			key := k.Name + " " + dsn.Redact(a)
 			if _, seen := out[key]; !seen {
 				out[key] = k.Version(ctx, a)
 			}
@@ -176,6 +177,29 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 		Locks: max(p.Cell.Locks, 1), DurationS: p.Cell.Duration.Seconds(), Acquires: p.Cell.Acquires,
 		WarmupS: p.Cell.Warmup.Seconds(), HoldS: p.Cell.Hold.Seconds(), ThinkS: p.Cell.Think.Seconds(),
 		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options, SLO: p.SLO,
-		Servers: result.Addrs(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
+		ScenarioKinds: p.scenarioKinds(),
+		Servers:       redacted(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
 	}
+}
+
+// redacted is the servers as meta.json records them: a password in a
+// connection string the user gave stays out of the results.
+func redacted(s impl.Servers) result.Addrs {
+	out := result.Addrs{}
+	for role, addrs := range s {
+		for _, a := range addrs {
+			out[role] = append(out[role], dsn.Redact(a))
+		}
+	}
+	return out
+}
+
+// scenarioKinds is how each of the plan's scenarios drives its clients,
+// for meta.json: readers list the plan's cells from it (result.PlanCells).
+func (p Plan) scenarioKinds() map[string]result.Kind {
+	out := map[string]result.Kind{}
+	for _, s := range p.scenarios {
+		out[s.Name()] = s.Kind()
+	}
+	return out
 }

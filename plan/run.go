@@ -350,23 +350,33 @@ func (m *matrix) keep(res Result, canon int) error {
 	}
 	m.sum.Cells = slices.Insert(m.sum.Cells, at, res.Cell)
 	m.canon = slices.Insert(m.canon, at, canon)
-	// A shard records the SLO but does not judge it: its cells are slices
-	// whose latency and throughput are not the cell's. Merge judges.
-	if m.plan.SLO != "" && m.shard == nil {
-		slo, _ := result.ParseSLO(m.plan.SLO)
-		m.sum.Capacity = result.Capacity(m.sum.Cells, slo)
-		m.sum.SLOBreaches = result.Breaches(m.sum.Cells, slo)
-		met := len(m.sum.SLOBreaches) == 0
-		m.sum.SLOMet = &met
-	}
+	m.judge()
 	if m.plan.Out != "" {
 		if err := result.WriteJSON(filepath.Join(m.plan.Out, result.SummaryFile), m.sum); err != nil {
+			// The cell is dropped, and with it what it added to the
+			// judgement: summary.json, rewritten with the failure, must
+			// not count a breach or a capacity of a cell it lacks.
 			m.sum.Cells = slices.Delete(m.sum.Cells, at, at+1)
 			m.canon = slices.Delete(m.canon, at, at+1)
+			m.judge()
 			return m.writeErr(res.Cell, err)
 		}
 	}
 	return nil
+}
+
+// judge sets the summary's SLO figures (capacity, breaches, met) from the
+// cells it holds. A shard records the SLO but does not judge it: its cells
+// are slices whose latency and throughput are not the cell's. Merge judges.
+func (m *matrix) judge() {
+	if m.plan.SLO == "" || m.shard != nil {
+		return
+	}
+	slo, _ := result.ParseSLO(m.plan.SLO)
+	m.sum.Capacity = result.Capacity(m.sum.Cells, slo)
+	m.sum.SLOBreaches = result.Breaches(m.sum.Cells, slo)
+	met := len(m.sum.SLOBreaches) == 0
+	m.sum.SLOMet = &met
 }
 
 // writeErr is the error for cell c's files that could not be written: on

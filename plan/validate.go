@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 
@@ -166,13 +165,14 @@ func (p *Plan) checkTemplate() error {
 }
 
 // checkServers checks the addresses given for every role: host:port
-// each, and what the role's need says of them (an odd number of masters).
+// each, or a connection string where the role takes one, and what the
+// role's need says of them (an odd number of masters).
 func (p *Plan) checkServers() error {
 	for _, n := range impl.Roles() {
 		addrs := p.Cell.Config.Servers[n.Role]
 		for _, a := range addrs {
-			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-				return fmt.Errorf("%w: --%s: %q is not host:port", ErrUsage, n.Role, a)
+			if err := n.CheckAddr(a); err != nil {
+				return fmt.Errorf("%w: --%s: %v", ErrUsage, n.Role, err)
 			}
 		}
 		if len(addrs) > 0 && n.Check != nil {

@@ -167,7 +167,7 @@ func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error)
 		sum *result.Summary
 	}{{oldDir, old}, {newDir, new}} {
 		if p := d.sum.Partial; p != nil {
-			return Comparison{}, fmt.Errorf("%w: %s: %s", ErrPartial, d.dir, p.Label())
+			return Comparison{}, fmt.Errorf("%s: %w: %s", d.dir, ErrPartial, p.Label())
 		}
 	}
 	if opts.OldLogs == nil {
@@ -203,8 +203,9 @@ func CompareDirs(oldDir, newDir string, opts CompareOptions) (Comparison, error)
 
 // ErrPartial is wrapped by CompareDirs's error for the results of a merge
 // given --partial: a run missing shards' cells is no baseline, nor a change
-// to judge against one.
-var ErrPartial = errors.New("report: partial results (merge --partial) cannot be compared")
+// to judge against one. Its text reaches the user's one line as it is,
+// after the command's name, so it names no package.
+var ErrPartial = errors.New("partial results (merge --partial) cannot be compared")
 
 func oneLineErr(err error) string {
 	first, _, _ := strings.Cut(err.Error(), "\n")

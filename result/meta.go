@@ -25,13 +25,17 @@ type Meta struct {
 	// lockbench's own recipe of.
 	Libraries map[string]string `json:"libraries,omitempty"`
 	Scenarios []string          `json:"scenarios"`
-	Clients   []int             `json:"clients"`
-	Locks     int               `json:"locks"`
-	DurationS float64           `json:"duration_s,omitempty"`
-	Acquires  int64             `json:"acquires,omitempty"`
-	WarmupS   float64           `json:"warmup_s"`
-	HoldS     float64           `json:"hold_s"`
-	ThinkS    float64           `json:"think_s"`
+	// ScenarioKinds says how each scenario drives its clients: a fault
+	// script runs once, at the first client count (at least 2), not once
+	// per count (PlanCells).
+	ScenarioKinds map[string]Kind `json:"scenario_kinds,omitempty"`
+	Clients       []int           `json:"clients"`
+	Locks         int             `json:"locks"`
+	DurationS     float64         `json:"duration_s,omitempty"`
+	Acquires      int64           `json:"acquires,omitempty"`
+	WarmupS       float64         `json:"warmup_s"`
+	HoldS         float64         `json:"hold_s"`
+	ThinkS        float64         `json:"think_s"`
 	// Hold and Think are the distributions, e.g. exp:5ms.
 	Hold        string  `json:"hold"`
 	Think       string  `json:"think"`

@@ -48,17 +48,22 @@ func plural(n int, what string) string {
 }
 
 // PlanCells lists the cells meta.json's plan asks for, in run order
-// (implementation, scenario, client count). A ramp's stairs and a fault
-// scenario's single count are not known from meta.json alone: for a ramp
+// (implementation, scenario, client count). A fault scenario (by
+// ScenarioKinds) is one cell at the first count, at least 2, as the plan
+// runs it. A ramp's stairs are not known from meta.json alone: for a ramp
 // it is nil.
 func PlanCells(m Meta) []Cell {
-	if m.Ramp != "" {
+	if m.Ramp != "" || len(m.Clients) == 0 {
 		return nil
 	}
 	var out []Cell
 	for _, i := range m.Impls {
 		for _, s := range m.Scenarios {
-			for _, n := range m.Clients {
+			counts := m.Clients
+			if m.ScenarioKinds[s] == KindFault {
+				counts = []int{max(m.Clients[0], 2)}
+			}
+			for _, n := range counts {
 				out = append(out, Cell{Impl: i, Scenario: s, Clients: n})
 			}
 		}

@@ -114,11 +114,6 @@ func serverEnv(t *testing.T, m manifests) map[string]string {
 	return env
 }
 
-// pendingRunEnv maps a variable that sharding (issue 13) makes `lockbench
-// run` read, on a branch of its own, to the flag it sets; until that flag
-// exists, TestRunReadsItsEnv skips the variable.
-var pendingRunEnv = map[string]string{"LOCKBENCH_RUN_ID": "run-id"}
-
 // TestRunReadsItsEnv fails if `lockbench run` stops reading a LOCKBENCH_…
 // variable that a run container is given (the servers' addresses, the run
 // id): each must become its flag's default.
@@ -137,9 +132,6 @@ func TestRunReadsItsEnv(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			if flag, ok := pendingRunEnv[name]; ok && cli.RunFlags().Lookup(flag) == nil {
-				t.Skipf("pending: lockbench run has no --%s yet to read $%s", flag, name)
-			}
 			t.Setenv(name, "from-env:1")
 			read := false
 			cli.RunFlags().VisitAll(func(f *pflag.Flag) { read = read || f.DefValue == "from-env:1" })

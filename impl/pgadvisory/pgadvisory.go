@@ -31,7 +31,11 @@ const (
 )
 
 var need = impl.Need{Role: Role, Kind: serverkind.Postgres,
-	Usage: "PostgreSQL server: host:port (user postgres, database postgres) or a DSN"}
+	Usage: "PostgreSQL server: host:port (user postgres, database postgres) or a DSN (postgres://user:pw@host:5432/db, or host=… port=… user=…)",
+	DSN: func(addr string) error {
+		_, err := pgx.ParseConfig(addr)
+		return err
+	}}
 
 func init() {
 	impl.Register(withMode(impl.Driver{Name: "pg-advisory",
@@ -68,7 +72,7 @@ const cancelGrace = 2 * time.Second
 func connConfig(addr string, dial time.Duration) (*pgx.ConnConfig, error) {
 	cc, err := pgx.ParseConfig(dsn.Postgres(addr))
 	if err != nil {
-		return nil, fmt.Errorf("pgadvisory: %s: %w", addr, err)
+		return nil, fmt.Errorf("pgadvisory: %s: %w", dsn.Redact(addr), err)
 	}
 	cc.ConnectTimeout = dial
 	cc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
@@ -107,7 +111,7 @@ func New(ctx context.Context, cfg impl.Config, m mode) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Locker{mode: m, cfg: cfg, cc: cc, addr: addrs[0], ns: hash32(cfg.Namespace),
+	l := &Locker{mode: m, cfg: cfg, cc: cc, addr: dsn.Redact(addrs[0]), ns: hash32(cfg.Namespace),
 		rng: rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Client))), timer: time.NewTimer(time.Hour)}
 	l.timer.Stop()
 	if m != modeTry {

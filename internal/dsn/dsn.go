@@ -6,7 +6,11 @@
 // sandbox and the drivers read the same defaults from here.
 package dsn
 
-import "strings"
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
 
 // Defaults of a sandboxed server: who connects, to which database.
 const (
@@ -37,3 +41,40 @@ func MySQL(addr string) string {
 	}
 	return MySQLUser + "@tcp(" + addr + ")/"
 }
+
+// Redact returns addr with any password in it replaced by xxxxx, for
+// messages and results files: a connection string the user wrote may
+// carry one (postgres://u:pw@…, password=pw, u:pw@tcp(…)).
+func Redact(addr string) string {
+	switch {
+	case !IsDSN(addr):
+		return addr
+	case strings.Contains(addr, "://"):
+		if u, err := url.Parse(addr); err == nil {
+			return u.Redacted()
+		}
+		return "(a connection string that does not parse)"
+	case strings.Contains(addr, "="):
+		if !strings.Contains(addr, "@") || strings.Contains(addr, "password") {
+			return keywordPassword.ReplaceAllString(addr, "${1}xxxxx")
+		}
+	}
+	// go-sql-driver's user:password@net(addr)/db: the password runs from
+	// the user's colon to the last @ before the database's slash.
+	head, tail := addr, ""
+	if i := strings.LastIndex(addr, "/"); i >= 0 {
+		head, tail = addr[:i], addr[i:]
+	}
+	at := strings.LastIndex(head, "@")
+	if at < 0 {
+		return addr
+	}
+	if colon := strings.Index(head[:at], ":"); colon >= 0 {
+		return head[:colon+1] + "xxxxx" + head[at:] + tail
+	}
+	return addr
+}
+
+// keywordPassword finds a password setting in a key=value connection
+// string, quoted or not.
+var keywordPassword = regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)

@@ -15,10 +15,14 @@ import (
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
-// startKind starts one server of kind, skipping when it is not installed.
+// startKind starts one server of kind, skipping when it is not installed
+// (failing with CI set, as sandboxtest does).
 func startKind(t *testing.T, kind string) *Fleet {
 	t.Helper()
 	f, err := Start(context.Background(), Spec{kind: 1})
+	if errors.Is(err, ErrMissing) && MissingFails() {
+		t.Fatalf("%v (CI is set: a missing server fails the test)", err)
+	}
 	if errors.Is(err, ErrMissing) {
 		t.Skip(err)
 	}

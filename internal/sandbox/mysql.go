@@ -129,6 +129,7 @@ func openMySQL(addr string, timeout time.Duration) (*sql.DB, error) {
 		return nil, err
 	}
 	cfg.Timeout = timeout
+	cfg.Logger = &mysql.NopLogger{} // errors are returned; stderr is lockbench's
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -51,11 +52,10 @@ func procCPU(pid int) (time.Duration, bool) {
 
 // ownCPU is a process's own CPU time: its living threads' nanoseconds,
 // or its ticks where those cannot be read. A thread that ends between two
-// readings takes its time out of the sum; the servers here keep their
-// threads for a cell's length (a connection's thread ends with it, after
-// the cell's last reading), and filling the gap from the process's ticks
-// instead made every reading ±10 ms noisy, since a process's ticks and
-// its threads' are rounded apart.
+// readings takes its time out of this sum; cpuMemo, which a server's
+// readings go through, keeps it in. Filling the gap from the process's
+// ticks instead made every reading ±10 ms noisy, since a process's ticks
+// and its threads' are rounded apart.
 func ownCPU(p proc) time.Duration {
 	if ns, ok := threadsCPU(p.pid); ok {
 		return ns
@@ -174,4 +174,84 @@ func inUse(dir string) bool {
 		}
 	}
 	return false
+}
+
+// cpuMemo reads one server's CPU time as procCPU does, remembering what
+// each of its processes' threads had run at the last reading: a thread
+// that has ended since (a connection's, or a JVM's worker) keeps that much
+// in the sum instead of taking its whole time out of it, so that a cell's
+// difference of two readings never loses what ran before it, and never
+// goes below zero. What the thread ran between its last reading and its
+// end is not seen. A process that ended is the parent's to count (its
+// reaped ticks), and is forgotten here.
+type cpuMemo struct {
+	mu   sync.Mutex
+	last map[int]map[string]time.Duration // pid → thread id → ns at the last reading
+	gone map[int]time.Duration            // pid → ns of its threads that ended, as last read
+}
+
+func (m *cpuMemo) procCPU(pid int) (time.Duration, bool) {
+	tree, ok := processTree(pid)
+	if !ok {
+		return 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last == nil {
+		m.last, m.gone = map[int]map[string]time.Duration{}, map[int]time.Duration{}
+	}
+	seen := map[int]bool{}
+	var total time.Duration
+	for _, p := range tree {
+		seen[p.pid] = true
+		total += ticksToDuration(p.reaped)
+		threads, ok := threadTimes(p.pid)
+		if !ok {
+			total += ticksToDuration(p.own)
+			continue
+		}
+		for tid, ns := range m.last[p.pid] {
+			if _, alive := threads[tid]; !alive {
+				m.gone[p.pid] += ns
+			}
+		}
+		m.last[p.pid] = threads
+		total += m.gone[p.pid]
+		for _, ns := range threads {
+			total += ns
+		}
+	}
+	for pid := range m.last {
+		if !seen[pid] {
+			delete(m.last, pid)
+			delete(m.gone, pid)
+		}
+	}
+	return total, true
+}
+
+// threadTimes is the nanoseconds each of pid's living threads has run, by
+// thread id (schedstat's first field).
+func threadTimes(pid int) (map[string]time.Duration, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return nil, false
+	}
+	out := make(map[string]time.Duration, len(tasks))
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // a thread that ended between the listing and the read
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 1 {
+			return nil, false
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		out[t.Name()] = time.Duration(n)
+	}
+	return out, true
 }

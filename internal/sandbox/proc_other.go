@@ -20,5 +20,10 @@ func alive(int) bool { return true }
 // procCPU cannot be read outside Linux.
 func procCPU(int) (time.Duration, bool) { return 0, false }
 
+// cpuMemo reads nothing outside Linux.
+type cpuMemo struct{}
+
+func (*cpuMemo) procCPU(int) (time.Duration, bool) { return 0, false }
+
 // inUse cannot be told cheaply outside Linux: nothing is taken for in use.
 func inUse(string) bool { return false }

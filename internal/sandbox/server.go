@@ -34,6 +34,8 @@ type Server struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
+	// cpu reads CPUTime, keeping the time of threads that ended in it.
+	cpu cpuMemo
 }
 
 // Running reports whether the process is up.
@@ -228,11 +230,15 @@ var running sync.Map // addr → *Server
 // started on addr has used, and whether it could be read: false for a
 // server lockbench did not start, or off Linux.
 func CPUTime(addr string) (time.Duration, bool) {
+	v, ok := running.Load(addr)
+	if !ok {
+		return 0, false
+	}
 	pid, ok := pidOf(addr)
 	if !ok {
 		return 0, false
 	}
-	return procCPU(pid)
+	return v.(*Server).cpu.procCPU(pid)
 }
 
 // pidOf is the process of the running server this process started on

@@ -34,7 +34,8 @@ benchstat judges it), so one noisy run does not fail a CI job.
 It fails (exit 1) when either output records a FAIL or is the bench.txt of
 partial lockbench results (a lockbench-partial line), or when a benchmark
 of OLD (or a limited unit of one) is missing from NEW. A --limit whose unit is in
-neither output is a usage error (exit 2).
+neither output is a usage error (exit 2), as is an OLD or NEW that is
+missing or unreadable.
 
 Examples:
   lockbench benchcheck old.txt new.txt
@@ -46,6 +47,9 @@ func benchcheckCmd(_ context.Context, args []string, stdout, stderr io.Writer) e
 		"`UNIT=PCT`: largest tolerated increase of the unit's median; -PCT for units where lower is worse (acquires/s=-10%)")
 	files, err := parsePositional(fs, args, "OLD", "NEW")
 	if err != nil {
+		return err
+	}
+	if err := checkInputs("benchcheck", files...); err != nil {
 		return err
 	}
 	var ls []benchcheck.Limit

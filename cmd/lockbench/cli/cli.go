@@ -111,8 +111,15 @@ func exitCode(err error, ctx context.Context, stderr io.Writer) int {
 // oneLine keeps the first line of a message: multi-line errors (a joined
 // error, a server's log tail) would bury the point.
 func oneLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return strings.TrimPrefix(first, "lockbench: ")
+	// A library's multi-line error (pgx puts the cause on a line of its
+	// own) is joined, not cut: the cause is what the user needs.
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.TrimPrefix(strings.Join(parts, " "), "lockbench: ")
 }
 
 func usage(w io.Writer) {
@@ -123,7 +130,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun `lockbench <command> --help` for its flags.")
 	fmt.Fprintln(w, "\nResults go to stdout (--format table|json|csv), progress and notes to stderr.")
-	fmt.Fprintln(w, "Exit status: 0 ok, 1 runtime failure, 2 usage, 3 a mutual-exclusion violation,")
+	fmt.Fprintln(w, "Exit status: 0 ok, 1 runtime failure, 2 usage (also a file or directory named to be")
+	fmt.Fprintln(w, "read that is missing or unreadable, in every command), 3 a mutual-exclusion violation,")
 	fmt.Fprintln(w, "4 a regression (compare, benchcheck), 5 an SLO missed (--slo), 130 interrupted.")
 }
 

@@ -42,7 +42,8 @@ Exit status: 0 ok, 1 a shard's files unreadable, shards that did not finish
 the same cells (without --partial) or a shard whose run failed (what
 merged is still written; with --partial, a failure that left cells out
 is part of the label instead),
-2 usage or shards that are not one run, 3 a mutual-exclusion violation,
+2 usage, a shard's directory missing or unreadable, or shards that are
+not one run, 3 a mutual-exclusion violation,
 5 the --slo missed by a merged cell.`
 
 func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,8 +34,9 @@ Results that are partial (merge --partial, or a run that ended early
 leaving cells unwritten) are labelled PARTIAL in every file and on
 stdout, and the missing cells are named on stderr.
 
-Exit status: 0 ok, 1 unreadable results, 2 usage, 5 a cell missed a
-threshold of --slo (or of the run's own SLO).`
+Exit status: 0 ok, 1 results that cannot be used, 2 usage (a DIR that is
+missing or unreadable too), 5 a cell missed a threshold of --slo (or of the
+run's own SLO).`
 
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", reportSynopsis, stdout)
@@ -48,6 +48,9 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	dir := dirs[0]
 	if err := checkFormat(*format); err != nil {
+		return err
+	}
+	if err := checkInputs("report", dir); err != nil {
 		return err
 	}
 	if *slo != "" {
@@ -146,8 +149,9 @@ Examples:
 Refuses (exit 1) the results of merge --partial, and warns of a run that
 ended early, naming the cells it lacks.
 
-Exit status: 0 no regression, 1 unreadable or partial results, 2 usage, 4
-a figure got worse by more than noise (for CI to gate on).`
+Exit status: 0 no regression, 1 results that cannot be used or partial
+results, 2 usage (OLD or NEW missing or unreadable too), 4 a figure got
+worse by more than noise (for CI to gate on).`
 
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", compareSynopsis, stdout)
@@ -164,16 +168,17 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkFormat(*format); err != nil {
 		return err
 	}
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err != nil {
-			return fmt.Errorf("compare: %w", err)
-		}
+	if err := checkInputs("compare", dirs...); err != nil {
+		return err
 	}
 	var c report.Comparison
 	err = interruptible(ctx, func() (err error) {
 		c, err = report.CompareDirs(dirs[0], dirs[1], report.CompareOptions{Noise: noise})
 		return err
 	})
+	if errors.Is(err, report.ErrPartial) {
+		return fmt.Errorf("compare: %w", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -121,11 +121,11 @@ func TestReportAndCompareErrors(t *testing.T) {
 		{"report: bad SLO", []string{"report", dir, "--slo", "p97=1ms"}, ExitUsage},
 		{"report: bad format", []string{"report", dir, "--format", "yaml"}, ExitUsage},
 		{"compare: bad format", []string{"compare", dir, dir, "--format", "xml"}, ExitUsage},
-		{"report: missing directory", []string{"report", missing}, ExitFailure},
+		{"report: missing directory", []string{"report", missing}, ExitUsage}, // a path: exit 2 everywhere
 		{"report: unreadable summary", []string{"report", bad}, ExitFailure},
 		{"compare: one directory", []string{"compare", dir}, ExitUsage},
 		{"compare: bad noise", []string{"compare", dir, dir, "--noise", "-1"}, ExitUsage},
-		{"compare: missing directory", []string{"compare", dir, missing}, ExitFailure},
+		{"compare: missing directory", []string{"compare", dir, missing}, ExitUsage},
 		{"compare: unreadable summary", []string{"compare", bad, dir}, ExitFailure},
 	} {
 		code, out, errOut := runMain(tc.args...)
@@ -157,5 +157,25 @@ func TestCompareCommand(t *testing.T) {
 	code, out, _ = runMain("compare", old, new, "--noise", "50")
 	if code != ExitOK || strings.Contains(out, "better") {
 		t.Errorf("with --noise 50 a 20%% change is noise; exit %d:\n%s", code, out)
+	}
+}
+
+// compare refuses partial results in one line that names the command and
+// the directory, not the package that found it partial.
+func TestCompareOfPartialResultsNamesNoPackage(t *testing.T) {
+	t.Parallel()
+	dir := writeResults(t, 1000)
+	sum, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.Partial = &result.Partial{Reason: "shard 1 stopped", Missing: []result.MissingCell{{Cell: "redis_hot_c8", Why: "shard 1 stopped mid-cell"}}}
+	if err := result.WriteJSON(filepath.Join(dir, result.SummaryFile), sum); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runMain("compare", writeResults(t, 1000), dir)
+	want := "lockbench: compare: " + dir + ": partial results (merge --partial) cannot be compared: "
+	if code != ExitFailure || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want 1 and one line opening %q", code, errOut, want)
 	}
 }

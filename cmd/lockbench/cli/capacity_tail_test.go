@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/capacity"
+	"github.com/lockbench/lockbench/result"
+)
+
+// A capacity search whose trials have a tail: a 2 ms hold on one lock
+// against a p90 of 1 ms, at Poisson arrivals, makes some arrivals wait
+// past the limit at every rate. Every trial's tail in capacity.json is
+// read back from the trial's own interval log, second by second: its
+// count over the limit and of arrivals, its dispersion, and, pooled, the
+// sum of its pool's and their dispersion; the answer is sampled exactly
+// when the search says its ends were too close to call.
+func TestCapacityTailsReadBackFromTheTrials(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "cap")
+	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1ms",
+		"--hold", "2ms", "--start-rate", "50", "--max-rate", "200", "--trial", "1s", "--duration", "1s",
+		"--warmup", "0s", "--others-share", "100%", "--max-time", "40s")
+	if code != ExitOK && code != ExitSLO && code != ExitFailure {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	rep := readCapacity(t, out)
+	if len(rep.Searches) != 1 || len(rep.Searches[0].Trials) == 0 {
+		t.Fatalf("no trials: %+v\n%s", rep, errOut)
+	}
+	s := rep.Searches[0]
+	slo, err := result.ParseSLO("p90<=1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := int64(0)
+	var pool []capacity.Tail
+	for i, tr := range s.Trials {
+		tail := readTail(t, out, tr, slo.Limit)
+		over += tail.Over
+		if tr.Over != tail.Over || tr.Arrivals != tail.Arrivals || len(tail.Seconds) < 1 {
+			t.Errorf("trial %d at %g/s: %d of %d over in capacity.json, %d of %d in its log over %d seconds",
+				i, tr.Rate, tr.Over, tr.Arrivals, tail.Over, tail.Arrivals, len(tail.Seconds))
+		}
+		if want := dispersionField(tail); !near(tr.Dispersion, want) {
+			t.Errorf("trial %d at %g/s: dispersion %g, its seconds give %g", i, tr.Rate, tr.Dispersion, want)
+		}
+		if tr.Pool <= 1 {
+			pool = nil
+		}
+		pool = append(pool, tail)
+		if tr.Pool == 0 {
+			continue
+		}
+		var pooled capacity.Tail
+		for _, p := range pool {
+			pooled = pooled.Add(p)
+		}
+		if len(pool) != tr.Pool || tr.PooledOver != pooled.Over || tr.PooledArrivals != pooled.Arrivals ||
+			!near(tr.PooledDispersion, dispersionField(pooled)) {
+			t.Errorf("trial %d at %g/s, pool %d: pooled %d of %d (dispersion %g); its pool's logs give %d of %d (%g)",
+				i, tr.Rate, tr.Pool, tr.PooledOver, tr.PooledArrivals, tr.PooledDispersion, pooled.Over, pooled.Arrivals, dispersionField(pooled))
+		}
+	}
+	t.Logf("%d trials, %d arrivals over 1 ms in all; answer %g [%g, %g], sampled %v", len(s.Trials), over, s.Rate, s.Low, s.High, s.Sampled)
+	for _, tr := range s.Trials {
+		t.Logf("  %g/s: %d of %d over, dispersion %g, pool %d (%d of %d, %g), pass %v: %s %s", tr.Rate, tr.Over, tr.Arrivals, tr.Dispersion, tr.Pool, tr.PooledOver, tr.PooledArrivals, tr.PooledDispersion, tr.Pass, tr.Why, tr.Limit)
+	}
+	if over == 0 {
+		t.Errorf("no arrival of %d trials waited past 1 ms behind a 2 ms hold: the tail was not counted", len(s.Trials))
+	}
+	if s.Sampled != strings.Contains(s.Note, "too close to call") {
+		t.Errorf("sampled %v, note %q: a sampled answer says why, and only it", s.Sampled, s.Note)
+	}
+}
+
+// readTail counts a trial's arrivals and those over limit, second by
+// second, from its interval log.
+func readTail(t *testing.T, out string, tr result.SearchTrial, limit time.Duration) capacity.Tail {
+	t.Helper()
+	dir := filepath.Join(out, tr.Dir)
+	sum, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
+	if err != nil || len(sum.Cells) != 1 {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	l, err := result.ReadCellLog(dir, sum.Cells[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tail capacity.Tail
+	for _, h := range l.Tagged(result.TagAcquire) {
+		c := capacity.Count{Over: result.TailOver(h, limit), Arrivals: h.TotalCount()}
+		tail.Seconds = append(tail.Seconds, c)
+		tail.Over, tail.Arrivals = tail.Over+c.Over, tail.Arrivals+c.Arrivals
+	}
+	return tail
+}
+
+// dispersionField is a tail's dispersion as capacity.json writes it: 0
+// where it is 1 (no more than chance).
+func dispersionField(t capacity.Tail) float64 {
+	if d := t.Dispersion(); d > 1 {
+		return d
+	}
+	return 0
+}
+
+func near(a, b float64) bool { return a == b || (a-b)*(a-b) < 1e-12*max(a*a, b*b) }
