@@ -74,12 +74,12 @@ func (s subject) on(addrs []string) impl.Servers { return impl.Servers{s.need.Ro
 // bound is what recovery from a dead holder is compared with: the TTL
 // or the session timeout, as the driver's lease says.
 func (s subject) bound(c impl.Config) time.Duration {
-	d, _ := s.Caps.Lease(c)
+	d, _ := s.LeaseBound(c)
 	return d
 }
 
 func (s subject) boundName() string {
-	_, name := s.Caps.Lease(impl.Config{})
+	_, name := s.LeaseBound(impl.Config{})
 	return name
 }
 
