@@ -14,6 +14,7 @@ import (
 	_ "github.com/lockbench/lockbench/impl/redispubsub"
 	_ "github.com/lockbench/lockbench/impl/redlock"
 	_ "github.com/lockbench/lockbench/impl/redsync"
+	_ "github.com/lockbench/lockbench/impl/rueidislock"
 	_ "github.com/lockbench/lockbench/impl/zk"
 	_ "github.com/lockbench/lockbench/impl/zkephemeral"
 	_ "github.com/lockbench/lockbench/impl/zklock"
