@@ -8,6 +8,7 @@ import (
 	_ "github.com/lockbench/lockbench/impl/etcdmutex"
 	_ "github.com/lockbench/lockbench/impl/inproc"
 	_ "github.com/lockbench/lockbench/impl/mysqlgetlock"
+	_ "github.com/lockbench/lockbench/impl/natskv"
 	_ "github.com/lockbench/lockbench/impl/pgadvisory"
 	_ "github.com/lockbench/lockbench/impl/redis"
 	_ "github.com/lockbench/lockbench/impl/redisfair"
