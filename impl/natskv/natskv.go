@@ -22,7 +22,8 @@ func init() {
 		Name: "nats-kv",
 		Description: "NATS JetStream KV: Create with a per-key TTL, waiters Watch the key and try again on every " +
 			"delete or expiry marker (every watcher wakes); the revision is the fencing token",
-		Recipe:   "a NATS KV lock (Create with a per-key TTL, Watch for the delete, Delete at the held revision) over nats.go's jetstream KV API",
+		Recipe: "a NATS KV lock (Create with a per-key TTL, Watch for the delete, Delete at the held revision) over " +
+			ClientModule + " " + impl.ModuleVersion(ClientModule) + "'s jetstream KV API",
 		Needs:    []impl.Need{Need},
 		Caps:     impl.LeaseTTL | impl.Fencing,
 		Theory:   &result.WatchAll,
@@ -32,6 +33,9 @@ func init() {
 		Residue:  Residue,
 	})
 }
+
+// ClientModule is the client library the recipe calls.
+const ClientModule = "github.com/nats-io/nats.go"
 
 // Need is the one NATS server (JetStream on) the lock uses (--nats,
 // LOCKBENCH_NATS).
