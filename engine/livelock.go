@@ -68,7 +68,7 @@ func (r *Cell) watchLivelock() (stop func()) {
 	if r.Spec.Shard != nil {
 		return func() {}
 	}
-	lease, _ := r.Driver.Caps.Lease(r.Spec.Config)
+	lease, _ := r.Driver.LeaseBound(r.Spec.Config)
 	if lease <= 0 {
 		lease = r.Spec.Config.TTL
 	}

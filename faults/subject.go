@@ -75,7 +75,7 @@ func (s subject) on(addrs []string) impl.Servers { return impl.Servers{s.need.Ro
 // bound is what recovery from a dead holder is compared with: the TTL
 // or the session timeout, as the driver's lease says.
 func (s subject) bound(c impl.Config) time.Duration {
-	d, _ := s.Caps.Lease(c)
+	d, _ := s.LeaseBound(c)
 	return d
 }
 

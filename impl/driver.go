@@ -39,6 +39,12 @@ type Driver struct {
 	// Theory is what the driver's way of waking waiters predicts for
 	// release wake-ups; nil for drivers whose waiters poll.
 	Theory *result.Theory
+	// Lease, if set, says how long a grant outlives a silent holder under
+	// cfg and what bounds it, where that is a setting of the driver's own
+	// (rueidislock's KeyValidity, a Kubernetes Lease's LeaseDuration)
+	// rather than the TTL or session timeout its Caps name. Fault
+	// scenarios compare recovery with it (see LeaseBound).
+	Lease func(cfg Config) (time.Duration, string)
 	// Wait, if set, says what an acquisition that finds the lock held
 	// waits for, when that is a step of its own rather than the release's
 	// round trip (a poll interval, a server's resync period): the step
@@ -180,6 +186,16 @@ func (c Caps) Lease(cfg Config) (time.Duration, string) {
 		return 0, "connection end (a silent peer: the server's TCP keepalive)"
 	}
 	return 0, ""
+}
+
+// LeaseBound is how long a grant outlives a silent holder under cfg, and
+// what bounds it: the driver's own Lease when it declares one, else what
+// its Caps say (Caps.Lease).
+func (d Driver) LeaseBound(cfg Config) (time.Duration, string) {
+	if d.Lease != nil {
+		return d.Lease(cfg)
+	}
+	return d.Caps.Lease(cfg)
 }
 
 // Option is a setting a driver or a scenario declares: a flag of `lockbench

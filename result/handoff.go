@@ -82,15 +82,18 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 
 // ServerMessages is what the servers of a cell handled, by what their kind
 // counts: ZooKeeper's packets in and out (mntr), etcd's gRPC messages in
-// and out, Redis's commands (INFO commandstats, INFO itself aside) plus
-// the messages it pushed to subscribers. False when the kind counts none
-// of these.
+// and out, NATS's messages in and out (/varz), Redis's commands (INFO
+// commandstats, INFO itself aside) plus the messages it pushed to
+// subscribers. False when the kind counts none of these.
 func ServerMessages(server map[string]int64) (int64, string, bool) {
 	if r, ok := server["packets_received"]; ok {
 		return r + server["packets_sent"], "packets", true
 	}
 	if r, ok := server["grpc_messages_received"]; ok {
 		return r + server["grpc_messages_sent"], "gRPC messages", true
+	}
+	if n, ok := server["nats_messages"]; ok {
+		return n, "NATS messages", true
 	}
 	var cmds int64
 	found := false

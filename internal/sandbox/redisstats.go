@@ -42,32 +42,38 @@ func redisStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 // redisInfo sends INFO section and reads the one bulk reply, by its length,
 // on a connection of its own.
 func redisInfo(ctx context.Context, addr, section string) (string, error) {
+	return redisBulk(ctx, addr, "INFO "+section)
+}
+
+// redisBulk sends an inline command whose reply is one bulk string (INFO,
+// CLUSTER INFO) and reads it, by its length, on a connection of its own.
+func redisBulk(ctx context.Context, addr, cmd string) (string, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("redis INFO %s: unreachable: %w", addr, err)
+		return "", fmt.Errorf("redis %s %s: unreachable: %w", cmd, addr, err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := fmt.Fprintf(c, "INFO %s\r\n", section); err != nil {
-		return "", fmt.Errorf("redis INFO %s: %w", addr, err)
+	if _, err := fmt.Fprintf(c, "%s\r\n", cmd); err != nil {
+		return "", fmt.Errorf("redis %s %s: %w", cmd, addr, err)
 	}
 	r := bufio.NewReader(c)
 	head, err := r.ReadString('\n')
 	if err != nil {
-		return "", fmt.Errorf("redis INFO %s: %w", addr, err)
+		return "", fmt.Errorf("redis %s %s: %w", cmd, addr, err)
 	}
 	head = strings.TrimSpace(head)
 	if !strings.HasPrefix(head, "$") {
-		return "", fmt.Errorf("redis INFO %s: %w: %q", addr, ErrStatsRefused, head)
+		return "", fmt.Errorf("redis %s %s: %w: %q", cmd, addr, ErrStatsRefused, head)
 	}
 	n, err := strconv.Atoi(head[1:])
 	if err != nil || n < 0 {
-		return "", fmt.Errorf("redis INFO %s: bad reply %q", addr, head)
+		return "", fmt.Errorf("redis %s %s: bad reply %q", cmd, addr, head)
 	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(r, buf); err != nil {
-		return "", fmt.Errorf("redis INFO %s: %w", addr, err)
+		return "", fmt.Errorf("redis %s %s: %w", cmd, addr, err)
 	}
 	return string(buf), nil
 }

@@ -1,0 +1,188 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KindRedisCluster is a Redis Cluster of masters, without replicas.
+const KindRedisCluster = "redis-cluster"
+
+// A Redis Cluster is an ensemble kind: n masters share the 16384 slots
+// (`redis-cli --cluster create … --cluster-replicas 0`) and form one
+// service. The default size is 3, the fewest redis-cli creates; 6 shows
+// how a cost that every node pays grows with the cluster.
+func init() {
+	RegisterKind(Kind{
+		Name: KindRedisCluster, Flag: "redis-cluster", Ensemble: true,
+		SizeFlag: "redis-cluster-masters", SizeUsage: "masters of the sandboxed Redis Cluster: 3 or more (6 shows what grows with the cluster)",
+		Start: startRedisCluster,
+		Find: func() error {
+			if _, err := findRedis(); err != nil {
+				return err
+			}
+			_, err := findRedisCLI()
+			return err
+		},
+		Stats:   redisClusterStats,
+		Version: redisVersion,
+	})
+}
+
+func findRedisCLI() (string, error) {
+	if p, err := exec.LookPath("redis-cli"); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/bin/redis-cli", "/usr/local/bin/redis-cli", "/opt/homebrew/bin/redis-cli"} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", &MissingError{What: "redis-cli", Install: "apt-get install -y redis-tools"}
+}
+
+// startRedisCluster starts n cluster-enabled redis-servers, each with a
+// client port and a bus port of its own (cluster-port), joins them with
+// redis-cli --cluster create, and returns once every node says
+// cluster_state:ok.
+func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error) {
+	if n < 3 {
+		return nil, fmt.Errorf("sandbox: a Redis Cluster needs 3 masters or more, not %d", n)
+	}
+	bin, err := findRedis()
+	if err != nil {
+		return nil, err
+	}
+	cli, err := findRedisCLI()
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return nil, err
+	}
+	servers := make([]*Server, 0, n)
+	for i := range n {
+		d := filepath.Join(dir, fmt.Sprintf("redis-cluster-%d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return servers, fmt.Errorf("sandbox: %w", err)
+		}
+		port := strconv.Itoa(ports[2*i])
+		s := &Server{
+			Kind: KindRedisCluster, Addr: "127.0.0.1:" + port, dir: d, bin: bin,
+			logPath: filepath.Join(d, "redis.log"),
+			args: []string{
+				"--port", port, "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+				"--cluster-port", strconv.Itoa(ports[2*i+1]), "--cluster-config-file", filepath.Join(d, "nodes.conf"),
+				"--cluster-node-timeout", "5000",
+				"--save", "", "--appendonly", "no", "--dir", d, "--daemonize", "no", "--protected-mode", "no",
+				"--maxclients", "10000", "--logfile", "",
+			},
+			ready: func(ctx context.Context, addr string) error {
+				r, err := probe(ctx, addr, "PING\r\n")
+				if err != nil {
+					return err
+				}
+				if !strings.HasPrefix(r, "+PONG") {
+					return fmt.Errorf("PING answered %q", r)
+				}
+				return nil
+			},
+		}
+		servers = append(servers, s)
+		if err := s.start(ctx); err != nil {
+			return servers, err
+		}
+	}
+	args := []string{"--cluster", "create"}
+	args = append(args, addrs(servers)...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+		return servers, fmt.Errorf("sandbox: redis-cli --cluster create: %w: %s", err, out)
+	}
+	return servers, waitClusterOK(ctx, servers)
+}
+
+// waitClusterOK waits until every node reports cluster_state:ok and knows
+// every other node.
+func waitClusterOK(ctx context.Context, servers []*Server) error {
+	want := "cluster_known_nodes:" + strconv.Itoa(len(servers))
+	for _, s := range servers {
+		for {
+			info, err := redisBulk(ctx, s.Addr, "CLUSTER INFO")
+			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, want) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("sandbox: redis cluster node %s not ok: %w (%v)", s.Addr, ctx.Err(), err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// redisClusterStats sums, over every node: INFO commandstats' calls per
+// command, as the redis kind does; INFO stats' client network bytes
+// (net_input_bytes, net_output_bytes); and CLUSTER INFO's bus messages,
+// in all (cluster_messages_sent, cluster_messages_received) and by type
+// (cluster_stats_messages_publish_sent, …publishshard_sent: a classic
+// PUBLISH is sent to every other node, a sharded one to the shard's
+// replicas only).
+func redisClusterStats(ctx context.Context, addrs []string) (map[string]int64, error) {
+	out, err := redisStats(ctx, addrs)
+	if err != nil {
+		return nil, err
+	}
+	for _, addr := range addrs {
+		stats, err := redisInfo(ctx, addr, "stats")
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range [][2]string{{"total_net_input_bytes", "net_input_bytes"}, {"total_net_output_bytes", "net_output_bytes"}} {
+			if v, ok := infoField(stats, kv[0]); ok {
+				out[kv[1]] += v
+			}
+		}
+		info, err := redisBulk(ctx, addr, "CLUSTER INFO")
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok || !strings.HasPrefix(k, "cluster_stats_messages_") {
+				continue
+			}
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				continue
+			}
+			out[k] += n
+			switch k {
+			case "cluster_stats_messages_sent":
+				out["cluster_messages_sent"] += n
+			case "cluster_stats_messages_received":
+				out["cluster_messages_received"] += n
+			}
+		}
+	}
+	return out, nil
+}
+
+// infoField reads one integer field of an INFO section.
+func infoField(info, name string) (int64, bool) {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
