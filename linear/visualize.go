@@ -1,0 +1,35 @@
+package linear
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// VisualizationExt ends the name of a cell's visualization of its
+// shortest illegal window, written beside the report.
+const VisualizationExt = ".linearizability.html"
+
+// Visualize writes porcupine's visualization of the report's shortest
+// illegal window to path; a report without one writes nothing.
+func (r Report) Visualize(path string) error {
+	if r.illegal == nil {
+		return nil
+	}
+	m := model()
+	_, info := porcupine.CheckOperationsVerbose(m, r.illegal, 10*time.Second)
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("linear: %w", err)
+	}
+	if err := porcupine.Visualize(m, info, f); err != nil {
+		f.Close()
+		return fmt.Errorf("linear: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("linear: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package result
+
+// Verdict is a linearizability check's answer for a cell.
+type Verdict string
+
+// Verdicts. Unknown is a check that ran out of its time budget before it
+// could decide: said, not counted as a violation.
+const (
+	Linearizable    Verdict = "linearizable"
+	NotLinearizable Verdict = "not"
+	VerdictUnknown  Verdict = "unknown"
+)
+
+// TokenSource says where a cell's fencing tokens came from.
+type TokenSource string
+
+// Token sources: the lock's own grant (Lease.Fence), a counter drawn after
+// the grant where the lock gives none (racy: a holder that stalls between
+// the two can draw above its successor), or none at all.
+const (
+	TokensLock    TokenSource = "lock"
+	TokensCounter TokenSource = "post-grant counter"
+	TokensNone    TokenSource = "none"
+)
+
+// Safety is what a cell's safety checks found, each figure derived once:
+// the overlap checker's counts, the guarded writes, and the
+// linearizability check of the recorded history.
+type Safety struct {
+	// Overlaps are grants of one lock that overlapped another client's as
+	// the clients saw them; TokenRegressions are fencing tokens that did
+	// not grow with grant order (duplicates included).
+	Overlaps         int64 `json:"overlaps"`
+	TokenRegressions int64 `json:"token_regressions"`
+	// StaleWritesFenced and StaleWritesUnfenced are stale writes (by a
+	// holder whose lock had passed to another) that a resource accepted:
+	// one checking the writer's fencing token, one taking every write.
+	// Guarded says whether the cell wrote to such resources at all.
+	Guarded             bool  `json:"guarded"`
+	StaleWritesFenced   int64 `json:"stale_writes_fenced"`
+	StaleWritesUnfenced int64 `json:"stale_writes_unfenced"`
+	// LostUpdates are increments of the guarded counter that a later read
+	// did not see.
+	LostUpdates int64 `json:"lost_updates"`
+	// Tokens says where the tokens checked came from.
+	Tokens TokenSource `json:"tokens"`
+
+	// Linearizable is the verdict on the recorded history; empty when no
+	// history was recorded.
+	Linearizable Verdict `json:"linearizable,omitempty"`
+	// Ops is how many operations were checked, Unknown how many of them
+	// had an unknown outcome, Dropped how many came after a client's log
+	// was full (the check stops where the first full log did).
+	Ops     int64 `json:"ops"`
+	Unknown int64 `json:"unknown_ops"`
+	Dropped int64 `json:"dropped_ops,omitempty"`
+	// Windows is how many independent pieces the history was cut into.
+	Windows int `json:"windows"`
+	// LeaseExpiries counts grants whose lease ended while their holder
+	// still held the lock by its own account (it learnt so at release)
+	// and another client was granted the lock meanwhile: what a TTL or a
+	// session does to a stalled holder, not a fault of the model.
+	LeaseExpiries int64 `json:"lease_expiries"`
+	// CheckMs is how long the check took, CheckAllocMB what it allocated.
+	CheckMs      float64 `json:"check_ms"`
+	CheckAllocMB float64 `json:"check_alloc_mb"`
+	// Illegal is the shortest window of the history the check could not
+	// linearize, when it found one.
+	Illegal *IllegalWindow `json:"illegal,omitempty"`
+}
+
+// IllegalWindow names a stretch of one lock's history that no order of
+// its operations explains: the lock, when (seconds after the cell
+// started), how many operations, and the first one no linearization could
+// take.
+type IllegalWindow struct {
+	Lock    string  `json:"lock"`
+	Phase   int     `json:"phase"`
+	FromS   float64 `json:"from_s"`
+	ToS     float64 `json:"to_s"`
+	Ops     int     `json:"ops"`
+	Clients []int   `json:"clients"`
+	// Stuck is the first operation no partial linearization could take,
+	// e.g. "client 0 try → held".
+	Stuck string `json:"stuck,omitempty"`
+	// File is the visualization written beside the report, if any.
+	File string `json:"file,omitempty"`
+}
+
+// Unsafe reports whether s shows a violation: an overlap, a token out of
+// order, a stale write accepted where the lock's users would write, a lost
+// update, or a history that is not linearizable.
+func (s *Safety) Unsafe() bool {
+	return s != nil && (s.Overlaps > 0 || s.TokenRegressions > 0 || s.LostUpdates > 0 ||
+		s.Linearizable == NotLinearizable)
+}
