@@ -115,7 +115,9 @@ func partitions(h *result.History) [][]op {
 	for _, k := range keys {
 		part := by[k]
 		mark(part, h.Expiring)
-		slices.SortStableFunc(part, func(a, b op) int { return cmp.Compare(a.Call, b.Call) })
+		slices.SortFunc(part, func(a, b op) int {
+			return cmp.Or(cmp.Compare(a.Call, b.Call), cmp.Compare(a.Client, b.Client), cmp.Compare(a.Return, b.Return))
+		})
 		out = append(out, part)
 	}
 	return out
@@ -127,7 +129,9 @@ func partitions(h *result.History) [][]op {
 // unknown, or none at all, on a lock whose leases expire. An unknown
 // acquire is given a return of never.
 func mark(part []op, expiring bool) {
-	slices.SortStableFunc(part, func(a, b op) int { return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Call, b.Call)) })
+	slices.SortFunc(part, func(a, b op) int {
+		return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Call, b.Call), cmp.Compare(a.Return, b.Return))
+	})
 	open := -1
 	for i := range part {
 		o := &part[i]

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // VisualizationExt ends the name of a cell's visualization of its
@@ -32,4 +34,14 @@ func (r Report) Visualize(path string) error {
 		return fmt.Errorf("linear: %w", err)
 	}
 	return nil
+}
+
+// WriteVisualization checks h again within budget and, if it finds an
+// illegal window, writes its visualization to path and returns true.
+func WriteVisualization(h *result.History, budget time.Duration, path string) (bool, error) {
+	rep := Check(h, budget)
+	if rep.illegal == nil {
+		return false, nil
+	}
+	return true, rep.Visualize(path)
 }
