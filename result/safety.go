@@ -94,3 +94,59 @@ func (s *Safety) Unsafe() bool {
 	return s != nil && (s.Overlaps > 0 || s.TokenRegressions > 0 || s.LostUpdates > 0 ||
 		s.Linearizable == NotLinearizable)
 }
+
+// verdictRank orders verdicts from the best to the worst.
+var verdictRank = map[Verdict]int{"": 0, Linearizable: 1, VerdictUnknown: 2, NotLinearizable: 3}
+
+// Add returns s with o's figures added (repeats of one cell): counts and
+// checking time summed, the worse verdict, the first illegal window.
+func (s *Safety) Add(o *Safety) *Safety {
+	if o == nil {
+		return s
+	}
+	if s == nil {
+		c := *o
+		return &c
+	}
+	out := *s
+	out.Overlaps += o.Overlaps
+	out.TokenRegressions += o.TokenRegressions
+	out.Guarded = out.Guarded || o.Guarded
+	out.StaleWritesFenced += o.StaleWritesFenced
+	out.StaleWritesUnfenced += o.StaleWritesUnfenced
+	out.LostUpdates += o.LostUpdates
+	out.Ops += o.Ops
+	out.Unknown += o.Unknown
+	out.Dropped += o.Dropped
+	out.Windows += o.Windows
+	out.LeaseExpiries += o.LeaseExpiries
+	out.CheckMs += o.CheckMs
+	out.CheckAllocMB += o.CheckAllocMB
+	if verdictRank[o.Linearizable] > verdictRank[out.Linearizable] {
+		out.Linearizable = o.Linearizable
+	}
+	if out.Illegal == nil {
+		out.Illegal = o.Illegal
+	}
+	return &out
+}
+
+// Append adds o's operations to h as phase phase: repeats of a cell use
+// the same lock names on namespaces of their own, and must not be joined.
+func (h *History) Append(o *History, phase uint16) *History {
+	if o == nil {
+		return h
+	}
+	if h == nil {
+		h = &History{Start: o.Start, Names: o.Names, Expiring: o.Expiring}
+	}
+	for _, op := range o.Ops {
+		if o.Until != 0 && op.Call > o.Until {
+			continue
+		}
+		op.Phase = phase
+		h.Ops = append(h.Ops, op)
+	}
+	h.Dropped += o.Dropped
+	return h
+}
