@@ -127,20 +127,30 @@ func partitions(h *result.History) [][]op {
 // every grant, the call of the release that closed it and whether it may
 // have ended by itself: a release or renewal that answered lost or
 // unknown, or none at all, on a lock whose leases expire. An unknown
-// acquire is given a return of never.
+// acquire is given a return of never. Operations must come in the
+// client's order.
 func mark(part []op, expiring bool) {
 	slices.SortFunc(part, func(a, b op) int {
 		return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Call, b.Call), cmp.Compare(a.Return, b.Return))
 	})
 	open := -1
+	var prevRet int64 // the client's previous operation's return, as recorded
 	for i := range part {
 		o := &part[i]
 		if i > 0 && part[i-1].Client != o.Client {
 			if open >= 0 && expiring {
 				part[open].mayEnd = true
 			}
-			open = -1
+			open, prevRet = -1, 0
 		}
+		// A client's operations follow one another: one that a clock
+		// reading shared with the one before makes look concurrent with it
+		// starts a nanosecond after.
+		if i > 0 && part[i-1].Client == o.Client && o.Call <= prevRet {
+			o.Call = prevRet + 1
+			o.Return = max(o.Return, o.Call)
+		}
+		prevRet = o.Return
 		switch {
 		case isGrant(o.Op):
 			if open >= 0 && expiring {

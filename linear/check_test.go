@@ -75,6 +75,12 @@ func TestCheck(t *testing.T) {
 			h.add(0, result.OpAcquire, result.OutUnknown, 0, 1, 0)
 			h.add(1, result.OpTry, result.OutHeld, 4, 5, 0)
 		}, true, result.Linearizable, 0},
+		{"a try sharing its clock reading with the release before", func(h *hist) {
+			h.add(0, result.OpTry, result.OutOK, 0, 1, 1)
+			h.add(0, result.OpRelease, result.OutOK, 2, 3, 0)
+			h.add(0, result.OpTry, result.OutHeld, 3, 5, 0)
+			h.add(0, result.OpAcquire, result.OutOK, 5, 30, 2)
+		}, true, result.NotLinearizable, 0},
 		{"held try with nobody to hold it", func(h *hist) {
 			h.add(0, result.OpAcquire, result.OutOK, 0, 1, 0)
 			h.add(0, result.OpRelease, result.OutOK, 2, 3, 0)
