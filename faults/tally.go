@@ -30,6 +30,14 @@ type tally struct {
 	accepted int64
 	rejected int64
 	details  map[string]float64
+	// What the safety figures need: the operations, whether the cell
+	// wrote to guarded resources, what the unfenced one accepted, and
+	// where tokens came from; expiring says leases end without holders.
+	hist             history
+	guarded          bool
+	unfencedAccepted int64
+	tokens           result.TokenSource
+	expiring         bool
 }
 
 func newTally(spec engine.CellSpec) *tally {
@@ -38,8 +46,15 @@ func newTally(spec engine.CellSpec) *tally {
 		id.Scenario = spec.Scenario.Name()
 	}
 	acc := result.NewAccumulator(id)
-	return &tally{spec: spec, start: time.Now(), acc: acc, details: map[string]float64{},
-		recoveries: map[string][]float64{}, notes: map[string]string{}}
+	t := &tally{spec: spec, start: time.Now(), acc: acc, details: map[string]float64{},
+		recoveries: map[string][]float64{}, notes: map[string]string{}, tokens: result.TokensNone}
+	if d := spec.Driver; d.New != nil {
+		t.expiring = d.Caps.Any(impl.LeaseTTL | impl.LeaseSession | impl.LeaseConn)
+		if d.Caps.Has(impl.Fencing) {
+			t.tokens = result.TokensLock
+		}
+	}
+	return t
 }
 
 // acquired records one acquisition and how long its Acquire call took.
@@ -140,6 +155,7 @@ func (t *tally) cell(configured time.Duration, verdict string) result.Cell {
 	if len(t.details) == 0 {
 		c.Faults.Details = nil
 	}
+	t.safety(&c, t.expiring)
 	return c
 }
 

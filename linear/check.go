@@ -190,8 +190,8 @@ func expiries(part []op) int64 {
 	}
 	var n int64
 	for i, g := range grants {
-		if !g.mayEnd {
-			continue
+		if !g.mayEnd || g.closed == never {
+			continue // held on, or never released: a holder that died is not one that held on
 		}
 		for _, x := range grants[i+1:] {
 			if x.Call >= g.closed {
