@@ -88,11 +88,15 @@ type Locker struct {
 // New connects one client: its command connection, with both scripts
 // loaded, and its subscription connection, both answering before it
 // returns.
-func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return newLocker(ctx, cfg, false) }
+func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+	return newLocker(ctx, cfg, false)
+}
 
 // NewFenced connects one client of Redisson's RFencedLock: New whose
 // acquire script also draws the grant's fencing token.
-func NewFenced(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return newLocker(ctx, cfg, true) }
+func NewFenced(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+	return newLocker(ctx, cfg, true)
+}
 
 func newLocker(ctx context.Context, cfg impl.Config, fenced bool) (impl.Locker, error) {
 	cfg = cfg.WithDefaults()

@@ -80,7 +80,7 @@ func TokenKey(key string) string { return tokenPrefix + "{" + key + "}" }
 var (
 	fencedAcquireScript = goredis.NewScript(fencedAcquireSrc)
 	acquireScript       = goredis.NewScript(acquireSrc)
-	releaseScript = goredis.NewScript(releaseSrc)
+	releaseScript       = goredis.NewScript(releaseSrc)
 )
 
 // unlockMessage is Redisson's LockPubSub.UNLOCK_MESSAGE.
