@@ -49,13 +49,16 @@ func Check(h *result.History, budget time.Duration) Report {
 	var rep Report
 	rep.Linearizable = result.Linearizable
 	rep.Dropped = h.Dropped
-	for _, part := range partitions(h) {
-		rep.Ops += int64(len(part))
-		for _, o := range part {
-			if o.Outcome == result.OutUnknown {
-				rep.Unknown++
-			}
+	for _, o := range h.Ops {
+		if h.Until != 0 && o.Call > h.Until {
+			continue
 		}
+		rep.Ops++
+		if o.Outcome == result.OutUnknown {
+			rep.Unknown++
+		}
+	}
+	for _, part := range partitions(h) {
 		rep.LeaseExpiries += expiries(part)
 		if rep.Linearizable == result.NotLinearizable {
 			continue // counted, not checked: one illegal window is named
@@ -113,7 +116,7 @@ func partitions(h *result.History) [][]op {
 	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.lock, b.lock), cmp.Compare(a.phase, b.phase)) })
 	out := make([][]op, 0, len(keys))
 	for _, k := range keys {
-		part := by[k]
+		part := dropIdle(by[k])
 		mark(part, h.Expiring)
 		slices.SortFunc(part, func(a, b op) int {
 			return cmp.Or(cmp.Compare(a.Call, b.Call), cmp.Compare(a.Client, b.Client), cmp.Compare(a.Return, b.Return))
@@ -121,6 +124,20 @@ func partitions(h *result.History) [][]op {
 		out = append(out, part)
 	}
 	return out
+}
+
+// dropIdle leaves out the acquires of unknown outcome of a partition in
+// which no try found the lock held: such an acquire, had it taken effect,
+// would leave the lock held by a client that does not know it, until its
+// lease ends — a state from which every other operation is legal exactly
+// when it is from a free lock, but for a try answering held. Without
+// such a try it can explain nothing, and each one left in doubles the
+// states the search carries (a cell's end leaves one per waiter).
+func dropIdle(part []op) []op {
+	if slices.ContainsFunc(part, func(o op) bool { return o.Outcome == result.OutHeld }) {
+		return part
+	}
+	return slices.DeleteFunc(part, func(o op) bool { return o.Kind == result.OpAcquire && o.Outcome == result.OutUnknown })
 }
 
 // mark walks each client's operations in its own order and notes, for

@@ -147,3 +147,20 @@ func TestBudgetSpentIsUnknown(t *testing.T) {
 		t.Fatalf("verdict %q, want unknown", rep.Linearizable)
 	}
 }
+
+// TestManyUnknownAcquires: a cell's end leaves one acquire of unknown
+// outcome per waiter; without a try that found the lock held they can
+// explain nothing, and the check decides at once (every one of them left
+// in would double the states its search carries).
+func TestManyUnknownAcquires(t *testing.T) {
+	t.Parallel()
+	var h hist
+	end, _ := h.cycles(10, 200, 4, 1)
+	for c := range int32(500) {
+		h.add(c+4, result.OpAcquire, result.OutUnknown, 20+int64(c), end+100, 0)
+	}
+	rep := Check(h.history(true), 10*time.Second)
+	if rep.Linearizable != result.Linearizable || rep.Unknown != 500 || rep.Ops != 900 {
+		t.Fatalf("verdict %q, %d of %d operations unknown", rep.Linearizable, rep.Unknown, rep.Ops)
+	}
+}
