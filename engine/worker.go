@@ -266,6 +266,7 @@ func (r *Cell) Over(ctx context.Context, now time.Time) bool {
 // (Counters.Lost), not as an error.
 func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease impl.Lease, got time.Time, measured bool) {
 	tok, fenced := lease.Fence()
+	sessions := w.l.Counters().SessionLost.Load()
 	v := r.check.Enter(lock, w.id, tok, fenced, got)
 	r.live.granted()
 	r.hold(ctx, w, lock, lease, r.Spec.HoldDist.Sample(w.rng), measured)
@@ -279,7 +280,14 @@ func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease im
 	err := lease.Release(r.relCtx)
 	now := w.Now()
 	w.fresh = now
-	w.recordOp(result.OpRelease, int32(lock), t, now, outcome(err), nil)
+	out := outcome(err)
+	if out == result.OutOK && w.l.Counters().SessionLost.Load() != sessions {
+		// The session ended under the holder, who was told so by its
+		// client library, though the release answered ok (etcd's Unlock
+		// deletes whatever is there): the grant ended before the release.
+		out = result.OutLost
+	}
+	w.recordOp(result.OpRelease, int32(lock), t, now, out, nil)
 	r.live.released()
 	if measured {
 		w.Record(TagRelease, now, now.Sub(t))

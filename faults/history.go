@@ -18,7 +18,15 @@ type history struct {
 	clients map[impl.Locker]int32
 	locks   map[string]int32
 	names   []string
-	leases  map[impl.Lease]result.Op // the grant each lease came from
+	leases  map[impl.Lease]grant
+}
+
+// grant is a lease's grant, with its client and the sessions the client
+// had lost by then.
+type grant struct {
+	op       result.Op
+	l        impl.Locker
+	sessions int64
 }
 
 // acquiredOp records l's Acquire of name, called at call: a grant, or one
@@ -29,7 +37,7 @@ func (t *tally) acquiredOp(l impl.Locker, name string, call time.Time, lease imp
 	defer t.mu.Unlock()
 	h := &t.hist
 	if h.clients == nil {
-		h.clients, h.locks, h.leases = map[impl.Locker]int32{}, map[string]int32{}, map[impl.Lease]result.Op{}
+		h.clients, h.locks, h.leases = map[impl.Locker]int32{}, map[string]int32{}, map[impl.Lease]grant{}
 	}
 	c, ok := h.clients[l]
 	if !ok {
@@ -46,7 +54,7 @@ func (t *tally) acquiredOp(l impl.Locker, name string, call time.Time, lease imp
 	if err == nil && lease != nil {
 		op.Outcome = result.OutOK
 		op.Token, op.Fenced = lease.Fence()
-		h.leases[lease] = op
+		h.leases[lease] = grant{op: op, l: l, sessions: l.Counters().SessionLost.Load()}
 	}
 	h.ops = append(h.ops, op)
 }
@@ -69,7 +77,13 @@ func (t *tally) releasedOp(lease impl.Lease, call time.Time, err error) {
 	case errors.Is(err, impl.ErrLockLost), errors.Is(err, impl.ErrSessionLost):
 		out = result.OutLost
 	}
-	t.hist.ops = append(t.hist.ops, result.Op{Call: call.UnixNano(), Return: ret.UnixNano(), Lock: g.Lock, Client: g.Client,
+	if out == result.OutOK && g.l.Counters().SessionLost.Load() != g.sessions {
+		// The holder's library told it its session ended, though the
+		// release answered ok (etcd's Unlock deletes whatever is there):
+		// the grant ended before the release.
+		out = result.OutLost
+	}
+	t.hist.ops = append(t.hist.ops, result.Op{Call: call.UnixNano(), Return: ret.UnixNano(), Lock: g.op.Lock, Client: g.op.Client,
 		Kind: result.OpRelease, Outcome: out})
 }
 
