@@ -57,9 +57,11 @@ type Safety struct {
 	// Windows is how many independent pieces the history was cut into.
 	Windows int `json:"windows"`
 	// LeaseExpiries counts grants whose lease ended while their holder
-	// still held the lock by its own account (it learnt so at release)
-	// and another client was granted the lock meanwhile: what a TTL or a
-	// session does to a stalled holder, not a fault of the model.
+	// still held the lock by its own account (it learnt so at release, or
+	// its library told it its session ended) and another client was
+	// granted the lock meanwhile: what a TTL or a session does to a
+	// stalled holder — or a failover that lost the key — not a fault of
+	// the model. The overlap checker counts the same grants as overlaps.
 	LeaseExpiries int64 `json:"lease_expiries"`
 	// CheckMs is how long the check took, CheckAllocMB what it allocated.
 	CheckMs      float64 `json:"check_ms"`
