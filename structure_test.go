@@ -28,7 +28,7 @@ var layers = []struct {
 }{
 	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files", []string{
 		"result", "dist", "capacity", "internal/serverkind", "internal/dsn", "internal/benchcheck", "compose", "deploy/..."}},
-	{"judgement: typed findings from result data", []string{"judge"}},
+	{"judgement: typed findings from result data; histories checked for linearizability", []string{"judge", "linear"}},
 	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report"}},
 	{"the drivers and the engine; the servers for tests", []string{"impl/", "engine", "sandboxtest"}},
 	{"what runs on the engine: load and fault scenarios, the shards' rendezvous", []string{"scenarios", "faults", "rendezvous"}},

@@ -71,6 +71,13 @@ type CellSpec struct {
 	// Shard, if set, runs only this process's slice of the clients, lined
 	// up with the other shards (see Shard).
 	Shard *Shard
+	// HistoryOps bounds the operations the cell records for its
+	// linearizability check, over all clients. Default DefaultHistoryOps;
+	// negative records none.
+	HistoryOps int
+	// CheckBudget bounds the linearizability check's time; past it the
+	// verdict is unknown. Default linear.DefaultBudget.
+	CheckBudget time.Duration
 	// Config is handed to every client (servers, TTL, retry, seed, …).
 	Config impl.Config
 	// ServerKinds reads the servers' own counters and the CPU time of

@@ -94,6 +94,7 @@ func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh Shape) *
 		r.Clients[i].timeout = spec.AcquireTimeout
 	}
 	sh.Prepare(r)
+	r.startHistory()
 	return r
 }
 
@@ -370,6 +371,7 @@ func (r *Cell) collect(end time.Time, counters []*impl.Counters, base []impl.Cou
 	cell := acc.Cell()
 	r.shape.Finish(r, &cell, totals)
 	r.livelockFinding(&cell)
+	r.judgeSafety(&cell)
 	return cell
 }
 

@@ -20,7 +20,7 @@ func renewEvery(ttl time.Duration) time.Duration { return ttl / 3 }
 // lock no longer ours ends the hold at once: the holder has learnt it
 // lost the lock and stops working (it still releases, which undoes what
 // it may hold on a Redlock minority).
-func (r *Cell) hold(ctx context.Context, w *Client, lease impl.Lease, d time.Duration, measured bool) {
+func (r *Cell) hold(ctx context.Context, w *Client, lock int, lease impl.Lease, d time.Duration, measured bool) {
 	rn, ok := lease.(impl.Renewer)
 	if !r.Spec.Renew || !ok {
 		w.Pause(ctx, d)
@@ -45,6 +45,7 @@ func (r *Cell) hold(ctx context.Context, w *Client, lease impl.Lease, d time.Dur
 		t := time.Now()
 		err := rn.Renew(ctx)
 		now := time.Now()
+		w.recordOp(result.OpRenew, int32(lock), t, now, outcome(err), nil)
 		if measured {
 			w.renewals++
 			w.Record(tagRenew, now, now.Sub(t))

@@ -19,12 +19,15 @@ import (
 // namespace, servers behind proxies of its own) and returns what undoes
 // it once the repeat is over. What one repeat says of itself — cut
 // short, a finding, counters unread — is said of the cell.
-func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(r int, s *CellSpec) (func(), error)) (result.Cell, []result.Cell, error) {
+func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(r int, s *CellSpec) (func(), error)) (out result.Cell, _ []result.Cell, _ error) {
 	acc := result.NewAccumulator(base)
 	server := map[string]int64{}
 	dists := map[string]*hdrhistogram.Histogram{}
 	var cells []result.Cell
 	var marked result.Cell
+	var safety *result.Safety
+	var hist *result.History
+	defer func() { out.Safety, out.History = safety, hist }()
 	next := spec.OnInterval
 	for r := range max(spec.Repeat, 1) {
 		s := spec
@@ -42,6 +45,7 @@ func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(
 		if res.Impl != "" {
 			addRepeat(acc, server, res.Cell)
 			mergeDistributions(dists, res.Distributions)
+			safety, hist = safety.Add(res.Safety), hist.Append(res.History, uint16(r))
 			cells = append(cells, res.Cell)
 			if marked.Impl == "" && (res.Truncated != "" || res.Finding != "" || res.ServerNote != "") {
 				marked = res.Cell

@@ -54,6 +54,7 @@ type Client struct {
 
 	grantLog *grantLog // sharded cells: where grants go
 	grantBuf *grantBatch
+	hist     *result.OpLog // the operations the safety check reads
 
 	t0    time.Time // the cell's start, for now
 	fresh time.Time // see reading
@@ -140,9 +141,21 @@ func (w *Client) Acquire(ctx context.Context, name string, start time.Time) (imp
 	}
 	rt := w.l.Counters().RoundTrips.Load()
 	w.trying.Store(true)
-	lease, err := w.l.Acquire(actx, name)
+	lock := lockIndex(name)
+	lease, call := w.try(actx, name, lock, start)
+	var err error
+	if lease == nil {
+		lease, err = w.l.Acquire(actx, name)
+	}
 	w.trying.Store(false)
 	now := w.Now()
+	if !call.IsZero() {
+		out := result.OutOK
+		if err != nil {
+			out = result.OutUnknown
+		}
+		w.recordOp(result.OpAcquire, lock, call, now, out, lease)
+	}
 	w.waited = now.Sub(start) >= waitFlush
 	if err == nil {
 		w.streak = 0
@@ -161,6 +174,28 @@ func (w *Client) Acquire(ctx context.Context, name string, start time.Time) (imp
 		return nil, now, ErrAbandoned
 	}
 	return lease, now, err
+}
+
+// try asks a Locker that can try (impl.Trier) for the lock once before
+// the acquire waits, and records what it answered. It returns the lease
+// it got, or when the acquire that follows is called.
+func (w *Client) try(ctx context.Context, name string, lock int32, start time.Time) (impl.Lease, time.Time) {
+	t, ok := w.l.(impl.Trier)
+	if !ok {
+		return nil, start
+	}
+	lease, err := t.Try(ctx, name)
+	now := w.Now()
+	switch {
+	case err == nil:
+		w.recordOp(result.OpTry, lock, start, now, result.OutOK, lease)
+		return lease, time.Time{}
+	case errors.Is(err, impl.ErrHeld):
+		w.recordOp(result.OpTry, lock, start, now, result.OutHeld, nil)
+	default:
+		w.recordOp(result.OpTry, lock, start, now, result.OutUnknown, nil)
+	}
+	return nil, now
 }
 
 // gaveUp counts an acquisition given up after waiting d, which sent rt
@@ -231,9 +266,10 @@ func (r *Cell) Over(ctx context.Context, now time.Time) bool {
 // (Counters.Lost), not as an error.
 func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease impl.Lease, got time.Time, measured bool) {
 	tok, fenced := lease.Fence()
+	sessions := w.l.Counters().SessionLost.Load()
 	v := r.check.Enter(lock, w.id, tok, fenced, got)
 	r.live.granted()
-	r.hold(ctx, w, lease, r.Spec.HoldDist.Sample(w.rng), measured)
+	r.hold(ctx, w, lock, lease, r.Spec.HoldDist.Sample(w.rng), measured)
 	if r.BeforeRelease != nil {
 		r.BeforeRelease(ctx)
 	}
@@ -244,6 +280,14 @@ func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease im
 	err := lease.Release(r.relCtx)
 	now := w.Now()
 	w.fresh = now
+	out := outcome(err)
+	if out == result.OutOK && w.l.Counters().SessionLost.Load() != sessions {
+		// The session ended under the holder, who was told so by its
+		// client library, though the release answered ok (etcd's Unlock
+		// deletes whatever is there): the grant ended before the release.
+		out = result.OutLost
+	}
+	w.recordOp(result.OpRelease, int32(lock), t, now, out, nil)
 	r.live.released()
 	if measured {
 		w.Record(TagRelease, now, now.Sub(t))

@@ -190,7 +190,9 @@ func queue(ctx, wctx context.Context, t *tally, h *holds, ws []impl.Locker, hold
 func waitGrant(wctx context.Context, t *tally, l impl.Locker, name string, retry time.Duration) (impl.Lease, time.Time, error) {
 	start := time.Now()
 	for {
+		call := time.Now()
 		lease, err := l.Acquire(wctx, name)
+		t.acquiredOp(l, name, call, lease, err)
 		if err == nil {
 			got := time.Now()
 			t.acquired(got.Sub(start))

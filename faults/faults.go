@@ -71,6 +71,7 @@ func register(f fault) {
 			spec.Repeat = max(spec.Repeat, 1)
 			spec.Clients = max(spec.Clients, 1)
 			spec.Config = spec.Config.WithDefaults()
+			spec.Driver = d
 			return f.run(ctx, spec, subjectOf(d))
 		}}
 	if f.applies != nil {
@@ -225,7 +226,9 @@ const releaseTimeout = 5 * time.Second
 // release gives lease back within releaseTimeout. Like the harness, it
 // counts a lost lease (the implementation counted it in Lost) as no error.
 func release(ctx context.Context, t *tally, lease impl.Lease) error {
+	call := time.Now()
 	err := releaseBounded(ctx, lease)
+	t.releasedOp(lease, call, err)
 	if err != nil && !errors.Is(err, impl.ErrLockLost) {
 		t.failed(err)
 	}
@@ -235,7 +238,10 @@ func release(ctx context.Context, t *tally, lease impl.Lease) error {
 // releaseScripted is release for a holder whose server the script killed
 // or cut: its failure is the script's doing, counted in *failed.
 func releaseScripted(ctx context.Context, t *tally, lease impl.Lease, failed *int64) {
-	if err := releaseBounded(ctx, lease); err != nil && !errors.Is(err, impl.ErrLockLost) {
+	call := time.Now()
+	err := releaseBounded(ctx, lease)
+	t.releasedOp(lease, call, err)
+	if err != nil && !errors.Is(err, impl.ErrLockLost) {
 		t.update(func() { *failed++ })
 	}
 }
@@ -261,6 +267,7 @@ func first(ctx context.Context, t *tally, l impl.Locker, name string) (impl.Leas
 	defer cancel()
 	start := time.Now()
 	lease, err := l.Acquire(ctx, name)
+	t.acquiredOp(l, name, start, lease, err)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("faults: first holder: %w", err)
 	}
@@ -276,7 +283,9 @@ func first(ctx context.Context, t *tally, l impl.Locker, name string) (impl.Leas
 func acquire(ctx context.Context, t *tally, l impl.Locker, name string, retry time.Duration) (impl.Lease, time.Time, error) {
 	start := time.Now()
 	for {
+		call := time.Now()
 		lease, err := l.Acquire(ctx, name)
+		t.acquiredOp(l, name, call, lease, err)
 		if err == nil {
 			got := time.Now()
 			t.acquired(got.Sub(start))

@@ -146,6 +146,7 @@ func loopOn(lctx, ctx context.Context, t *tally, h *holds, g *grants, l impl.Loc
 	for lctx.Err() == nil {
 		start := time.Now()
 		lease, err := l.Acquire(lctx, name)
+		t.acquiredOp(l, name, start, lease, err)
 		if err != nil {
 			if lctx.Err() == nil {
 				t.failed(err)

@@ -78,6 +78,7 @@ func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r in
 			for pctx.Err() == nil {
 				start := time.Now()
 				lease, err := l.Acquire(pctx, name)
+				t.acquiredOp(l, name, start, lease, err)
 				if err != nil {
 					if pctx.Err() == nil {
 						t.failed(err)
@@ -109,6 +110,7 @@ func partitionMasters(ctx context.Context, spec engine.CellSpec, s subject, r in
 			defer cancel()
 			start := time.Now()
 			lease, err := l.Acquire(actx, name)
+			t.acquiredOp(l, name, start, lease, err)
 			took := time.Since(start)
 			t.update(func() { fig.AttemptsMajorityCut++ })
 			if err == nil {

@@ -34,6 +34,10 @@ func runPause(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell
 		return runPauseConn(ctx, spec, s)
 	}
 	t := newTally(spec)
+	t.guarded = true
+	if !s.Caps.Has(impl.Fencing) {
+		t.tokens = result.TokensCounter
+	}
 	bound := s.bound(spec.Config)
 	if err := needServers(spec, s); err != nil {
 		return result.Cell{}, err
@@ -113,6 +117,9 @@ func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, fig 
 			fig.UnfencedAccepted++
 		}
 	})
+	if okPlain {
+		t.unfencedStale()
+	}
 	// The lock's users write the way the lock lets them: with its fencing
 	// token where it has one, else unfenced (lockbench's counter tokens
 	// only show what fencing would do). A stale write accepted there

@@ -27,6 +27,14 @@ type tally struct {
 	// Freeze), set by the runner before any client runs and changed under
 	// mu through update.
 	faults result.Faults
+	// What the safety figures need: the operations, whether the cell
+	// wrote to guarded resources, what the unfenced one accepted, and
+	// where tokens came from; expiring says leases end without holders.
+	hist             history
+	guarded          bool
+	unfencedAccepted int64
+	tokens           result.TokenSource
+	expiring         bool
 }
 
 func newTally(spec engine.CellSpec) *tally {
@@ -35,7 +43,14 @@ func newTally(spec engine.CellSpec) *tally {
 		id.Scenario = spec.Scenario.Name()
 	}
 	acc := result.NewAccumulator(id)
-	return &tally{spec: spec, start: time.Now(), acc: acc}
+	t := &tally{spec: spec, start: time.Now(), acc: acc, tokens: result.TokensNone}
+	if d := spec.Driver; d.New != nil {
+		t.expiring = d.Caps.Any(impl.LeaseTTL | impl.LeaseSession | impl.LeaseConn)
+		if d.Caps.Has(impl.Fencing) {
+			t.tokens = result.TokensLock
+		}
+	}
+	return t
 }
 
 // acquired records one acquisition and how long its Acquire call took.
@@ -104,6 +119,7 @@ func (t *tally) cell(configured time.Duration, bound result.Bound) result.Cell {
 		f.RecoveryMs = spread(t.recovery)
 	}
 	c.Faults = &f
+	t.safety(&c, t.expiring)
 	return c
 }
 

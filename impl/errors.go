@@ -17,6 +17,8 @@ var (
 	ErrSessionLost = errors.New("impl: session lost")
 	// ErrUnreachable means a server could not be reached at all.
 	ErrUnreachable = errors.New("impl: server unreachable")
+	// ErrHeld means a Try found the lock held.
+	ErrHeld = errors.New("impl: lock held")
 	// ErrStatsRefused means a server refused to report its counters.
 	ErrStatsRefused = errors.New("impl: server refused to report counters")
 )

@@ -116,3 +116,14 @@ func (s Servers) With(role string, addrs []string) Servers {
 	out[role] = append([]string(nil), addrs...)
 	return out
 }
+
+// Trier is a Locker that can also ask for a lock once without waiting, as
+// Redisson's tryLock(0) and Curator's acquire(0, …) do. Where a Locker
+// offers it, a cell's client tries before it waits, so that the recorded
+// history shows what a try sees: a release that did not release shows as
+// a try that finds the lock held with nobody holding it.
+type Trier interface {
+	// Try returns a lease, or an error wrapping ErrHeld when the lock is
+	// held, without waiting.
+	Try(ctx context.Context, name string) (Lease, error)
+}

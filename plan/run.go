@@ -338,6 +338,9 @@ func (m *matrix) keep(res Result, canon int) error {
 		if err := m.closeLog(res); err != nil {
 			return m.writeErr(res.Cell, err)
 		}
+		if err := m.writeHistory(&res.Cell); err != nil {
+			return m.writeErr(res.Cell, err)
+		}
 		if m.shard != nil {
 			if err := m.shard.finish(res.Cell); err != nil {
 				return m.writeErr(res.Cell, err)

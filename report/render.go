@@ -125,6 +125,9 @@ func Render(dir string, opts RenderOptions) error {
 	if err := write(filepath.Join(dir, MarkdownFile), markdown(r.meta, cells, slo, r.partial)); err != nil {
 		return err
 	}
+	if err := write(filepath.Join(dir, SafetyFile), safetyTable(cells)); err != nil {
+		return err
+	}
 
 	figs, err := figures(cells, r.logs, r.meta.Ramp != "")
 	if err != nil {

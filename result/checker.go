@@ -31,8 +31,11 @@ type Checker struct {
 	sparse sync.Map
 
 	count atomic.Int64
-	mu    sync.Mutex
-	kept  []Violation
+	// overlaps and tokens count the violations by kind: two holders, and
+	// tokens out of order (regressions and duplicates).
+	overlaps, tokens atomic.Int64
+	mu               sync.Mutex
+	kept             []Violation
 	// possible counts overlaps of grants from two sources no longer than
 	// their clocks' skew bounds: not proof of a violation, nor of safety.
 	possible int64
@@ -133,6 +136,12 @@ func (k *Checker) Exit(v Visit, client int, now time.Time) {
 // MaxViolationsKept are.
 func (k *Checker) Record(v Violation) {
 	k.count.Add(1)
+	switch v.Kind {
+	case "overlap":
+		k.overlaps.Add(1)
+	case "token_regression", "token_duplicate":
+		k.tokens.Add(1)
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.kept) < MaxViolationsKept {
@@ -146,6 +155,10 @@ func (k *Checker) Violations() (int64, []Violation) {
 	defer k.mu.Unlock()
 	return k.count.Load(), append([]Violation(nil), k.kept...)
 }
+
+// Kinds returns how many of the violations were overlaps of two holders
+// and how many fencing tokens out of order.
+func (k *Checker) Kinds() (overlaps, tokens int64) { return k.overlaps.Load(), k.tokens.Load() }
 
 // PossibleOverlaps is how many overlaps Check found within the sources'
 // skew bounds.

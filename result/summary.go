@@ -136,6 +136,11 @@ type Cell struct {
 	// regressions seen by the mutual-exclusion checker.
 	SafetyViolations int64       `json:"safety_violations"`
 	Violations       []Violation `json:"violations,omitempty"`
+	// Safety is what every safety check found (see Safety); History is
+	// the operations its linearizability check read, written to a file
+	// of the cell's own rather than into summary.json.
+	Safety  *Safety  `json:"safety,omitempty"`
+	History *History `json:"-"`
 
 	// Truncated says why the cell stopped before it was done (the cell
 	// time limit); empty when it ran as asked.

@@ -29,6 +29,18 @@ func init() {
 		Cleanup: Cleanup,
 		Residue: Residue,
 	})
+	impl.Register(impl.Driver{
+		Name: "redis-fenced",
+		Description: "single Redis, Redisson's RFencedLock: redis-pubsub's RLock whose acquire also INCRs a token beside the hash " +
+			"and returns it with the grant",
+		Recipe:  redis.Redisson + "'s RedissonFencedLock scripts (RFencedLock), in Go",
+		Needs:   []impl.Need{redis.SubscribingNeed},
+		Caps:    impl.LeaseTTL | impl.Renewal | impl.Fencing,
+		Theory:  &Theory,
+		New:     NewFenced,
+		Cleanup: Cleanup,
+		Residue: Residue,
+	})
 }
 
 // Theory is what subscribing waiters predict: every release reaches every
@@ -43,6 +55,8 @@ type Locker struct {
 	addr     string
 	cfg      impl.Config
 	id       string // the hash field: Redisson's uuid:threadId
+	fenced   bool   // RFencedLock: the acquire returns a token
+	token    uint64 // the last grant's token, when fenced
 	ttlMs    int64
 	counters impl.Counters
 	stats    stats
@@ -75,6 +89,16 @@ type Locker struct {
 // loaded, and its subscription connection, both answering before it
 // returns.
 func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+	return newLocker(ctx, cfg, false)
+}
+
+// NewFenced connects one client of Redisson's RFencedLock: New whose
+// acquire script also draws the grant's fencing token.
+func NewFenced(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+	return newLocker(ctx, cfg, true)
+}
+
+func newLocker(ctx context.Context, cfg impl.Config, fenced bool) (impl.Locker, error) {
 	cfg = cfg.WithDefaults()
 	addrs := cfg.Servers[redis.Need.Role]
 	if len(addrs) == 0 {
@@ -89,6 +113,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		held:    map[string]int{},
 		events:  make(chan any, eventBuffer),
 		closing: make(chan struct{}),
+		fenced:  fenced,
 	}
 	l.timer.Stop()
 	l.stats.init()
@@ -99,7 +124,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		l.cl.Close()
 		return nil, fmt.Errorf("redis-pubsub %s: %w: %w", l.addr, impl.ErrUnreachable, err)
 	}
-	for _, s := range []*goredis.Script{acquireScript, releaseScript, redis.HashRenewScript} {
+	for _, s := range []*goredis.Script{acquireScript, fencedAcquireScript, releaseScript, redis.HashRenewScript} {
 		if err := s.Load(dctx, l.cl).Err(); err != nil {
 			l.cl.Close()
 			return nil, fmt.Errorf("redis-pubsub %s: load script: %w", l.addr, err)
@@ -173,6 +198,9 @@ func (l *Locker) waitForIt(ctx context.Context, key, ch string, pub *atomic.Int6
 
 // try runs the acquire script once: granted, or the holder's PTTL.
 func (l *Locker) try(ctx context.Context, key, ch string, pub *atomic.Int64, measured bool) (bool, time.Duration, error) {
+	if l.fenced {
+		return l.tryFenced(ctx, key, ch, pub, measured)
+	}
 	v, err := acquireScript.Run(ctx, l.cl, []string{key}, l.ttlMs, l.id).Result()
 	if errors.Is(err, goredis.Nil) {
 		return true, 0, nil
@@ -185,6 +213,26 @@ func (l *Locker) try(ctx context.Context, key, ch string, pub *atomic.Int64, mea
 		return false, 0, fmt.Errorf("redis-pubsub %s: acquire %s: unexpected reply %v", l.addr, key, v)
 	}
 	return false, time.Duration(ms) * time.Millisecond, nil
+}
+
+// tryFenced is try for RFencedLock: the script answers {-1, token} for
+// a grant, whose token it keeps for the lease, or {pttl, -1}.
+func (l *Locker) tryFenced(ctx context.Context, key, ch string, pub *atomic.Int64, measured bool) (bool, time.Duration, error) {
+	v, err := fencedAcquireScript.Run(ctx, l.cl, []string{key, TokenKey(key)}, l.ttlMs, l.id).Result()
+	if err != nil {
+		return false, 0, l.failed(ctx, key, ch, pub, measured, err)
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) != 2 {
+		return false, 0, fmt.Errorf("redis-fenced %s: acquire %s: unexpected reply %v", l.addr, key, v)
+	}
+	pttl, _ := r[0].(int64)
+	tok, _ := r[1].(int64)
+	if pttl == -1 {
+		l.token = uint64(tok)
+		return true, 0, nil
+	}
+	return false, time.Duration(pttl) * time.Millisecond, nil
 }
 
 // failed ends an Acquire whose script returned err, and says why.
@@ -209,7 +257,7 @@ func (l *Locker) failed(ctx context.Context, key, ch string, pub *atomic.Int64, 
 
 func (l *Locker) grant(key, ch string, pub *atomic.Int64, measured bool) *lease {
 	l.held[key]++
-	return &lease{l: l, key: key, ch: ch, pub: pub, measured: measured}
+	return &lease{l: l, key: key, ch: ch, pub: pub, measured: measured, token: l.token, fenced: l.fenced}
 }
 
 // release runs the release script: lost when our field was gone. It keeps
@@ -273,9 +321,13 @@ type lease struct {
 	pub      *atomic.Int64
 	measured bool // acquired outside a warm-up
 	done     bool
+	token    uint64 // RFencedLock's token for this grant
+	fenced   bool
 }
 
-func (s *lease) Fence() (uint64, bool) { return 0, false }
+// Fence returns RFencedLock's token, drawn by the grant itself; RLock has
+// none.
+func (s *lease) Fence() (uint64, bool) { return s.token, s.fenced }
 
 // Release undoes one hold; the last one deletes the hash and publishes
 // the unlock message. A release cut short by ctx's end returns an error
@@ -321,8 +373,10 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 	var c impl.Counters
 	cl := redis.NewClient(addrs[0], impl.Config{}.WithDefaults(), &c)
 	defer cl.Close()
-	if err := redis.DeleteMatching(ctx, cl, Key(redis.GlobEscape(namespace), "*")); err != nil {
-		return fmt.Errorf("redis-pubsub %s: %w", addrs[0], err)
+	for _, pattern := range []string{Key(redis.GlobEscape(namespace), "*"), TokenKey(Key(redis.GlobEscape(namespace), "*"))} {
+		if err := redis.DeleteMatching(ctx, cl, pattern); err != nil {
+			return fmt.Errorf("redis-pubsub %s: %w", addrs[0], err)
+		}
 	}
 	return nil
 }

@@ -56,10 +56,31 @@ local receivers = redis.call('publish', KEYS[2], ARGV[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[4])
 return {1, receivers}`
 
+// fencedAcquireSrc is RedissonFencedLock's tryLockInnerAsync (RFencedLock):
+// acquireSrc that also INCRs a token kept beside the hash, and returns it
+// with the grant — {-1, token} — or the holder's PTTL — {pttl, -1}. The
+// token key has no TTL: tokens grow for as long as the server keeps it.
+// KEYS[2] is the token's key.
+const fencedAcquireSrc = `if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+  local token = redis.call('incr', KEYS[2])
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {-1, token}
+end
+return {redis.call('pttl', KEYS[1]), -1}`
+
+// tokenPrefix is what Redisson prefixes a fenced lock's name with to name
+// its token's key (prefixName("redisson_lock_token", name)).
+const tokenPrefix = "redisson_lock_token:"
+
+// TokenKey is the key of the fencing token of the lock at key.
+func TokenKey(key string) string { return tokenPrefix + "{" + key + "}" }
+
 // Run calls EVALSHA and falls back to EVAL on NOSCRIPT.
 var (
-	acquireScript = goredis.NewScript(acquireSrc)
-	releaseScript = goredis.NewScript(releaseSrc)
+	fencedAcquireScript = goredis.NewScript(fencedAcquireSrc)
+	acquireScript       = goredis.NewScript(acquireSrc)
+	releaseScript       = goredis.NewScript(releaseSrc)
 )
 
 // unlockMessage is Redisson's LockPubSub.UNLOCK_MESSAGE.

@@ -320,6 +320,10 @@ func printOutcome(stdout, stderr io.Writer, f string, p plan.Plan, sum *result.S
 		if c.Server == nil && c.ServerNote != "" {
 			fmt.Fprintf(stderr, "note: %s: no server counters: %s\n", c.Key(), oneLine(c.ServerNote))
 		}
+		if s := c.Safety; s != nil && s.Linearizable == result.VerdictUnknown {
+			fmt.Fprintf(stderr, "note: %s: linearizability unknown: the check's time budget ran out (%.1f s, %d operations); neither safe nor unsafe is claimed\n",
+				c.Key(), s.CheckMs/1e3, s.Ops)
+		}
 	}
 	return rerr
 }
@@ -328,8 +332,11 @@ func printOutcome(stdout, stderr io.Writer, f string, p plan.Plan, sum *result.S
 func unsafeCells(sum *result.Summary) error {
 	var unsafe []string
 	for _, c := range sum.Cells {
-		if c.SafetyViolations > 0 {
+		switch {
+		case c.SafetyViolations > 0:
 			unsafe = append(unsafe, fmt.Sprintf("%s (%d)", c.Key(), c.SafetyViolations))
+		case c.Safety.Unsafe():
+			unsafe = append(unsafe, fmt.Sprintf("%s (history %s linearizable)", c.Key(), c.Safety.Linearizable))
 		}
 	}
 	if len(unsafe) > 0 {

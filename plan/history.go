@@ -1,0 +1,35 @@
+package plan
+
+import (
+	"path/filepath"
+
+	"github.com/lockbench/lockbench/linear"
+	"github.com/lockbench/lockbench/result"
+)
+
+// writeHistory spills a cell's recorded operations beside its interval
+// log and, when the check found the history not linearizable, writes
+// porcupine's visualization of the shortest illegal window beside the
+// report, naming it in the cell's safety figures.
+func (m *matrix) writeHistory(c *result.Cell) error {
+	h := c.History
+	if h == nil {
+		return nil
+	}
+	if err := result.WriteHistory(m.plan.Out, *c, h); err != nil {
+		return err
+	}
+	s := c.Safety
+	if s == nil || s.Linearizable != result.NotLinearizable || s.Illegal == nil {
+		return nil
+	}
+	path := result.CellPath(m.plan.Out, *c, linear.VisualizationExt)
+	ok, err := linear.WriteVisualization(h, linear.DefaultBudget, path)
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.Illegal.File = filepath.Base(path)
+	}
+	return nil
+}

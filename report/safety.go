@@ -1,0 +1,104 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lockbench/lockbench/result"
+)
+
+// SafetyFile is the Safety section: one row per lock and scenario.
+const SafetyFile = "safety.md"
+
+// safetyOrder is the order of the scenarios in the Safety table: the
+// load first, then the faults, each as hard as the one before or more.
+var safetyOrder = []string{"hot", "pause", "freeze", "crash", "partition", "failover"}
+
+// safetyTable renders what the cells' safety checks found, lock × scenario:
+// overlaps, token regressions, stale writes accepted, lost updates, the
+// linearizability verdict and what the check cost. It only formats the
+// figures in result.Safety; judging them is done where they are derived.
+func safetyTable(cells []result.Cell) []byte {
+	var rows []result.Cell
+	for _, c := range cells {
+		if c.Safety != nil {
+			rows = append(rows, c)
+		}
+	}
+	rank := func(s string) int {
+		if i := slices.Index(safetyOrder, s); i >= 0 {
+			return i
+		}
+		return len(safetyOrder)
+	}
+	slices.SortStableFunc(rows, func(a, b result.Cell) int {
+		return cmp.Or(cmp.Compare(a.Impl, b.Impl), cmp.Compare(rank(a.Scenario), rank(b.Scenario)), cmp.Compare(a.Scenario, b.Scenario))
+	})
+	var b strings.Builder
+	b.WriteString("# Safety\n\n")
+	if len(rows) == 0 {
+		b.WriteString("No cell recorded safety figures.\n")
+		return []byte(b.String())
+	}
+	b.WriteString("| lock | scenario | clients | overlaps | token regressions | tokens | stale writes accepted (fenced / unfenced) | lost updates | linearizable | lease expiries | operations | checking time |\n")
+	b.WriteString("|---|---|--:|--:|--:|---|--:|--:|---|--:|--:|--:|\n")
+	var notes []string
+	for _, c := range rows {
+		s := c.Safety
+		stale, lost := "–", "–"
+		if s.Guarded {
+			stale = fmt.Sprintf("%s / %s", commas(s.StaleWritesFenced), commas(s.StaleWritesUnfenced))
+			lost = commas(s.LostUpdates)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			c.Impl, c.Scenario, c.Clients, commas(s.Overlaps), commas(s.TokenRegressions), cmp.Or(string(s.Tokens), "–"),
+			stale, lost, verdictText(s), commas(s.LeaseExpiries), opsText(s), checkText(s))
+		if w := s.Illegal; w != nil {
+			n := fmt.Sprintf("%s %s: shortest illegal window on %s (phase %d), %.3f–%.3f s after the start, %s of clients %v; no order explains %q",
+				c.Impl, c.Scenario, w.Lock, w.Phase, w.FromS, w.ToS, plural(int64(w.Ops), "operation"), w.Clients, w.Stuck)
+			if w.File != "" {
+				n += "; see " + w.File
+			}
+			notes = append(notes, n)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "\n- %s", n)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+	return []byte(b.String())
+}
+
+func verdictText(s *result.Safety) string {
+	switch s.Linearizable {
+	case result.Linearizable:
+		return "yes"
+	case result.NotLinearizable:
+		return "**NO**"
+	case result.VerdictUnknown:
+		return "unknown (time budget spent)"
+	}
+	return "–"
+}
+
+func opsText(s *result.Safety) string {
+	t := commas(s.Ops)
+	if s.Unknown > 0 {
+		t += fmt.Sprintf(" (%s unknown)", commas(s.Unknown))
+	}
+	if s.Dropped > 0 {
+		t += fmt.Sprintf(", %s past the log", commas(s.Dropped))
+	}
+	return t
+}
+
+func checkText(s *result.Safety) string {
+	if s.Linearizable == "" {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f s, %.0f MB in %s", s.CheckMs/1e3, s.CheckAllocMB, plural(int64(s.Windows), "window"))
+}

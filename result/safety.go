@@ -1,0 +1,154 @@
+package result
+
+// Verdict is a linearizability check's answer for a cell.
+type Verdict string
+
+// Verdicts. Unknown is a check that ran out of its time budget before it
+// could decide: said, not counted as a violation.
+const (
+	Linearizable    Verdict = "linearizable"
+	NotLinearizable Verdict = "not"
+	VerdictUnknown  Verdict = "unknown"
+)
+
+// TokenSource says where a cell's fencing tokens came from.
+type TokenSource string
+
+// Token sources: the lock's own grant (Lease.Fence), a counter drawn after
+// the grant where the lock gives none (racy: a holder that stalls between
+// the two can draw above its successor), or none at all.
+const (
+	TokensLock    TokenSource = "lock"
+	TokensCounter TokenSource = "post-grant counter"
+	TokensNone    TokenSource = "none"
+)
+
+// Safety is what a cell's safety checks found, each figure derived once:
+// the overlap checker's counts, the guarded writes, and the
+// linearizability check of the recorded history.
+type Safety struct {
+	// Overlaps are grants of one lock that overlapped another client's as
+	// the clients saw them; TokenRegressions are fencing tokens that did
+	// not grow with grant order (duplicates included).
+	Overlaps         int64 `json:"overlaps"`
+	TokenRegressions int64 `json:"token_regressions"`
+	// StaleWritesFenced and StaleWritesUnfenced are stale writes (by a
+	// holder whose lock had passed to another) that a resource accepted:
+	// one checking the writer's fencing token, one taking every write.
+	// Guarded says whether the cell wrote to such resources at all.
+	Guarded             bool  `json:"guarded"`
+	StaleWritesFenced   int64 `json:"stale_writes_fenced"`
+	StaleWritesUnfenced int64 `json:"stale_writes_unfenced"`
+	// LostUpdates are increments of the guarded counter that a later read
+	// did not see.
+	LostUpdates int64 `json:"lost_updates"`
+	// Tokens says where the tokens checked came from.
+	Tokens TokenSource `json:"tokens"`
+
+	// Linearizable is the verdict on the recorded history; empty when no
+	// history was recorded.
+	Linearizable Verdict `json:"linearizable,omitempty"`
+	// Ops is how many operations were checked, Unknown how many of them
+	// had an unknown outcome, Dropped how many came after a client's log
+	// was full (the check stops where the first full log did).
+	Ops     int64 `json:"ops"`
+	Unknown int64 `json:"unknown_ops"`
+	Dropped int64 `json:"dropped_ops,omitempty"`
+	// Windows is how many independent pieces the history was cut into.
+	Windows int `json:"windows"`
+	// LeaseExpiries counts grants whose lease ended while their holder
+	// still held the lock by its own account (it learnt so at release, or
+	// its library told it its session ended) and another client was
+	// granted the lock meanwhile: what a TTL or a session does to a
+	// stalled holder — or a failover that lost the key — not a fault of
+	// the model. The overlap checker counts the same grants as overlaps.
+	LeaseExpiries int64 `json:"lease_expiries"`
+	// CheckMs is how long the check took, CheckAllocMB what it allocated.
+	CheckMs      float64 `json:"check_ms"`
+	CheckAllocMB float64 `json:"check_alloc_mb"`
+	// Illegal is the shortest window of the history the check could not
+	// linearize, when it found one.
+	Illegal *IllegalWindow `json:"illegal,omitempty"`
+}
+
+// IllegalWindow names a stretch of one lock's history that no order of
+// its operations explains: the lock, when (seconds after the cell
+// started), how many operations, and the first one no linearization could
+// take.
+type IllegalWindow struct {
+	Lock    string  `json:"lock"`
+	Phase   int     `json:"phase"`
+	FromS   float64 `json:"from_s"`
+	ToS     float64 `json:"to_s"`
+	Ops     int     `json:"ops"`
+	Clients []int   `json:"clients"`
+	// Stuck is the first operation no partial linearization could take,
+	// e.g. "client 0 try → held".
+	Stuck string `json:"stuck,omitempty"`
+	// File is the visualization written beside the report, if any.
+	File string `json:"file,omitempty"`
+}
+
+// Unsafe reports whether s shows a violation: an overlap, a token out of
+// order, a stale write accepted where the lock's users would write, a lost
+// update, or a history that is not linearizable.
+func (s *Safety) Unsafe() bool {
+	return s != nil && (s.Overlaps > 0 || s.TokenRegressions > 0 || s.LostUpdates > 0 ||
+		s.Linearizable == NotLinearizable)
+}
+
+// verdictRank orders verdicts from the best to the worst.
+var verdictRank = map[Verdict]int{"": 0, Linearizable: 1, VerdictUnknown: 2, NotLinearizable: 3}
+
+// Add returns s with o's figures added (repeats of one cell): counts and
+// checking time summed, the worse verdict, the first illegal window.
+func (s *Safety) Add(o *Safety) *Safety {
+	if o == nil {
+		return s
+	}
+	if s == nil {
+		c := *o
+		return &c
+	}
+	out := *s
+	out.Overlaps += o.Overlaps
+	out.TokenRegressions += o.TokenRegressions
+	out.Guarded = out.Guarded || o.Guarded
+	out.StaleWritesFenced += o.StaleWritesFenced
+	out.StaleWritesUnfenced += o.StaleWritesUnfenced
+	out.LostUpdates += o.LostUpdates
+	out.Ops += o.Ops
+	out.Unknown += o.Unknown
+	out.Dropped += o.Dropped
+	out.Windows += o.Windows
+	out.LeaseExpiries += o.LeaseExpiries
+	out.CheckMs += o.CheckMs
+	out.CheckAllocMB += o.CheckAllocMB
+	if verdictRank[o.Linearizable] > verdictRank[out.Linearizable] {
+		out.Linearizable = o.Linearizable
+	}
+	if out.Illegal == nil {
+		out.Illegal = o.Illegal
+	}
+	return &out
+}
+
+// Append adds o's operations to h as phase phase: repeats of a cell use
+// the same lock names on namespaces of their own, and must not be joined.
+func (h *History) Append(o *History, phase uint16) *History {
+	if o == nil {
+		return h
+	}
+	if h == nil {
+		h = &History{Start: o.Start, Names: o.Names, Expiring: o.Expiring}
+	}
+	for _, op := range o.Ops {
+		if o.Until != 0 && op.Call > o.Until {
+			continue
+		}
+		op.Phase = phase
+		h.Ops = append(h.Ops, op)
+	}
+	h.Dropped += o.Dropped
+	return h
+}
