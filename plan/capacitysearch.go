@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/judge"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -33,7 +34,7 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 		if err != nil {
 			return o, err
 		}
-		busy = strings.HasPrefix(t.Limit, result.MachineBusyPrefix)
+		busy = strings.HasPrefix(t.Limit, judge.MachineBusyPrefix)
 		out.Trials = append(out.Trials, t)
 		return o, nil
 	}
@@ -93,9 +94,9 @@ func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float
 	}
 	t := searchTrial(cell, c.slo, rate, phase, full, dir)
 	if !t.Pass {
-		t.Limit = result.TrialLimit(cell, c.slo, c.OthersShare)
+		t.Limit = judge.TrialLimit(cell, c.slo, c.OthersShare)
 	}
-	o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit, Besides: result.JudgeTrialBesidesTail(cell, c.slo)}
+	o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit, Besides: judge.JudgeTrialBesidesTail(cell, c.slo)}
 	tail, err := c.tail(dir, cell)
 	if err != nil {
 		return t, o, err
@@ -184,7 +185,7 @@ func searchTrial(cell result.Cell, slo result.SLO, rate float64, phase capacity.
 			t.WakeLateP99Us = g.WakeLateUs.P99
 		}
 	}
-	t.Pass, t.Why = result.JudgeTrial(cell, slo)
+	t.Pass, t.Why = judge.JudgeTrial(cell, slo)
 	return t
 }
 

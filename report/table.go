@@ -278,7 +278,7 @@ func notes(c Cell) []string {
 	if g := c.Generator; g != nil && g.Warning != "" {
 		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")
 	}
-	if m := result.MachineBusy(c); m != "" {
+	if m := judge.MachineBusy(c); m != "" {
 		out = append(out, "! machine: "+m+" — the figures are partly theirs")
 	}
 	return append(out, cpuNotes(c)...)
