@@ -248,7 +248,7 @@ func foreign(ents []os.DirEntry) string {
 		switch {
 		case e.IsDir() && (name == report.PlotsDir || name == result.TrialsDir): // a capacity search's trials
 		case !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp"): // an interrupted atomic write
-		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt", result.GrantsExt, result.PartialExt}, filepath.Ext(name)):
+		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt", result.GrantsExt, result.PartialExt, result.HistoryExt}, filepath.Ext(name)):
 		default:
 			return name
 		}
