@@ -52,6 +52,9 @@ func findRedisCLI() (string, error) {
 // redis-cli --cluster create, and returns once every node says
 // cluster_state:ok.
 func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error) {
+	if n <= 1 { // one of the kind, as the sandbox asks of every kind: the default size
+		n = 3
+	}
 	if n < 3 {
 		return nil, fmt.Errorf("sandbox: a Redis Cluster needs 3 masters or more, not %d", n)
 	}
