@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/sandboxtest"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // addrForm is one way of naming a role's servers: a flag or its
