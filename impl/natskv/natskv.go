@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/result"
 )
 
 func init() {
@@ -24,9 +23,13 @@ func init() {
 			"delete or expiry marker (every watcher wakes); the revision is the fencing token",
 		Recipe: "a NATS KV lock (Create with a per-key TTL, Watch for the delete, Delete at the held revision) over " +
 			ClientModule + " " + impl.ModuleVersion(ClientModule) + "'s jetstream KV API",
-		Needs:    []impl.Need{Need},
-		Caps:     impl.LeaseTTL | impl.Fencing,
-		Theory:   &result.WatchAll,
+		Needs: []impl.Need{Need},
+		Caps:  impl.LeaseTTL | impl.Fencing,
+		// No Theory: every watcher wakes on a release, as result.WatchAll
+		// says, but not exactly once each: over twenty bursts of 64 the
+		// release wake-ups ran 1,992 to 2,016 where n(n−1)/2 says 2,016 (a
+		// waiter between its watch's events can see two changes as one), so
+		// the exact-count test cannot hold it to the formula.
 		New:      New,
 		Validate: Validate,
 		Cleanup:  Cleanup,
