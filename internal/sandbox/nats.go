@@ -25,21 +25,7 @@ func init() {
 	RegisterKind(Kind{
 		Name: KindNATS, Flag: "nats",
 		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
-			bin, err := findNATS()
-			if err != nil {
-				return nil, err
-			}
-			var out []*Server
-			for i := range n {
-				s, err := startNATS(ctx, bin, filepath.Join(dir, fmt.Sprintf("nats-%d", i)))
-				if s != nil {
-					out = append(out, s)
-				}
-				if err != nil {
-					return out, err
-				}
-			}
-			return out, nil
+			return startEach(ctx, dir, n, "nats", findNATS, startNATS)
 		},
 		Find:    func() error { _, err := findNATS(); return err },
 		Stats:   natsStats,

@@ -16,21 +16,7 @@ func init() {
 	RegisterKind(Kind{
 		Name: serverkind.Redis, Flag: "redis",
 		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
-			bin, err := findRedis()
-			if err != nil {
-				return nil, err
-			}
-			var out []*Server
-			for i := range n {
-				s, err := startRedis(ctx, bin, filepath.Join(dir, fmt.Sprintf("redis-%d", i)))
-				if s != nil {
-					out = append(out, s)
-				}
-				if err != nil {
-					return out, err
-				}
-			}
-			return out, nil
+			return startEach(ctx, dir, n, "redis", findRedis, startRedis)
 		},
 		Find:      func() error { _, err := findRedis(); return err },
 		Stats:     redisStats,
@@ -86,4 +72,26 @@ func startRedis(ctx context.Context, bin, dir string) (*Server, error) {
 		},
 	}
 	return s, s.start(ctx)
+}
+
+// startEach starts n independent servers of one binary, found by find,
+// each in a directory of its own (prefix-0, prefix-1, …), and returns
+// those started so far with the first error.
+func startEach(ctx context.Context, dir string, n int, prefix string, find func() (string, error),
+	start func(ctx context.Context, bin, dir string) (*Server, error)) ([]*Server, error) {
+	bin, err := find()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Server
+	for i := range n {
+		s, err := start(ctx, bin, filepath.Join(dir, fmt.Sprintf("%s-%d", prefix, i)))
+		if s != nil {
+			out = append(out, s)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
