@@ -20,36 +20,34 @@ import (
 // it once the repeat is over. What one repeat says of itself — cut
 // short, a finding, counters unread — is said of the cell.
 func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(r int, s *CellSpec) (func(), error)) (result.Cell, []result.Cell, error) {
-	acc := result.NewAccumulator(base)
-	server := map[string]int64{}
-	var cells []result.Cell
-	var marked result.Cell
-	next := spec.OnInterval
+	rs := NewRounds(base)
 	for r := range max(spec.Repeat, 1) {
-		s := spec
-		s.Repeat = 1
-		s.OnInterval = intervalsInto(acc, base.Scenario, next)
+		s := rs.Spec(spec)
 		undo := func() {}
 		if each != nil {
 			var err error
 			if undo, err = each(r, &s); err != nil {
-				return closeRepeats(acc, server, marked), cells, err
+				return rs.joined(), rs.Each(), err
 			}
 		}
 		res, err := RunCellDetail(ctx, s)
 		undo()
 		if res.Impl != "" {
-			addRepeat(acc, server, res.Cell)
-			cells = append(cells, res.Cell)
-			if marked.Impl == "" && (res.Truncated != "" || res.Finding != "" || res.ServerNote != "") {
-				marked = res.Cell
-			}
+			rs.Add(res.Cell)
 		}
 		if err != nil {
-			return closeRepeats(acc, server, marked), cells, err
+			return rs.joined(), rs.Each(), err
 		}
 	}
-	return closeRepeats(acc, server, marked), cells, nil
+	return rs.joined(), rs.Each(), nil
+}
+
+// joined is the repeats' cell as RunRepeats's callers have always had it:
+// their generators are theirs to add (sumGenerators or their own way).
+func (r *Rounds) joined() result.Cell {
+	out := closeRepeats(r.acc, r.server, r.marked)
+	out.Rounds = result.RoundsOf(r.cells)
+	return out
 }
 
 // closeRepeats is the repeats' cell: the accumulator's figures, the
@@ -79,7 +77,9 @@ func intervalsInto(acc *result.Accumulator, scenario string, next func(result.Ce
 			acc.AddHistogram(tag, h)
 		}
 		if next != nil {
-			c.Scenario = scenario
+			if scenario != "" {
+				c.Scenario = scenario
+			}
 			next(c, start, iv)
 		}
 	}

@@ -93,6 +93,9 @@ type Cell struct {
 	// Repeats is how many bursts a repeated burst cell (--repeat) is made
 	// of: its counts are their sums, its latencies their merged histograms.
 	Repeats int `json:"repeats,omitempty"`
+	// Rounds holds the timed figures over the cell's rounds (--repeat),
+	// each with its interval and every round's value; nil for one round.
+	Rounds *RoundFigures `json:"rounds,omitempty"`
 	// RepeatServerCPUUs is, for a repeated burst, each repeat's server CPU
 	// time per hand-off (µs): the spread the repeats bought.
 	RepeatServerCPUUs []float64 `json:"repeat_server_cpu_us_per_handoff,omitempty"`
