@@ -119,11 +119,26 @@ func rateInterval(c Cell) string {
 	return fmt.Sprintf("%s [%s–%s]", commas(round(e.Point)), commas(round(e.Low)), commas(round(e.High)))
 }
 
-// p99Interval is the p99 with its interval for a table cell.
+// p99Interval is the p99 with its interval for a table cell; a p99 in
+// the gap of a bimodal distribution is given as the range around it.
 func p99Interval(c Cell) string {
+	if l := c.AcquireLatencyUs; judge.UnstableP99(l) {
+		return fmt.Sprintf("unstable: %s–%s", result.Dur(l.P985), result.Dur(l.P995))
+	}
 	if c.Rounds == nil || !c.Rounds.P99.HasInterval() {
 		return result.Dur(c.AcquireLatencyUs.P99)
 	}
 	e := c.Rounds.P99
 	return fmt.Sprintf("%s [%s–%s]", result.Dur(e.Point), result.Dur(e.Low), result.Dur(e.High))
+}
+
+// unstableNote warns of a p99 that sits in the gap of a bimodal
+// distribution, for a row's notes.
+func unstableNote(c Cell) string {
+	l := c.AcquireLatencyUs
+	if !judge.UnstableP99(l) {
+		return ""
+	}
+	return fmt.Sprintf("! p99 unstable: it sits in the gap of a bimodal distribution (p98.5 %s, p99.5 %s): read it as that range, not a point",
+		result.Dur(l.P985), result.Dur(l.P995))
 }

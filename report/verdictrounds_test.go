@@ -64,3 +64,18 @@ func TestTableShowsIntervalsOnASecondLine(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+func TestAnUnstableP99IsARangeNotAPoint(t *testing.T) {
+	c := Cell{Impl: "redsync", Scenario: "hot", Clients: 8, Acquires: 1000, AcquiresPerS: 100,
+		AcquireLatencyUs: result.Latency{P50: 7000, P985: 7300, P99: 7300, P995: 101900}}
+	if got := p99Interval(c); got != "unstable: 7.30ms–101.9ms" {
+		t.Fatalf("p99 cell %q", got)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, []Cell{c}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "p99 unstable: it sits in the gap of a bimodal distribution") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}
