@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -68,4 +70,11 @@ func MergesRepeats(s Scenario) bool {
 		return l.s.Repeatable
 	}
 	return s.Kind() == result.KindFault
+}
+
+// Interval feeds one closing interval's histograms of a round to the join,
+// for a caller that routes the intervals of several cells itself (a
+// ramp's stairs); Spec does it for a cell of its own.
+func (r *Rounds) Interval(c result.Cell, start time.Time, iv result.Interval) {
+	intervalsInto(r.acc, "", nil)(c, start, iv)
 }

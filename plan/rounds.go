@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +29,9 @@ type cellRounds struct {
 // a round that failed — keeps the rounds joined, with their per-round
 // figures and intervals.
 func (m *matrix) runRound(ctx context.Context, spec CellSpec, c plannedCell) error {
+	if m.plan.Ramp != nil {
+		return m.runRampRound(ctx, spec, c)
+	}
 	cr := m.rounds[c.canon]
 	if cr == nil {
 		cr = &cellRounds{join: engine.NewRounds(result.Cell{})}
@@ -75,8 +80,8 @@ func (m *matrix) runRound(ctx context.Context, spec CellSpec, c plannedCell) err
 	return err
 }
 
-// checkRounds refuses rounds where they cannot run yet: a ramp's
-// staircase and a shard's slice of a cell are each one measurement.
+// checkRounds refuses rounds where they cannot run: a shard's slice of a
+// cell is part of one measurement.
 func (p *Plan) checkRounds() error {
 	if p.Cell.Repeat <= 1 {
 		return nil
@@ -86,9 +91,55 @@ func (p *Plan) checkRounds() error {
 		case engine.MergesRepeats(s):
 		case p.Shard != nil:
 			return fmt.Errorf("%w: --repeat %d cannot run sharded: run the shards again instead", ErrUsage, p.Cell.Repeat)
-		case p.Ramp != nil:
-			return fmt.Errorf("%w: --repeat %d does not apply to --ramp yet: run the ramp again instead", ErrUsage, p.Cell.Repeat)
 		}
 	}
 	return nil
+}
+
+// runRampRound runs one round of a ramp's staircase and, after the last
+// round (or one that failed), keeps each stair joined over the rounds, in
+// the order the stairs climbed. Each stair's intervals are routed to its
+// own join by its client count.
+func (m *matrix) runRampRound(ctx context.Context, spec CellSpec, c plannedCell) error {
+	stairs := m.stairs[c.canon]
+	if stairs == nil {
+		stairs = map[int]*cellRounds{}
+		m.stairs[c.canon] = stairs
+	}
+	stair := func(clients int) *cellRounds {
+		if stairs[clients] == nil {
+			stairs[clients] = &cellRounds{join: engine.NewRounds(result.Cell{})}
+		}
+		return stairs[clients]
+	}
+	next := spec.OnInterval
+	spec.Repeat = 1
+	spec.OnInterval = func(cell result.Cell, start time.Time, iv result.Interval) {
+		stair(cell.Clients).join.Interval(cell, start, iv)
+		if next != nil {
+			next(cell, start, iv)
+		}
+	}
+	res, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)
+	for _, st := range res {
+		cr := stair(st.Clients)
+		if len(cr.join.Each()) == 0 {
+			cr.start = st.Start
+		}
+		cr.join.Add(st.Cell)
+	}
+	if err == nil && c.round < c.rounds-1 {
+		return nil
+	}
+	delete(m.stairs, c.canon)
+	for _, k := range slices.Sorted(maps.Keys(stairs)) {
+		cr := stairs[k]
+		if len(cr.join.Each()) == 0 {
+			continue
+		}
+		if kerr := m.keep(Result{Cell: cr.join.Cell(), Start: cr.start}, c.canon); kerr != nil {
+			return kerr
+		}
+	}
+	return err
 }

@@ -47,10 +47,35 @@ func TestRoundsInterleaveAndJoin(t *testing.T) {
 	}
 }
 
-func TestRoundsRefusedWhereTheyCannotRunYet(t *testing.T) {
-	p := orderPlan(t, "--scenario", "hot", "--clients", "2", "--ramp", "1:1:1s")
+// A ramp in rounds climbs its staircase once a round, the implementations
+// interleaved, and keeps each stair joined over the rounds.
+func TestRampStairsRunInRounds(t *testing.T) {
+	p := orderPlan(t, "--scenario", "hot", "--clients", "2", "--ramp", "1:1:300ms", "--hold", "1ms", "--repeat", "2", "--out", t.TempDir())
+	runs := 0
+	p.OnCell = func(int, int, CellSpec) { runs++ }
+	sum, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 4 {
+		t.Fatalf("%d staircases ran, want 2 rounds × 2 implementations", runs)
+	}
+	want := []string{"inproc/hot/1", "inproc/hot/2", inprocB + "/hot/1", inprocB + "/hot/2"}
+	if got := cellKeys(sum.Cells); !slices.Equal(got, want) {
+		t.Fatalf("cells %v, want %v", got, want)
+	}
+	for _, c := range sum.Cells {
+		if c.Rounds == nil || c.Rounds.N != 2 || c.Acquires == 0 {
+			t.Fatalf("%s: rounds %+v, %d acquisitions; want 2 rounds", c.Key(), c.Rounds, c.Acquires)
+		}
+	}
+}
+
+func TestRoundsRefusedWhereTheyCannotRun(t *testing.T) {
+	p := orderPlan(t, "--scenario", "hot", "--clients", "2")
 	p.Cell.Repeat = 2
-	if err := p.Validate(); !errors.Is(err, ErrUsage) {
-		t.Fatalf("--repeat with --ramp: %v, want a usage error", err)
+	p.Shard = &Sharding{Index: 0, Count: 2}
+	if err := p.checkRounds(); !errors.Is(err, ErrUsage) {
+		t.Fatalf("--repeat with --shard: %v, want a usage error", err)
 	}
 }

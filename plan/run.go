@@ -97,7 +97,7 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
 	m := &matrix{plan: plan, sum: sum, runID: randomID(), procsTrial: trial,
-		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}, rounds: map[int]*cellRounds{}}
+		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}, rounds: map[int]*cellRounds{}, stairs: map[int]map[int]*cellRounds{}}
 	if plan.Shard != nil {
 		if m.shard, err = startSharding(ctx, plan); err != nil {
 			return sum, err
@@ -156,6 +156,9 @@ type matrix struct {
 	// rounds are the cells being measured in rounds (--repeat), by
 	// canonical place, until their last round has run.
 	rounds map[int]*cellRounds
+	// stairs are a ramp's stairs being measured in rounds, by canonical
+	// place and client count.
+	stairs map[int]map[int]*cellRounds
 }
 
 // validated reports whether Validate has resolved the plan's names: a
