@@ -27,7 +27,7 @@ var layers = []struct {
 	patterns []string
 }{
 	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files", []string{
-		"result", "dist", "capacity", "internal/serverkind", "internal/dsn", "internal/benchcheck", "compose", "deploy/..."}},
+		"result", "dist", "capacity", "internal/ranktest", "internal/serverkind", "internal/dsn", "internal/benchcheck", "compose", "deploy/..."}},
 	{"judgement: typed findings from result data; histories checked for linearizability", []string{"judge", "linear"}},
 	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report"}},
 	{"the drivers and the engine; the servers for tests", []string{"impl/", "engine", "sandboxtest"}},

@@ -27,9 +27,9 @@ type brokenLock struct {
 	grants int
 }
 
-// keptTTL is the lease of the lock whose release keeps it: short, so
-// that the cell goes on; the other's is long, so that no load on the
-// machine makes its grants overlap.
+// keptTTL is how long the lock whose release keeps it stays held after
+// that release: short, so that the cell goes on. Every grant's lease is
+// brokenTTL, long, so that no load on the machine makes grants overlap.
 const (
 	keptTTL   = 20 * time.Millisecond
 	brokenTTL = 10 * time.Second
@@ -62,11 +62,7 @@ func (l *brokenLocker) Try(_ context.Context, name string) (impl.Lease, error) {
 	if k.holder >= 0 && now.Before(k.until) {
 		return nil, fmt.Errorf("broken: %w", impl.ErrHeld)
 	}
-	ttl := brokenTTL
-	if l.keepOnRelease {
-		ttl = keptTTL
-	}
-	k.holder, k.until = l.id, now.Add(ttl)
+	k.holder, k.until = l.id, now.Add(brokenTTL)
 	k.token++
 	k.grants++
 	tok := k.token
@@ -109,7 +105,9 @@ func (b *brokenLease) Release(context.Context) error {
 	if b.k.holder != b.l.id || !b.k.until.Equal(b.at) {
 		return impl.ErrLockLost
 	}
-	if !b.l.keepOnRelease {
+	if b.l.keepOnRelease {
+		b.k.until = time.Now().Add(keptTTL) // renewed after the unlock
+	} else {
 		b.k.holder = -1
 	}
 	return nil

@@ -19,54 +19,36 @@ import (
 // namespace, servers behind proxies of its own) and returns what undoes
 // it once the repeat is over. What one repeat says of itself — cut
 // short, a finding, counters unread — is said of the cell.
-func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(r int, s *CellSpec) (func(), error)) (out result.Cell, _ []result.Cell, _ error) {
-	acc := result.NewAccumulator(base)
-	server := map[string]int64{}
-	dists := map[string]*hdrhistogram.Histogram{}
-	var cells []result.Cell
-	var marked result.Cell
-	var safety *result.Safety
-	var hist *result.History
-	defer func() { out.Safety, out.History = safety, hist }()
-	next := spec.OnInterval
+func RunRepeats(ctx context.Context, spec CellSpec, base result.Cell, each func(r int, s *CellSpec) (func(), error)) (result.Cell, []result.Cell, error) {
+	rs := NewRounds(base)
 	for r := range max(spec.Repeat, 1) {
-		s := spec
-		s.Repeat = 1
-		s.OnInterval = intervalsInto(acc, base.Scenario, next)
+		s := rs.Spec(spec)
 		undo := func() {}
 		if each != nil {
 			var err error
 			if undo, err = each(r, &s); err != nil {
-				return closeRepeats(acc, server, dists, marked), cells, err
+				return rs.joined(), rs.Each(), err
 			}
 		}
 		res, err := RunCellDetail(ctx, s)
 		undo()
 		if res.Impl != "" {
-			addRepeat(acc, server, res.Cell)
-			mergeDistributions(dists, res.Distributions)
-			safety, hist = safety.Add(res.Safety), hist.Append(res.History, uint16(r))
-			cells = append(cells, res.Cell)
-			if marked.Impl == "" && (res.Truncated != "" || res.Finding != "" || res.ServerNote != "") {
-				marked = res.Cell
-			}
+			rs.AddDetail(res)
 		}
 		if err != nil {
-			return closeRepeats(acc, server, dists, marked), cells, err
+			return rs.joined(), rs.Each(), err
 		}
 	}
-	return closeRepeats(acc, server, dists, marked), cells, nil
+	return rs.joined(), rs.Each(), nil
 }
 
-// mergeDistributions adds a repeat's own distributions (the driver's
-// histograms) to into.
-func mergeDistributions(into, from map[string]*hdrhistogram.Histogram) {
-	for k, h := range from {
-		if into[k] == nil {
-			into[k] = newHist()
-		}
-		into[k].Merge(h)
-	}
+// joined is the repeats' cell as RunRepeats's callers have always had it:
+// their generators are theirs to add (sumGenerators or their own way).
+func (r *Rounds) joined() result.Cell {
+	out := closeRepeats(r.acc, r.server, r.dists, r.marked)
+	out.Safety, out.History = r.safety, r.hist
+	out.Rounds = result.RoundsOf(r.cells)
+	return out
 }
 
 // closeRepeats is the repeats' cell: the accumulator's figures, the
@@ -85,6 +67,17 @@ func closeRepeats(acc *result.Accumulator, server map[string]int64, dists map[st
 	return out
 }
 
+// mergeDistributions adds a repeat's own distributions (the driver's
+// histograms) to into.
+func mergeDistributions(into, from map[string]*hdrhistogram.Histogram) {
+	for k, h := range from {
+		if into[k] == nil {
+			into[k] = newHist()
+		}
+		into[k].Merge(h)
+	}
+}
+
 // intervalsInto feeds each closing interval's histograms of a repeat to
 // acc — the only way to them: a cell run with OnInterval set returns no
 // intervals, and the interval's histograms are reused once the callback
@@ -99,7 +92,9 @@ func intervalsInto(acc *result.Accumulator, scenario string, next func(result.Ce
 			acc.AddHistogram(tag, h)
 		}
 		if next != nil {
-			c.Scenario = scenario
+			if scenario != "" {
+				c.Scenario = scenario
+			}
 			next(c, start, iv)
 		}
 	}

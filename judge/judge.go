@@ -29,6 +29,9 @@ type Findings struct {
 	Open           *Open
 	Faults         []Fault
 	Limit          *Limit
+	// Rounds is what cells measured in rounds (--repeat) say: paired
+	// ratios of rows side by side and the machine's noise.
+	Rounds *Rounds
 }
 
 // CellRef names a cell.
@@ -70,6 +73,7 @@ func Judge(cells []result.Cell, slo *result.SLO) Findings {
 	f.Open = openLoop(cells)
 	f.Faults = faults(cells)
 	f.Limit = limit(cells)
+	f.Rounds = rounds(cells)
 	return f
 }
 

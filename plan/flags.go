@@ -86,7 +86,7 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 		}
 	}
 	fs.DurationVar(&o.sessionTimeout, "zk-session-timeout", impl.DefaultSessionTimeout, "ZooKeeper session timeout")
-	fs.IntVar(&o.repeat, "repeat", 1, "fault scenarios: times each cell repeats its script; burst: bursts per cell, each on connections of its own, for precision at small --clients (the spread is shown)")
+	fs.IntVar(&o.repeat, "repeat", 1, "rounds per cell: hot, keys, rate and ramp stairs run each cell N times on fresh connections, interleaved with the other implementations, and give each timed figure a 95 % interval; burst and fault scenarios merge their N repeats into one cell")
 	o.options = map[string]*string{}
 	for _, opt := range append(impl.Options(), engine.ScenarioOptions()...) {
 		if _, dup := o.options[opt.Name]; !dup {

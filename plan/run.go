@@ -100,7 +100,7 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
 	m := &matrix{plan: plan, sum: sum, runID: randomID(), procsTrial: trial,
-		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
+		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}, rounds: map[int]*cellRounds{}, stairs: map[int]map[int]*cellRounds{}}
 	if plan.Shard != nil {
 		if m.shard, err = startSharding(ctx, plan); err != nil {
 			return sum, err
@@ -156,6 +156,12 @@ type matrix struct {
 	logErr map[string]error
 	// shard is set in a sharded run.
 	shard *sharder
+	// rounds are the cells being measured in rounds (--repeat), by
+	// canonical place, until their last round has run.
+	rounds map[int]*cellRounds
+	// stairs are a ramp's stairs being measured in rounds, by canonical
+	// place and client count.
+	stairs map[int]map[int]*cellRounds
 }
 
 // validated reports whether Validate has resolved the plan's names: a
@@ -178,6 +184,10 @@ const RunOrder = "interleaved (ABBA by scenario and client count)"
 type plannedCell struct {
 	spec  CellSpec
 	canon int
+	// round is which of the cell's rounds (--repeat) this is, of rounds:
+	// a scenario that does not merge repeats itself runs each round as a
+	// cell of its own, joined once the last has run.
+	round, rounds int
 }
 
 // cells lists the plan's cells in run order (RunOrder). A fault script
@@ -206,16 +216,28 @@ func (p Plan) cells() []plannedCell {
 	var out []plannedCell
 	group := 0
 	for j, s := range p.scenarios {
+		rounds := 1
+		if p.Cell.Repeat > 1 && !engine.MergesRepeats(s) {
+			rounds = p.Cell.Repeat
+		}
 		for k, n := range counts(s) {
-			for r := range p.drivers {
-				i := r
-				if group%2 == 1 {
-					i = len(p.drivers) - 1 - r
+			// Each round of one implementation has a round of every other
+			// beside it in time, the order reversed from one round to the
+			// next as from one group to the next.
+			for round := range rounds {
+				for r := range p.drivers {
+					i := r
+					if (group+round)%2 == 1 {
+						i = len(p.drivers) - 1 - r
+					}
+					spec := p.Cell
+					d := p.drivers[i]
+					spec.Impl, spec.Driver, spec.Scenario, spec.Clients = d.Name, d, s, n
+					if rounds > 1 {
+						spec.Repeat = 1
+					}
+					out = append(out, plannedCell{spec: spec, canon: i*block + first[j] + k, round: round, rounds: rounds})
 				}
-				spec := p.Cell
-				d := p.drivers[i]
-				spec.Impl, spec.Driver, spec.Scenario, spec.Clients = d.Name, d, s, n
-				out = append(out, plannedCell{spec: spec, canon: i*block + first[j] + k})
 			}
 			group++
 		}
@@ -237,7 +259,11 @@ func (m *matrix) run(ctx context.Context) error {
 		}
 		spec.OnInterval = m.onInterval
 		m.index++
-		if err := m.runCell(ctx, spec, c.canon); err != nil {
+		run := m.runCell
+		if c.rounds > 1 {
+			run = func(ctx context.Context, spec CellSpec, canon int) error { return m.runRound(ctx, spec, c) }
+		}
+		if err := run(ctx, spec, c.canon); err != nil {
 			return err
 		}
 	}

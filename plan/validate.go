@@ -53,6 +53,9 @@ func (p *Plan) Validate() error {
 	if err := p.checkSharding(); err != nil {
 		return err
 	}
+	if err := p.checkRounds(); err != nil {
+		return err
+	}
 	return p.checkRamp()
 }
 

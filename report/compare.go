@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lockbench/lockbench/internal/ranktest"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -47,6 +48,10 @@ type Comparison struct {
 	// Regressions name each figure that got worse by more than noise, as
 	// "cell: metric old → new (change)".
 	Regressions []string `json:"regressions"`
+	// Untested lists the cells whose timed figures could not be tested
+	// (fewer than result.MinTestRounds rounds on a side): for them the
+	// threshold alone decided.
+	Untested []string `json:"untested,omitempty"`
 }
 
 // CellDelta is how one cell changed.
@@ -72,6 +77,12 @@ type MetricDelta struct {
 	Better bool `json:"better"`
 	// Latency says the values are microseconds.
 	Latency bool `json:"latency_us"`
+	// Tested says both runs measured the figure in MinTestRounds rounds
+	// or more, so that benchstat's rank test (ranktest.Test) decided: Noise
+	// is then "no significant difference, or one within the threshold".
+	// P is the test's p-value; Old and New are the rounds' estimates.
+	Tested bool    `json:"tested"`
+	P      float64 `json:"p,omitempty"`
 }
 
 // MarshalJSON writes the delta with its change (null when infinite) and
@@ -89,9 +100,16 @@ func (m MetricDelta) MarshalJSON() ([]byte, error) {
 	}{plain(m), change, m.Verdict()})
 }
 
-// Verdict is "~ noise", "better" or "worse".
+// Verdict is "~ noise", "better" or "worse"; a tested figure says its
+// p-value ("~ (p=0.31)", benchstat's "~" for no significant difference).
 func (m MetricDelta) Verdict() string {
 	switch {
+	case m.Tested && m.Noise:
+		return fmt.Sprintf("~ (p=%.2g)", m.P)
+	case m.Tested && m.Better:
+		return fmt.Sprintf("better (p=%.2g)", m.P)
+	case m.Tested:
+		return fmt.Sprintf("worse (p=%.2g)", m.P)
 	case m.Noise:
 		return "~ noise"
 	case m.Better:
@@ -134,6 +152,9 @@ func Compare(old, new []Cell, opts CompareOptions) Comparison {
 			metric("p50", o.AcquireLatencyUs.P50, n.AcquireLatencyUs.P50, false, true, noise, pooled(so.p50, sn.p50)),
 			metric("p99", o.AcquireLatencyUs.P99, n.AcquireLatencyUs.P99, false, true, noise, pooled(so.p99, sn.p99)),
 			metric("notif/acq", o.NotificationsPerAcquire, n.NotificationsPerAcquire, false, false, noise, 0),
+		}
+		if testRounds(d.Metrics[:3], o.Rounds, n.Rounds, noise) == 0 {
+			cmp.Untested = append(cmp.Untested, k)
 		}
 		d.Metrics = append(d.Metrics, handoffMetrics(o, n, noise)...)
 		cmp.Cells = append(cmp.Cells, d)
@@ -390,6 +411,32 @@ func weighted(xs, ws []float64) sample {
 	return sample{sd: math.Sqrt(ss / denom), n: sw * sw / sw2}
 }
 
+// testRounds decides acq/s, p50 and p99 (ms, in that order) by
+// benchstat's rank test on the two runs' rounds, where both have
+// result.MinTestRounds or more: a figure is then noise unless the test
+// finds a significant difference and it is beyond the threshold too. It
+// returns how many figures it tested.
+func testRounds(ms []MetricDelta, old, new *result.RoundFigures, noise float64) int {
+	if old == nil || new == nil {
+		return 0
+	}
+	ests := func(r *result.RoundFigures) []result.Estimate { return []result.Estimate{r.AcquiresPerS, r.P50, r.P99} }
+	oe, ne := ests(old), ests(new)
+	n := 0
+	for i := range ms {
+		t := ranktest.Test(oe[i].Rounds, ne[i].Rounds)
+		if !t.Tested {
+			continue
+		}
+		n++
+		m := metric(ms[i].Name, oe[i].Point, ne[i].Point, i == 0, ms[i].Latency, noise, 0)
+		m.Tested, m.P = true, t.P
+		m.Noise = m.Noise || !t.Significant
+		ms[i] = m
+	}
+	return n
+}
+
 func metric(name string, old, new float64, higherBetter, latency bool, noise, sd float64) MetricDelta {
 	m := MetricDelta{Name: name, Old: old, New: new, Latency: latency}
 	diff := new - old
@@ -448,6 +495,10 @@ func (c Comparison) Write(w io.Writer) error {
 	}
 	if len(c.Cells) == 0 {
 		b.WriteString("no cells in common\n")
+	}
+	if len(c.Untested) > 0 {
+		fmt.Fprintf(&b, "cannot test %d of %d cells (fewer than %d rounds a side: run both with --repeat %d or more); the threshold alone decided there: %s\n",
+			len(c.Untested), len(c.Cells), result.MinTestRounds, result.MinTestRounds, strings.Join(c.Untested, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

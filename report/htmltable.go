@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
@@ -40,9 +41,12 @@ type htmlRow struct {
 func htmlRows(cells []Cell) (rows []htmlRow, wakeups bool) {
 	for _, c := range cells {
 		r := htmlRow{
-			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients), PerS: commas(round(c.AcquiresPerS)),
+			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients), PerS: rateInterval(c),
 			Latency: latencyCells(c.AcquireLatencyUs), Errors: commas(c.Errors), Gap: gapText(c), PerAcq: "–", Wakeups: "–",
 			Safety: "0", Unsafe: c.SafetyViolations > 0,
+		}
+		if c.Rounds != nil {
+			r.Latency[slices.Index(latencyCols, "p99")] = p99Interval(c)
 		}
 		// A notified waiter's re-checks count as retries too; its
 		// notifications are what it costs.

@@ -22,8 +22,8 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 	for _, c := range cells {
 		r := summaryRow{
 			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients),
-			PerS: commas(round(c.AcquiresPerS)),
-			P50:  result.Dur(c.AcquireLatencyUs.P50), P99: result.Dur(c.AcquireLatencyUs.P99), P999: result.Dur(c.AcquireLatencyUs.P999),
+			PerS: rateInterval(c),
+			P50:  result.Dur(c.AcquireLatencyUs.P50), P99: p99Interval(c), P999: result.Dur(c.AcquireLatencyUs.P999),
 			Errors:  commas(c.Errors),
 			Retries: perAcq(c.RetriesPerAcquire), Notif: perAcq(c.NotificationsPerAcquire),
 			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: c.SafetyViolations > 0,

@@ -158,6 +158,17 @@ func (st styler) add(p *plot.Plot, legend *plot.Legend, ss ...series) error {
 			p.Add(sc)
 			thumbs = append(thumbs, sc)
 		}
+		if len(s.Errs) == len(s.XYs) && len(s.XYs) > 0 {
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{s.XYs, s.Errs})
+			if err != nil {
+				return fmt.Errorf("report: plot %q: %w", s.Label, err)
+			}
+			eb.LineStyle.Color, eb.LineStyle.Width = ls.Color, vg.Points(1)
+			p.Add(eb)
+		}
 		if len(s.PointLabels) == len(s.XYs) && len(s.XYs) > 0 {
 			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: s.XYs, Labels: s.PointLabels})
 			if err != nil {

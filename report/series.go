@@ -35,6 +35,35 @@ type series struct {
 	// wake-ups, n/2 for every watch-all lock) the markers nest instead of
 	// hiding one another.
 	Mark int
+	// Errs, if as long as XYs, are each point's 95 % interval as
+	// distances below and above it, drawn as error bars.
+	Errs plotter.YErrors
+}
+
+// withIntervals gives each point of ss whose cell was measured in rounds
+// the interval of its estimate (in the point's unit, scale × the
+// estimate's), matching points by implementation, scenario and x; a point
+// without one gets none.
+func withIntervals(ss []series, cells []Cell, x func(Cell) float64, est func(*result.RoundFigures) result.Estimate, scale float64) []series {
+	for i, s := range ss {
+		errs := make(plotter.YErrors, len(s.XYs))
+		any := false
+		for j, p := range s.XYs {
+			for _, c := range cells {
+				if c.Impl != s.Impl || c.Scenario != s.Scenario || x(c) != p.X || c.Rounds == nil {
+					continue
+				}
+				if e := est(c.Rounds); e.HasInterval() {
+					errs[j].Low, errs[j].High = max(0, p.Y-scale*e.Low), max(0, scale*e.High-p.Y)
+					any = true
+				}
+			}
+		}
+		if any {
+			ss[i].Errs = errs
+		}
+	}
+	return ss
 }
 
 // ninesX maps a quantile (0 ≤ q < 1) to the spectrum plot's x axis:
@@ -147,19 +176,23 @@ func perGroup(cells []Cell, label string, point func(Cell) (x, y float64, ok boo
 	return out
 }
 
-// throughputSeries is acquisitions per second against clients.
+// throughputSeries is acquisitions per second against clients, with the
+// rounds' intervals where measured in rounds.
 func throughputSeries(cells []Cell) []series {
-	return perGroup(cells, "", func(c Cell) (float64, float64, bool) {
+	return withIntervals(perGroup(cells, "", func(c Cell) (float64, float64, bool) {
 		return float64(c.Clients), c.AcquiresPerS, c.Acquires > 0
-	})
+	}), cells, clientsX, func(r *result.RoundFigures) result.Estimate { return r.AcquiresPerS }, 1)
 }
 
-// p99Series is p99 acquire latency in milliseconds against clients.
+// p99Series is p99 acquire latency in milliseconds against clients, with
+// the rounds' intervals where measured in rounds.
 func p99Series(cells []Cell) []series {
-	return perGroup(cells, "", func(c Cell) (float64, float64, bool) {
+	return withIntervals(perGroup(cells, "", func(c Cell) (float64, float64, bool) {
 		return float64(c.Clients), c.AcquireLatencyUs.P99 / 1000, c.Acquires > 0 && c.AcquireLatencyUs.P99 > 0
-	})
+	}), cells, clientsX, func(r *result.RoundFigures) result.Estimate { return r.P99 }, 1.0/1000)
 }
+
+func clientsX(c Cell) float64 { return float64(c.Clients) }
 
 // p99ThroughputSeries is p99 in milliseconds against acquisitions per
 // second, one point per client count, labelled with it.

@@ -230,6 +230,11 @@ func (t *Table) line(fields []string) string {
 // safety violations, and warnings about lockbench itself.
 func notes(c Cell) []string {
 	var out []string
+	for _, n := range []string{roundsNote(c), unstableNote(c)} {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
 	if o := c.Open; o != nil {
 		out = append(out, fmt.Sprintf("open loop: %d offered at %.0f/s (%s), %d dropped, %d unfinished; latency above counts from the intended arrival; service p50 %s p99 %s; schedule lag p50 %s p99 %s",
 			o.Offered, o.Rate, o.Arrival, o.Dropped, o.Unfinished, result.Dur(o.ServiceLatencyUs.P50), result.Dur(o.ServiceLatencyUs.P99),

@@ -83,8 +83,20 @@ func Lines(f judge.Findings) []VerdictLine {
 	if len(f.Faults) > 0 {
 		out = append(out, faultLine(f.Faults))
 	}
-	if f.Limit != nil {
-		out = append(out, limitLine(*f.Limit))
+	if f.Rounds != nil {
+		if v, ok := roundsLine(*f.Rounds); ok {
+			out = append(out, v)
+		}
+	}
+	switch {
+	case f.Limit != nil:
+		l := limitLine(*f.Limit)
+		if f.Rounds != nil {
+			l.Answer += "; " + noiseClause(f.Rounds.Noise)
+		}
+		out = append(out, l)
+	case f.Rounds != nil:
+		out = append(out, VerdictLine{Question: "Limit", Anchor: anchorResults, Answer: noiseClause(f.Rounds.Noise)})
 	}
 	return out
 }

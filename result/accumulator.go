@@ -65,6 +65,13 @@ func NewAccumulator(base Cell) *Accumulator {
 	return a
 }
 
+// Rebase makes base the cell's identity and scenario figures, as
+// NewAccumulator would have; what was added stays.
+func (a *Accumulator) Rebase(base Cell) {
+	a.base = base
+	a.settle = slices.Index(settles, base.Settle)
+}
+
 // Measured sets the time the cell's figures cover, in seconds: of merged
 // sources, the longest.
 func (a *Accumulator) Measured(d time.Duration) { a.durationS = max(a.durationS, d.Seconds()) }

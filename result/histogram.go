@@ -43,6 +43,7 @@ func LatencyOf(h *hdrhistogram.Histogram) Latency {
 		P95: float64(h.ValueAtQuantile(95)), P99: float64(h.ValueAtQuantile(99)),
 		P999: float64(h.ValueAtQuantile(99.9)), P9999: float64(h.ValueAtQuantile(99.99)),
 		Max: float64(h.Max()), Mean: h.Mean(),
+		P985: float64(h.ValueAtQuantile(98.5)), P995: float64(h.ValueAtQuantile(99.5)),
 	}
 }
 

@@ -51,6 +51,12 @@ type Latency struct {
 	P9999 float64 `json:"p9999"`
 	Max   float64 `json:"max"`
 	Mean  float64 `json:"mean"`
+	// P985 and P995 bracket the p99: far apart, the p99 sits in the gap
+	// of a bimodal distribution (a retry that costs 50 ms beside a grant
+	// that costs 1), and a run with a few more slow acquisitions moves it
+	// across the gap (judge.UnstableP99). 0 in summaries from before.
+	P985 float64 `json:"p98_5,omitempty"`
+	P995 float64 `json:"p99_5,omitempty"`
 }
 
 // Spread summarises a distribution; P1 is there because for some (validity
@@ -96,6 +102,9 @@ type Cell struct {
 	// Repeats is how many bursts a repeated burst cell (--repeat) is made
 	// of: its counts are their sums, its latencies their merged histograms.
 	Repeats int `json:"repeats,omitempty"`
+	// Rounds holds the timed figures over the cell's rounds (--repeat),
+	// each with its interval and every round's value; nil for one round.
+	Rounds *RoundFigures `json:"rounds,omitempty"`
 	// RepeatServerCPUUs is, for a repeated burst, each repeat's server CPU
 	// time per hand-off (µs): the spread the repeats bought.
 	RepeatServerCPUUs []float64 `json:"repeat_server_cpu_us_per_handoff,omitempty"`

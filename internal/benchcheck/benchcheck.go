@@ -14,14 +14,15 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchmath"
+
+	"github.com/lockbench/lockbench/internal/ranktest"
 )
 
 // MinSamples is the number of runs per side from which a regression must
 // also be significant: benchstat's Mann-Whitney U-test at α = 0.05, so one
 // noisy run cannot fail a CI job. With fewer runs, the threshold alone
 // decides.
-const MinSamples = 4
+const MinSamples = ranktest.MinRounds
 
 // Limit is the largest tolerated relative increase of one unit's median,
 // e.g. {Unit: "p99-ns", Max: 0.25}. For units where more is better
@@ -281,11 +282,9 @@ func Compare(old, cur map[string]map[string][]float64, limits []Limit) []Row {
 			}
 			row.P = 1
 			if len(ov) >= MinSamples && len(nv) >= MinSamples {
-				c := benchmath.AssumeNothing.Compare(
-					benchmath.NewSample(ov, &benchmath.DefaultThresholds),
-					benchmath.NewSample(nv, &benchmath.DefaultThresholds))
+				c := ranktest.Test(ov, nv)
 				row.P, row.Tested = c.P, true
-				past = past && c.P < c.Alpha
+				past = past && c.Significant
 			}
 			row.Regressed = past
 			rows = append(rows, row)

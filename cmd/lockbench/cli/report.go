@@ -134,9 +134,14 @@ const compareSynopsis = `compare OLD NEW [--noise 5%] [--format table|json|csv]
 
 Compares two results directories cell by cell (matched by implementation,
 scenario and client count): throughput, p50, p99 and notifications per
-acquisition, old → new. A change smaller than --noise, or (when both runs
-have at least three seconds of .hlog intervals) than twice the standard
-error of the difference, is marked "~ noise". Cells measured in one run only
+acquisition, old → new. When both runs measured a cell in 4 rounds or more
+(run --repeat), its throughput, p50 and p99 are the rounds' medians and
+benchstat's rank test decides: "~ (p=…)" where the difference is not
+significant, and only a significant change beyond --noise counts as a
+regression. Otherwise it says it cannot test, and a change smaller than
+--noise, or (when both runs have at least three seconds of .hlog intervals)
+than twice the standard error of the difference, is marked "~ noise". Cells
+measured in one run only
 are listed. Warns on stderr, naming each difference, when the two runs were
 not set up alike (plan, implementations, client counts, server versions,
 machine; from meta.json).
@@ -151,7 +156,7 @@ ended early, naming the cells it lacks.
 
 Exit status: 0 no regression, 1 results that cannot be used or partial
 results, 2 usage (OLD or NEW missing or unreadable too), 4 a figure got
-worse by more than noise (for CI to gate on).`
+worse by more than noise, significantly where tested (for CI to gate on).`
 
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", compareSynopsis, stdout)
