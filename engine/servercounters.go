@@ -20,8 +20,9 @@ type ServerKinds interface {
 	// servers of kind, summed over their addresses; nil for a kind that
 	// keeps none or is unknown.
 	Counters(kind string) func(ctx context.Context, addrs []string) (map[string]int64, error)
-	// CPUTime is the CPU time the server on addr has used so far, and
-	// false when it cannot be read (a server this process did not start).
+	// CPUTime is the CPU time every process serving addr has used so
+	// far — a server this process started, or one on this machine found
+	// by its listening socket — and false when none can be seen.
 	CPUTime(addr string) (time.Duration, bool)
 }
 
@@ -52,7 +53,7 @@ func kinds() ServerKinds {
 // what the servers saw beside what the clients counted.
 type serverCounters struct {
 	kinds ServerKinds
-	// cpu is each sandboxed server's CPU time at the cell's start, read
+	// cpu is each readable server's CPU time at the cell's start, read
 	// at cpuFrom.
 	cpu     map[string]time.Duration
 	cpuFrom time.Time
@@ -104,7 +105,7 @@ func (s *serverCounters) read(ctx context.Context) (map[string]int64, error) {
 	return out, errors.Join(errs...)
 }
 
-// cpuUsed is the CPU time each sandboxed server used since the start, in
+// cpuUsed is the CPU time each readable server used since the start, in
 // seconds, and the wall time that covers.
 func (s *serverCounters) cpuUsed() (map[string]float64, float64) {
 	if len(s.cpu) == 0 {

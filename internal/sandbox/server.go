@@ -131,14 +131,14 @@ func (s *Server) signal(sig syscall.Signal) error {
 		return nil
 	default:
 	}
-	killGroup(cmd.Process.Pid, sig)
-	killGroup(cmd.Process.Pid, syscall.SIGCONT) // a frozen server must run to hear it
+	signalAll(cmd.Process.Pid, sig)
+	signalAll(cmd.Process.Pid, syscall.SIGCONT) // a frozen server must run to hear it
 	select {
 	case <-done:
 		return nil
 	case <-time.After(3 * time.Second):
 	}
-	killGroup(cmd.Process.Pid, syscall.SIGKILL)
+	signalAll(cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-done:
 		return nil
@@ -201,9 +201,9 @@ func probe(ctx context.Context, addr, cmd string) (string, error) {
 	return string(buf), nil
 }
 
-// Freeze stops the server's processes with SIGSTOP: it keeps its sockets
-// and answers nothing, as a server in a long GC pause or a stopped VM.
-// Thaw lets it go on.
+// Freeze stops every process that serves the server (Serving) with
+// SIGSTOP: it keeps its sockets and answers nothing, as a server in a long
+// GC pause or a stopped VM. Thaw lets it go on.
 func (s *Server) Freeze() error { return s.send(syscall.SIGSTOP) }
 
 // Thaw resumes a frozen server with SIGCONT.
@@ -216,7 +216,7 @@ func (s *Server) send(sig syscall.Signal) error {
 	if cmd == nil || !s.Running() {
 		return fmt.Errorf("sandbox: %s on %s is not running", s.Kind, s.Addr)
 	}
-	killGroup(cmd.Process.Pid, sig)
+	signalAll(cmd.Process.Pid, sig)
 	return nil
 }
 
@@ -224,15 +224,15 @@ func (s *Server) send(sig syscall.Signal) error {
 // cell can read their CPU time (CPUTime) knowing only addresses.
 var running sync.Map // addr → *Server
 
-// CPUTime is the CPU time (user and system) the server this process
-// started on addr has used, and whether it could be read: false for a
-// server lockbench did not start, or off Linux.
+// CPUTime is the CPU time (user and system) every process serving addr
+// (Serving) has used, and whether it could be read: false for a server
+// whose processes this machine does not show lockbench, or off Linux.
 func CPUTime(addr string) (time.Duration, bool) {
-	pid, ok := pidOf(addr)
+	pids, ok := Serving(addr)
 	if !ok {
 		return 0, false
 	}
-	return procCPU(pid)
+	return cpuOf(pids)
 }
 
 // pidOf is the process of the running server this process started on
