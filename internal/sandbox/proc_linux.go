@@ -177,3 +177,6 @@ func inUse(dir string) bool {
 	}
 	return false
 }
+
+// fdatasync flushes fh's data, and its size, to the disk.
+func fdatasync(fh *os.File) error { return syscall.Fdatasync(int(fh.Fd())) }

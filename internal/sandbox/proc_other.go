@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"os"
 	"syscall"
 	"time"
 )
@@ -40,3 +41,6 @@ func signalAll(pid int, sig syscall.Signal) { killGroup(pid, sig) }
 
 // cpuOf cannot be read outside Linux.
 func cpuOf([]int) (time.Duration, bool) { return 0, false }
+
+// fdatasync is fsync where fdatasync is not offered.
+func fdatasync(fh *os.File) error { return fh.Sync() }
