@@ -171,7 +171,13 @@ func RunCellDetail(ctx context.Context, spec CellSpec) (res Result, err error) {
 			err = fmt.Errorf("cell impl=%s/scenario=%s/clients=%d: %w: %v", spec.Impl, spec.Scenario.Name(), spec.Clients, ErrPanic, p)
 		}
 	}()
-	return spec.Scenario.Run(ctx, spec)
+	res, err = spec.Scenario.Run(ctx, spec)
+	// A burst's cost per hand-off is derived here, once, and stored
+	// with the cell, so that summary.json's readers read it.
+	if h, ok := result.HandoffCosts(res.Cell); ok {
+		res.Cell.Handoff = &h
+	}
+	return res, err
 }
 
 // ErrPanic is wrapped by the error of a cell in which something panicked;

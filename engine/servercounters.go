@@ -57,16 +57,22 @@ type serverCounters struct {
 	// at cpuFrom.
 	cpu     map[string]time.Duration
 	cpuFrom time.Time
-	reads   []func(ctx context.Context) (map[string]int64, error)
-	before  map[string]int64
-	after   map[string]int64
-	err     error
+	// idle is the CPU the servers used per second at rest just before
+	// the cell (cores' worth, summed over them); -1 when not read.
+	idle   float64
+	reads  []func(ctx context.Context) (map[string]int64, error)
+	before map[string]int64
+	after  map[string]int64
+	err    error
 }
 
 // startServerCounters takes the first reading; a driver whose servers'
-// kinds keep no counters gives a reader that reports nothing.
-func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Servers) *serverCounters {
-	s := &serverCounters{kinds: kinds(), cpu: map[string]time.Duration{}}
+// kinds keep no counters gives a reader that reports nothing. With idle,
+// it first reads the servers' CPU over idleWindow, at rest: a JVM
+// compiles and collects, an etcd ticks its raft, whatever the clients do,
+// and a cost per hand-off should not carry that background.
+func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Servers, idle bool) *serverCounters {
+	s := &serverCounters{kinds: kinds(), cpu: map[string]time.Duration{}, idle: -1}
 	for _, n := range d.Needs {
 		stats := s.kinds.Counters(n.Kind)
 		if stats == nil || len(servers[n.Role]) == 0 {
@@ -81,15 +87,45 @@ func startServerCounters(ctx context.Context, d impl.Driver, servers impl.Server
 	// The servers' CPU is read after their counters: answering a read
 	// (etcd renders every metric it has) is not the cell's work, and in a
 	// burst of a few hand-offs it weighed more than they did.
-	s.cpuFrom = time.Now()
-	for _, n := range d.Needs {
-		for _, a := range servers[n.Role] {
-			if t, ok := s.kinds.CPUTime(a); ok {
-				s.cpu[a] = t
+	read := func() (map[string]time.Duration, time.Time) {
+		at, out := time.Now(), map[string]time.Duration{}
+		for _, n := range d.Needs {
+			for _, a := range servers[n.Role] {
+				if t, ok := s.kinds.CPUTime(a); ok {
+					out[a] = t
+				}
 			}
 		}
+		return out, at
+	}
+	s.cpu, s.cpuFrom = read()
+	if idle && len(s.cpu) > 0 && sleepCtx(ctx, idleWindow) == nil {
+		before, from := s.cpu, s.cpuFrom
+		s.cpu, s.cpuFrom = read()
+		var used time.Duration
+		for a, t := range s.cpu {
+			used += t - before[a]
+		}
+		s.idle = max(used.Seconds(), 0) / s.cpuFrom.Sub(from).Seconds()
 	}
 	return s
+}
+
+// idleWindow is how long the servers' idle CPU is read before a cell
+// that asks for it: long enough for a few of a JVM's or etcd's periodic
+// ticks, short beside a burst's set-up.
+const idleWindow = 300 * time.Millisecond
+
+// sleepCtx sleeps d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func (s *serverCounters) read(ctx context.Context) (map[string]int64, error) {

@@ -17,25 +17,33 @@ import (
 // those hand-offs, so the queueing before the first release is shared out
 // too (it is part of what each hand-off's waiter cost).
 type HandoffCost struct {
-	Handoffs      int64
-	Wakeups       float64 // release wake-ups per hand-off
-	Notifications float64 // notifications the clients received, per hand-off
+	Handoffs      int64   `json:"handoffs"`
+	Wakeups       float64 `json:"wakeups"`       // release wake-ups per hand-off
+	Notifications float64 `json:"notifications"` // notifications the clients received, per hand-off
 	// Theory is the wake-ups per hand-off the driver's theory predicts,
 	// nil without one.
-	Theory *float64
+	Theory *float64 `json:"theory_wakeups,omitempty"`
 	// Messages is what the servers handled per hand-off, in MessagesUnit
 	// ("packets", "commands + pushes", "gRPC messages"); nil when the
 	// server kind counts none.
-	Messages     *float64
-	MessagesUnit string
-	// ServerCPUUs is the servers' CPU time per hand-off, in µs; nil when
-	// lockbench did not start them (their CPU is unknown).
-	ServerCPUUs *float64
+	Messages     *float64 `json:"messages,omitempty"`
+	MessagesUnit string   `json:"messages_unit,omitempty"`
+	// ServerCPUUs is the servers' CPU time per hand-off, in µs, above
+	// what they use at rest when that was read (ServerIdleUs): the cost
+	// of the hand-offs themselves, not of a JVM's compiler or collector
+	// running beside them. Nil when the servers' processes could not be
+	// seen (their CPU is unknown).
+	ServerCPUUs *float64 `json:"server_cpu_us,omitempty"`
+	// ServerCPUTotalUs is all the servers' CPU per hand-off over the
+	// cell, and ServerIdleUs the part of it their rate at rest accounts
+	// for; nil when either was not read.
+	ServerCPUTotalUs *float64 `json:"server_cpu_total_us,omitempty"`
+	ServerIdleUs     *float64 `json:"server_idle_us,omitempty"`
 	// GeneratorCPUUs is lockbench's own CPU time per hand-off, in µs.
-	GeneratorCPUUs *float64
+	GeneratorCPUUs *float64 `json:"lockbench_cpu_us,omitempty"`
 	// GapUs is the hand-off gap (release → next grant); nil when none was
 	// measured.
-	GapUs *Latency
+	GapUs *Latency `json:"gap_us,omitempty"`
 }
 
 // HandoffCosts derives c's cost per hand-off; false unless c is a burst
@@ -68,8 +76,13 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 			for _, v := range g.ServerCPUS {
 				s += v
 			}
-			us := per(s * 1e6)
-			h.ServerCPUUs = &us
+			total := per(s * 1e6)
+			h.ServerCPUUs = &total
+			if g.ServerIdleCores != nil {
+				idle := per(*g.ServerIdleCores * g.ServerSpanS * 1e6)
+				above := total - idle
+				h.ServerCPUTotalUs, h.ServerIdleUs, h.ServerCPUUs = &total, &idle, &above
+			}
 		}
 		if g.CPUS > 0 {
 			us := per(g.CPUS * 1e6)

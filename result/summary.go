@@ -99,6 +99,9 @@ type Cell struct {
 	// Theory is what the implementation's way of waking waiters predicts
 	// at this cell's client count, when it makes a prediction.
 	Theory *Theory `json:"theory,omitempty"`
+	// Handoff is what one hand-off of a burst on one lock cost
+	// (HandoffCosts), derived once as the cell ends.
+	Handoff *HandoffCost `json:"handoff,omitempty"`
 	// Server holds counters read from the servers themselves (deltas over
 	// the cell), e.g. watch_triggered, packets_sent, packets_received.
 	Server map[string]int64 `json:"server,omitempty"`
@@ -274,6 +277,11 @@ type Generator struct {
 	// ServerSpanS is the wall time ServerCPUS covers: the cell with its
 	// warm-up, from before the first client acted.
 	ServerSpanS float64 `json:"server_span_s,omitempty"`
+	// ServerIdleCores is the CPU the servers in ServerCPUS used per
+	// second at rest, read just before the cell (bursts): their
+	// background — a JVM's compiler and collector, a raft tick — which a
+	// cost per hand-off leaves out. Nil when not read.
+	ServerIdleCores *float64 `json:"server_idle_cores,omitempty"`
 	// Cores is how many CPUs lockbench and the sandboxed servers shared:
 	// when together they kept nearly all of them busy, the machine was the
 	// limit rather than either side.
