@@ -43,7 +43,7 @@ type HandoffCost struct {
 	GeneratorCPUUs *float64 `json:"lockbench_cpu_us,omitempty"`
 	// GapUs is the hand-off gap (release → next grant); nil when none was
 	// measured.
-	GapUs *Latency `json:"gap_us,omitempty"`
+	GapUs *Latency `json:"-"` // in the cell already: handoff_gap_us
 }
 
 // HandoffCosts derives c's cost per hand-off; false unless c is a burst

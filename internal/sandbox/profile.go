@@ -57,12 +57,15 @@ func WithProfile(ctx context.Context, p Profile) context.Context {
 	return context.WithValue(ctx, profileKey{}, p)
 }
 
-// ProfileOf is the profile ctx carries, DefaultProfile when none.
+// ProfileOf is the profile ctx carries; when it carries none, the one
+// $LOCKBENCH_SERVERS names, else DefaultProfile — so that a test suite
+// run with LOCKBENCH_SERVERS=fast starts fast servers wherever it starts
+// them (a fault's fresh ensemble included).
 func ProfileOf(ctx context.Context) Profile {
 	if p, ok := ctx.Value(profileKey{}).(Profile); ok && p != "" {
 		return p
 	}
-	return DefaultProfile
+	return EnvOr(DefaultProfile)
 }
 
 // Fast reports whether ctx asks for the fast profile.
