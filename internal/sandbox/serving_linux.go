@@ -105,10 +105,21 @@ func listener(addr string) (int, bool) {
 		return 0, false
 	}
 	pid, ok := holder(inodes)
+	if ok && forwarder(pid) {
+		return 0, false
+	}
 	if ok {
 		listeners.Store(addr, pid)
 	}
 	return pid, ok
+}
+
+// forwarder reports whether pid only forwards the port to a server
+// elsewhere (Docker's userland proxy, for a container's published port):
+// its CPU is not the server's, which this machine does not show.
+func forwarder(pid int) bool {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return strings.TrimSpace(string(b)) == "docker-proxy"
 }
 
 // local reports whether host names this machine: loopback, or an address
