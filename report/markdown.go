@@ -60,6 +60,9 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 	if s := serversText(meta); s != "" {
 		fmt.Fprintf(&b, "_Servers: %s._\n\n", mdEscape(s))
 	}
+	if s := snapshotText(cells); s != "" {
+		fmt.Fprintf(&b, "_%s._\n\n", mdEscape(s))
+	}
 	for _, h := range Headlines(cells) {
 		fmt.Fprintf(&b, "- %s\n", mdEscape(h))
 	}

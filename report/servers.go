@@ -84,3 +84,23 @@ func withServers(vs []VerdictLine, m result.Meta) []VerdictLine {
 	}
 	return vs
 }
+
+// snapshotText names the cells during which a Redis server forked for a
+// snapshot (its save rules, in the production profile): a pause its
+// clients felt, which the cell's figures carry.
+func snapshotText(cells []Cell) string {
+	var in []string
+	for _, c := range cells {
+		if n := c.Server[sandboxForks]; n > 0 {
+			in = append(in, fmt.Sprintf("%s (%s)", c.Key(), plural(n, "fork")))
+		}
+	}
+	if len(in) == 0 {
+		return ""
+	}
+	return "Redis snapshotted during " + strings.Join(in, ", ")
+}
+
+// sandboxForks is the server counter of a Redis's forks (the sandbox's
+// RedisForks; the report reads results, not servers).
+const sandboxForks = "total_forks"
