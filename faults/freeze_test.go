@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandboxtest"
 )
 
 // A frozen server stalls a lock that needs it and not one that needs only
@@ -79,5 +80,30 @@ func TestFreezeSkipsServersItDidNotStart(t *testing.T) {
 		Config: impl.Config{Servers: impl.Servers{d.Needs[0].Role: {ln.Addr().String()}}}})
 	if !errors.Is(err, engine.ErrNotApplicable) || !strings.Contains(err.Error(), "not started by this lockbench") {
 		t.Errorf("freeze on a server it did not start: %v; want not-applicable saying so", err)
+	}
+}
+
+// PostgreSQL serves each client from a backend of its own, which leaves
+// the postmaster's process group: a freeze must stop those too, or the
+// lock goes on granting through it (as it did, 19,540 times in 2 s).
+func TestFreezeStopsPostgresBackends(t *testing.T) {
+	d, ok := impl.Lookup("pg-advisory")
+	if !ok {
+		t.Fatal("no driver pg-advisory")
+	}
+	sc, _ := engine.LookupScenario("freeze")
+	const freeze = time.Second
+	c, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: d.Name, Scenario: sc, Clients: 2, MaxTime: time.Minute,
+		Config: impl.Config{Servers: sandboxtest.Start(t, d.Needs...), Namespace: t.Name(),
+			Options: map[string]string{"freeze-for": freeze.String()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.Faults.Details
+	// A grant may land as the stop goes out, backend by backend; a lock
+	// that kept granting makes thousands.
+	if f["acquires_before"] == 0 || f["acquires_after"] == 0 || f["acquires_frozen"] > 50 || f["stall_ms_max"] < float64(freeze.Milliseconds())/2 {
+		t.Errorf("freeze of %v: %v acquisitions before, %v while frozen, %v after, longest without a grant %v ms; want a stall",
+			freeze, f["acquires_before"], f["acquires_frozen"], f["acquires_after"], f["stall_ms_max"])
 	}
 }
