@@ -223,17 +223,26 @@ func holder(inodes map[string]bool) (int, bool) {
 	return found[0], true
 }
 
-// signalAll sends sig to pid's process group and then to every other
-// process of family(pid): the group first, so that a server stopped there
-// forks no new backend while the rest are being signalled. A process
-// that ended in between is no error.
+// signalAll sends sig to pid's process group and to every other process
+// of family(pid). The family is listed before the group is signalled and
+// again after: listing reads every process's stat, which on a loaded
+// machine takes long enough for PostgreSQL's backends to grant a lock
+// many times over, so the first list lets them be stopped at once after
+// the postmaster, and the second catches a backend it forked in between.
+// A process that ended in between is no error.
 func signalAll(pid int, sig syscall.Signal) {
+	first, _ := family(pid)
 	killGroup(pid, sig)
-	procs, ok := family(pid)
+	for _, p := range first[min(1, len(first)):] {
+		syscall.Kill(p, sig)
+	}
+	again, ok := family(pid)
 	if !ok {
 		return
 	}
-	for _, p := range procs[1:] {
-		syscall.Kill(p, sig)
+	for _, p := range again[1:] {
+		if !slices.Contains(first, p) {
+			syscall.Kill(p, sig)
+		}
 	}
 }
