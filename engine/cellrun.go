@@ -145,7 +145,8 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	defer r.release()
-	srv := startServerCounters(ctx, r.Spec.ServerKinds, r.Driver, r.Spec.Config.Servers)
+	// A burst's cost per hand-off is read above the servers' idle rate.
+	srv := startServerCounters(ctx, r.Spec.ServerKinds, r.Driver, r.Spec.Config.Servers, r.Spec.Scenario.Kind() == result.KindBurst)
 	if err := sleepUntil(ctx, at); err != nil {
 		return Result{}, err
 	}
@@ -323,6 +324,10 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 	}
 	cell.Vectors = vecs
 	cell.Generator = gen.report(cell, serverCPU, serverSpan)
+	if srv.idle >= 0 {
+		idle := srv.idle
+		cell.Generator.ServerIdleCores = &idle
+	}
 	cell.Generator.ProcsTrial, cell.Generator.ProcsWhy, cell.Generator.ProcsUndecided = r.procsTries, r.procsWhy, r.procsUndecided
 	var all int64
 	for i, c := range counters {

@@ -111,9 +111,11 @@ func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan 
 }
 
 // otherCores is how many cores, on average over the cell, processes other
-// than lockbench and its sandboxed servers kept busy: -1 when the
-// machine's CPU time cannot be read. Servers lockbench did not start on
-// the same machine count as other processes.
+// than lockbench and its servers kept busy: -1 when the machine's CPU
+// time cannot be read. A server on this machine that lockbench did not
+// start is one of its servers (sandbox.Serving finds it by its socket),
+// not other work; one whose processes cannot be seen (another
+// container's) still counts as other work here.
 func (h *health) otherCores(serverCPU map[string]float64, serverSpan float64) float64 {
 	if !h.machineOK || h.wall <= 0 {
 		return -1

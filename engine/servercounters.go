@@ -19,8 +19,9 @@ type ServerKinds interface {
 	// servers of kind, summed over their addresses; nil for a kind that
 	// keeps none or is unknown.
 	Counters(kind string) func(ctx context.Context, addrs []string) (map[string]int64, error)
-	// CPUTime is the CPU time the server on addr has used so far, and
-	// false when it cannot be read (a server this process did not start).
+	// CPUTime is the CPU time every process serving addr has used so
+	// far — a server this process started, or one on this machine found
+	// by its listening socket — and false when none can be seen.
 	CPUTime(addr string) (time.Duration, bool)
 }
 
@@ -37,23 +38,29 @@ func (noKinds) CPUTime(string) (time.Duration, bool) { return 0, false }
 // what the servers saw beside what the clients counted.
 type serverCounters struct {
 	kinds ServerKinds
-	// cpu is each sandboxed server's CPU time at the cell's start, read
+	// cpu is each readable server's CPU time at the cell's start, read
 	// at cpuFrom.
 	cpu     map[string]time.Duration
 	cpuFrom time.Time
-	reads   []func(ctx context.Context) (map[string]int64, error)
-	before  map[string]int64
-	after   map[string]int64
-	err     error
+	// idle is the CPU the servers used per second at rest just before
+	// the cell (cores' worth, summed over them); -1 when not read.
+	idle   float64
+	reads  []func(ctx context.Context) (map[string]int64, error)
+	before map[string]int64
+	after  map[string]int64
+	err    error
 }
 
 // startServerCounters takes the first reading; a driver whose servers'
-// kinds keep no counters gives a reader that reports nothing.
-func startServerCounters(ctx context.Context, kinds ServerKinds, d impl.Driver, servers impl.Servers) *serverCounters {
+// kinds keep no counters gives a reader that reports nothing. With idle,
+// it first reads the servers' CPU over idleWindow, at rest: a JVM
+// compiles and collects, an etcd ticks its raft, whatever the clients do,
+// and a cost per hand-off should not carry that background.
+func startServerCounters(ctx context.Context, kinds ServerKinds, d impl.Driver, servers impl.Servers, idle bool) *serverCounters {
 	if kinds == nil {
 		kinds = noKinds{}
 	}
-	s := &serverCounters{kinds: kinds, cpu: map[string]time.Duration{}}
+	s := &serverCounters{kinds: kinds, cpu: map[string]time.Duration{}, idle: -1}
 	for _, n := range d.Needs {
 		stats := s.kinds.Counters(n.Kind)
 		if stats == nil || len(servers[n.Role]) == 0 {
@@ -68,15 +75,45 @@ func startServerCounters(ctx context.Context, kinds ServerKinds, d impl.Driver, 
 	// The servers' CPU is read after their counters: answering a read
 	// (etcd renders every metric it has) is not the cell's work, and in a
 	// burst of a few hand-offs it weighed more than they did.
-	s.cpuFrom = time.Now()
-	for _, n := range d.Needs {
-		for _, a := range servers[n.Role] {
-			if t, ok := s.kinds.CPUTime(a); ok {
-				s.cpu[a] = t
+	read := func() (map[string]time.Duration, time.Time) {
+		at, out := time.Now(), map[string]time.Duration{}
+		for _, n := range d.Needs {
+			for _, a := range servers[n.Role] {
+				if t, ok := s.kinds.CPUTime(a); ok {
+					out[a] = t
+				}
 			}
 		}
+		return out, at
+	}
+	s.cpu, s.cpuFrom = read()
+	if idle && len(s.cpu) > 0 && sleepCtx(ctx, idleWindow) == nil {
+		before, from := s.cpu, s.cpuFrom
+		s.cpu, s.cpuFrom = read()
+		var used time.Duration
+		for a, t := range s.cpu {
+			used += t - before[a]
+		}
+		s.idle = max(used.Seconds(), 0) / s.cpuFrom.Sub(from).Seconds()
 	}
 	return s
+}
+
+// idleWindow is how long the servers' idle CPU is read before a cell
+// that asks for it: long enough for a few of a JVM's or etcd's periodic
+// ticks, short beside a burst's set-up.
+const idleWindow = 300 * time.Millisecond
+
+// sleepCtx sleeps d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func (s *serverCounters) read(ctx context.Context) (map[string]int64, error) {
@@ -92,7 +129,7 @@ func (s *serverCounters) read(ctx context.Context) (map[string]int64, error) {
 	return out, errors.Join(errs...)
 }
 
-// cpuUsed is the CPU time each sandboxed server used since the start, in
+// cpuUsed is the CPU time each readable server used since the start, in
 // seconds, and the wall time that covers.
 func (s *serverCounters) cpuUsed() (map[string]float64, float64) {
 	if len(s.cpu) == 0 {

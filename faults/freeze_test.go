@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // A frozen server stalls a lock that needs it and not one that needs only
@@ -79,5 +80,29 @@ func TestFreezeSkipsServersItDidNotStart(t *testing.T) {
 		Config: impl.Config{Servers: impl.Servers{d.Needs[0].Role: {ln.Addr().String()}}}})
 	if !errors.Is(err, engine.ErrNotApplicable) || !strings.Contains(err.Error(), "not started by this lockbench") {
 		t.Errorf("freeze on a server it did not start: %v; want not-applicable saying so", err)
+	}
+}
+
+// PostgreSQL serves each client from a backend of its own, which leaves
+// the postmaster's process group: a freeze must stop those too, or the
+// lock goes on granting through it (as it did, 19,540 times in 2 s).
+func TestFreezeStopsPostgresBackends(t *testing.T) {
+	d, ok := impl.Lookup("pg-advisory")
+	if !ok {
+		t.Fatal("no driver pg-advisory")
+	}
+	sc, _ := engine.LookupScenario("freeze")
+	const freeze = time.Second
+	c, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: d.Name, Scenario: sc, Clients: 2, MaxTime: time.Minute,
+		Config: impl.Config{Servers: sandboxtest.Start(t, d.Needs...), Namespace: t.Name(),
+			Options: map[string]string{"freeze-for": freeze.String()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := c.Faults.Freeze
+	// A grant may land as the stop goes out, backend by backend; a lock
+	// that kept granting makes thousands.
+	if z == nil || z.AcquiresBefore == 0 || z.AcquiresAfter == 0 || z.AcquiresFrozen > 50 || z.StallMsMax < float64(freeze.Milliseconds())/2 {
+		t.Fatalf("freeze of %v: %+v; want a stall", freeze, z)
 	}
 }

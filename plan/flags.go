@@ -42,6 +42,8 @@ type Flags struct {
 	acquireTimeout                   time.Duration
 	shard, startAt, runID            string
 	shardWait                        time.Duration
+	profile                          string
+	serverWarmup                     time.Duration
 
 	// Built from the registered drivers, server kinds and scenarios.
 	servers map[string]*string // role → addresses, comma-separated
@@ -85,6 +87,9 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 			o.sizes[k.Name] = fs.Int(k.SizeFlag, 1, k.SizeUsage)
 		}
 	}
+	fs.StringVar(&o.profile, "servers", string(sandbox.EnvOr(sandbox.DefaultProfile)),
+		"`PROFILE` of the servers lockbench starts: production (as their distributions ship them: fsync on, the JVM's defaults, Redis's snapshots; warmed up before the first cell) or fast (nothing synced, ZooKeeper's JVM on its quick compiler, no warm-up) (env "+sandbox.EnvProfile+")")
+	fs.DurationVar(&o.serverWarmup, "server-warmup", DefaultServerWarmup, "production: bound on each server kind's warm-up before the first measured cell, which runs until its rate per second is steady; 0 skips it")
 	fs.DurationVar(&o.sessionTimeout, "zk-session-timeout", impl.DefaultSessionTimeout, "ZooKeeper session timeout")
 	fs.IntVar(&o.repeat, "repeat", 1, "rounds per cell: hot, keys, rate and ramp stairs run each cell N times on fresh connections, interleaved with the other implementations, and give each timed figure a 95 % interval; burst and fault scenarios merge their N repeats into one cell")
 	o.options = map[string]*string{}
@@ -153,6 +158,13 @@ func (o *Flags) Plan(fs *pflag.FlagSet) (Plan, error) {
 		}
 	}
 	p.SLO, p.Out = o.slo, o.out
+	if p.Profile, err = sandbox.ParseProfile(o.profile); err != nil {
+		return p, fmt.Errorf("%w: --servers: %v", ErrUsage, err)
+	}
+	if o.serverWarmup < 0 {
+		return p, fmt.Errorf("%w: --server-warmup must be ≥ 0, got %v", ErrUsage, o.serverWarmup)
+	}
+	p.ServerWarmup = o.serverWarmup
 	if p.Shard, err = o.sharding(); err != nil {
 		return p, err
 	}

@@ -25,6 +25,43 @@ type provisioned struct {
 	// procsWhy says how lockbench chooses its GOMAXPROCS, "" when Go's
 	// stands (procsTrial).
 	procsWhy string
+	// disk is the sandbox's synced-write latency, warmups the servers'
+	// warm-ups: both before the first cell.
+	disk    *result.DiskSync
+	warmups []result.ServerWarmup
+}
+
+// measureDisk times synced writes where the sandbox keeps its servers'
+// data: at most diskWrites of them, for at most diskBound.
+func (p *provisioned) measureDisk() *result.DiskSync {
+	if p.fleet == nil {
+		return nil
+	}
+	lat, _ := sandbox.SyncLatencies(p.fleet.Dir(), diskWrites, diskBound)
+	return result.DiskSyncOf(p.fleet.Dir(), sandbox.SyncWriteBytes, lat)
+}
+
+// diskWrites and diskBound bound the disk probe: 500 writes give a p99
+// of five samples, and take 0.1 s on a local SSD, 2.5 s at the 5 ms of a
+// slow cloud disk — which the bound then cuts at 2 s.
+const (
+	diskWrites = 500
+	diskBound  = 2 * time.Second
+)
+
+// settings says how the sandbox configured each kind it started, in the
+// run's profile.
+func (p *provisioned) settings(profile sandbox.Profile) []result.ServerSetting {
+	if p.fleet == nil {
+		return nil
+	}
+	var out []result.ServerSetting
+	for _, k := range sandbox.Kinds() {
+		if len(p.fleet.Servers[k.Name]) > 0 && k.Settings != nil {
+			out = append(out, result.ServerSetting{Kind: k.Name, Settings: k.Settings(profile)})
+		}
+	}
+	return out
 }
 
 // local is how many server processes share this machine: those the
@@ -83,7 +120,11 @@ func provision(ctx context.Context, p Plan) (*provisioned, error) {
 	if len(spec) == 0 {
 		return out, nil
 	}
-	f, err := sandbox.Start(ctx, spec)
+	profile := p.Profile
+	if profile == "" {
+		profile = sandbox.DefaultProfile
+	}
+	f, err := sandbox.Start(sandbox.WithProfile(ctx, profile), spec)
 	if err != nil {
 		return out, err
 	}
@@ -179,6 +220,8 @@ func (p Plan) meta(started time.Time, f *provisioned) result.Meta {
 		TTLS: c.TTL.Seconds(), RetryS: c.Retry.Seconds(), Options: c.Options, SLO: p.SLO,
 		ScenarioKinds: p.scenarioKinds(),
 		Servers:       redacted(f.servers), Sandboxed: f.sandboxed, Sizes: p.Sizes,
+		ServerProfile: string(p.Profile), ServerSettings: f.settings(p.Profile),
+		DiskSync: f.disk, ServerWarmup: f.warmups,
 	}
 }
 

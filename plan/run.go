@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -47,6 +48,13 @@ type Plan struct {
 	Out string
 	// Shard, if set, runs this process's part of a sharded run.
 	Shard *Sharding
+	// Profile is how the sandbox configures the servers it starts
+	// (sandbox.ProfileProduction when empty).
+	Profile sandbox.Profile
+	// ServerWarmup bounds the warm-up each server kind gets before the
+	// first measured cell, in the production profile (see warmServers);
+	// 0 skips it.
+	ServerWarmup time.Duration
 
 	// Optional observers, called from Run's goroutine except Progress.
 	OnServers  func(s impl.Servers, sandboxed []string)
@@ -84,6 +92,12 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 	if plan.SLO != "" {
 		sum.SLO = plan.SLO // Validate parsed it
 	}
+	if plan.Profile == "" {
+		plan.Profile = sandbox.DefaultProfile
+	}
+	// Faults that start servers of their own mid-run start them as the
+	// run's: the profile travels with every cell's context.
+	ctx = sandbox.WithProfile(ctx, plan.Profile)
 	fleet, err := provision(ctx, plan)
 	if err != nil {
 		return sum, err
@@ -111,6 +125,10 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 	}
 	if plan.OnRunID != nil {
 		plan.OnRunID(m.runID)
+	}
+	fleet.disk = fleet.measureDisk()
+	if plan.Shard == nil {
+		fleet.warmups = warmServers(ctx, m.plan, m.runID, fleet.sandboxed)
 	}
 	if plan.Out != "" {
 		if err := plan.writeMeta(ctx, sum.Started, fleet, m.shard); err != nil {

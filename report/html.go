@@ -49,8 +49,8 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 	cells := r.summary.Cells
 	p := htmlPage{
 		Title:   "lockbench report — " + filepath.Base(filepath.Clean(r.dir)),
-		Run:     r.meta.Describe(),
-		Verdict: Verdict(cells, slo),
+		Run:     strings.TrimSuffix(r.meta.Describe()+". "+serversText(r.meta), ". "),
+		Verdict: withServers(Verdict(cells, slo), r.meta),
 		Config:  r.meta.Fields,
 		Files:   []string{result.MetaFile, result.SummaryFile, CSVFile, BenchFile, MarkdownFile},
 		Open:    openViews(cells),

@@ -57,7 +57,13 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 	if d := meta.Describe(); d != "" {
 		fmt.Fprintf(&b, "_%s._\n\n", d)
 	}
-	mdVerdict(&b, Verdict(cells, slo))
+	if s := serversText(meta); s != "" {
+		fmt.Fprintf(&b, "_Servers: %s._\n\n", mdEscape(s))
+	}
+	if s := snapshotText(cells); s != "" {
+		fmt.Fprintf(&b, "_%s._\n\n", mdEscape(s))
+	}
+	mdVerdict(&b, withServers(Verdict(cells, slo), meta))
 	rows, wakeups := summaryRows(cells)
 	if partial != nil {
 		b.WriteString("\n### " + PartialMark + "Results\n")

@@ -28,14 +28,22 @@ type HandoffCost struct {
 	// server kind counts none.
 	Messages     *float64 `json:"messages,omitempty"`
 	MessagesUnit string   `json:"messages_unit,omitempty"`
-	// ServerCPUUs is the servers' CPU time per hand-off, in µs; nil when
-	// lockbench did not start them (their CPU is unknown).
+	// ServerCPUUs is the servers' CPU time per hand-off, in µs, above
+	// what they use at rest when that was read (ServerIdleUs): the cost
+	// of the hand-offs themselves, not of a JVM's compiler or collector
+	// running beside them. Nil when the servers' processes could not be
+	// seen (their CPU is unknown).
 	ServerCPUUs *float64 `json:"server_cpu_us,omitempty"`
+	// ServerCPUTotalUs is all the servers' CPU per hand-off over the
+	// cell, and ServerIdleUs the part of it their rate at rest accounts
+	// for; nil when either was not read.
+	ServerCPUTotalUs *float64 `json:"server_cpu_total_us,omitempty"`
+	ServerIdleUs     *float64 `json:"server_idle_us,omitempty"`
 	// GeneratorCPUUs is lockbench's own CPU time per hand-off, in µs.
 	GeneratorCPUUs *float64 `json:"lockbench_cpu_us,omitempty"`
 	// GapUs is the hand-off gap (release → next grant); nil when none was
 	// measured.
-	GapUs *Latency `json:"gap_us,omitempty"`
+	GapUs *Latency `json:"-"` // in the cell already: handoff_gap_us
 }
 
 // HandoffCosts derives c's cost per hand-off; false unless c is a burst
@@ -68,8 +76,13 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 			for _, v := range g.ServerCPUS {
 				s += v
 			}
-			us := per(s * 1e6)
-			h.ServerCPUUs = &us
+			total := per(s * 1e6)
+			h.ServerCPUUs = &total
+			if g.ServerIdleCores != nil {
+				idle := per(*g.ServerIdleCores * g.ServerSpanS * 1e6)
+				above := total - idle
+				h.ServerCPUTotalUs, h.ServerIdleUs, h.ServerCPUUs = &total, &idle, &above
+			}
 		}
 		if g.CPUS > 0 {
 			us := per(g.CPUS * 1e6)

@@ -73,6 +73,18 @@ type Meta struct {
 	// Sizes are the sandbox's sizes per server kind (a ZooKeeper ensemble
 	// of 3, say), where not the default.
 	Sizes map[string]int `json:"sandbox_sizes,omitempty"`
+	// ServerProfile is how the sandbox configured its servers
+	// ("production", as their distributions ship them, or "fast"), and
+	// ServerSettings what that meant for each kind it started. Empty in
+	// runs from before profiles, which ran the fast settings.
+	ServerProfile  string          `json:"server_profile,omitempty"`
+	ServerSettings []ServerSetting `json:"server_settings,omitempty"`
+	// DiskSync is the synced-write latency of the sandbox's data
+	// directory, measured before the first cell.
+	DiskSync *DiskSync `json:"disk_fdatasync,omitempty"`
+	// ServerWarmup is the warm-up each server kind got before the first
+	// measured cell; none in the fast profile.
+	ServerWarmup []ServerWarmup `json:"server_warmup,omitempty"`
 	// PlanHash identifies what was run (implementations, scenarios,
 	// clients, every setting), not where or when: shards of one run share
 	// it, and merge refuses shards that do not.
@@ -162,6 +174,9 @@ func (m Meta) Describe() string {
 	}
 	if m.Host["cpus"] != "" {
 		parts = append(parts, m.Host["cpus"]+" CPUs")
+	}
+	if m.ServerProfile != "" {
+		parts = append(parts, m.ServerProfile+" servers")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -304,13 +304,19 @@ type Generator struct {
 	Goroutines int     `json:"goroutines"`
 	CPUS       float64 `json:"cpu_s"`     // user+system CPU lockbench used
 	CPUShare   float64 `json:"cpu_share"` // of all cores over the cell
-	// ServerCPUS is the CPU time each sandboxed server of the cell used
-	// over it, by address, beside lockbench's own (CPUS): whichever side
-	// ran at a core's worth was the limit.
+	// ServerCPUS is the CPU time each server of the cell used over it,
+	// by address, beside lockbench's own (CPUS): whichever side ran at a
+	// core's worth was the limit. A server counts when its processes can
+	// be seen (sandbox.Serving): lockbench's own, or one on this machine.
 	ServerCPUS map[string]float64 `json:"server_cpu_s,omitempty"`
 	// ServerSpanS is the wall time ServerCPUS covers: the cell with its
 	// warm-up, from before the first client acted.
 	ServerSpanS float64 `json:"server_span_s,omitempty"`
+	// ServerIdleCores is the CPU the servers in ServerCPUS used per
+	// second at rest, read just before the cell (bursts): their
+	// background — a JVM's compiler and collector, a raft tick — which a
+	// cost per hand-off leaves out. Nil when not read.
+	ServerIdleCores *float64 `json:"server_idle_cores,omitempty"`
 	// Cores is how many CPUs lockbench and the sandboxed servers shared:
 	// when together they kept nearly all of them busy, the machine was the
 	// limit rather than either side.
@@ -328,8 +334,9 @@ type Generator struct {
 	ProcsTrial     []ProcsTry `json:"procs_trial,omitempty"`
 	ProcsUndecided bool       `json:"procs_undecided,omitempty"`
 	// OtherCores is how many cores, on average over the cell, processes
-	// other than lockbench and its sandboxed servers kept busy (Linux;
-	// -1 when unknown, 0 in results from before it was measured): a
+	// other than lockbench and its servers (those in ServerCPUS) kept
+	// busy (Linux; -1 when unknown, 0 in results from before it was
+	// measured): a
 	// benchmark shares its machine with them, so that what it measured
 	// is partly theirs.
 	OtherCores float64 `json:"other_cores"`

@@ -71,10 +71,19 @@ func StartSized(t testing.TB, sizes map[string]int, needs ...impl.Need) impl.Ser
 }
 
 // StartFleet starts spec for this test and returns the fleet itself, for
-// tests that stop, kill or restart servers; the cleanup closes it.
+// tests that stop, kill or restart servers; the cleanup closes it. Tests
+// run the fast profile unless $LOCKBENCH_SERVERS says otherwise: they
+// test behaviour, not a production server's speed, and a JVM on its
+// quick compiler starts sooner.
 func StartFleet(t testing.TB, spec sandbox.Spec) *sandbox.Fleet {
 	t.Helper()
-	f, err := sandbox.Start(context.Background(), spec)
+	return StartProfile(t, sandbox.EnvOr(sandbox.ProfileFast), spec)
+}
+
+// StartProfile is StartFleet in profile p.
+func StartProfile(t testing.TB, p sandbox.Profile, spec sandbox.Spec) *sandbox.Fleet {
+	t.Helper()
+	f, err := sandbox.Start(sandbox.WithProfile(context.Background(), p), spec)
 	if errors.Is(err, sandbox.ErrMissing) {
 		Missing(t, err)
 	}

@@ -41,6 +41,10 @@ type Kind struct {
 	Stats func(ctx context.Context, addrs []string) (map[string]int64, error)
 	// Version, if set, asks one server what it is ("redis 7.0.15").
 	Version func(ctx context.Context, addr string) string
+	// Settings, if set, says how Start configures the kind's servers in
+	// profile p where that changes the figures ("forceSync=yes"), for
+	// meta.json and the report.
+	Settings func(p Profile) string
 
 	// What fault scenarios may do to servers of the kind beyond stopping,
 	// killing, freezing and restarting them, which every kind allows.

@@ -34,8 +34,20 @@ func init() {
 		Find:    func() error { _, err := postgresBinDir(); return err },
 		Stats:   postgresStats,
 		Version: postgresVersion,
+		Settings: func(p Profile) string {
+			if p == ProfileFast {
+				return strings.Join(postgresFast, " ")
+			}
+			return "fsync, synchronous_commit and full_page_writes on (PostgreSQL's defaults)"
+		},
 	})
 }
+
+// postgresFast is what the fast profile turns off: every sync to disk.
+// The locks lockbench takes (advisory locks, a row lock in a
+// transaction that writes nothing) write no WAL that must be synced, so
+// the two profiles should measure alike.
+var postgresFast = []string{"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"}
 
 // postgresBinDir finds the directory holding initdb and postgres:
 // $LOCKBENCH_PG_BIN, the directory of an initdb on PATH, or the newest
@@ -91,7 +103,7 @@ func startPostgres(ctx context.Context, dir string, n int) ([]*Server, error) {
 // startOnePostgres gives d a data directory initialised by initdb (see
 // dataFrom) and starts the server on a free
 // loopback port, TCP only (no Unix socket to leave behind), with fsync
-// off (nothing is kept) and room for DatabaseConnections clients. Its
+// as the profile says and room for DatabaseConnections clients. Its
 // data directory stays across Stop and Restart, as a real server's does;
 // its locks, held in memory, do not.
 func startOnePostgres(ctx context.Context, bin, top, d string) (*Server, error) {
@@ -128,9 +140,11 @@ func startOnePostgres(ctx context.Context, bin, top, d string) (*Server, error) 
 		prestart: func(ctx context.Context) error { return waitBackendsGone(ctx, data) },
 		args: []string{"-D", data, "-p", strconv.Itoa(ports[0]),
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 			"-c", "max_connections=" + strconv.Itoa(DatabaseConnections)},
 		ready: postgresReady,
+	}
+	if fast(ctx) {
+		s.args = append(s.args, postgresFast...)
 	}
 	return s, s.start(ctx)
 }

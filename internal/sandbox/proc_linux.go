@@ -28,8 +28,8 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }
 // time: 100 on every Linux architecture Go runs on.
 const clockTicks = 100
 
-// procCPU is the CPU time of a server's process and of every process
-// below it, living or exited and waited for. PostgreSQL serves each
+// procCPU is the CPU time of the processes that serve with pid (family),
+// living or exited and waited for. PostgreSQL serves each
 // connection from a backend process of its own (and runs under runuser
 // here when lockbench is root), so the server's process alone would leave
 // most of its work uncounted — and counted as other processes' when a cell
@@ -39,15 +39,26 @@ const clockTicks = 100
 // than /proc/PID/stat's 10 ms ticks, which count only where schedstat
 // cannot be read and for children that exited.
 func procCPU(pid int) (time.Duration, bool) {
-	tree, ok := processTree(pid)
+	pids, ok := family(pid)
 	if !ok {
 		return 0, false
 	}
+	return cpuOf(pids)
+}
+
+// cpuOf is the CPU time of pids (see procCPU); false when none is left.
+func cpuOf(pids []int) (time.Duration, bool) {
 	var total time.Duration
-	for _, p := range tree {
+	n := 0
+	for _, pid := range pids {
+		p, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid))
+		if !ok {
+			continue // ended since it was found
+		}
+		n++
 		total += ownCPU(p) + ticksToDuration(p.reaped)
 	}
-	return total, true
+	return total, n > 0
 }
 
 // ownCPU is a process's own CPU time: its living threads' nanoseconds,
@@ -65,36 +76,24 @@ func ownCPU(p proc) time.Duration {
 
 func ticksToDuration(t int64) time.Duration { return time.Duration(t) * time.Second / clockTicks }
 
-// proc is a process's line of /proc/PID/stat: its parent, its own CPU
-// ticks and those of its exited children it waited for.
+// proc is a process's line of /proc/PID/stat: its parent and process
+// group, its own CPU ticks and those of its exited children it waited for.
 type proc struct {
-	pid, ppid   int
-	own, reaped int64
+	pid, ppid, pgrp int
+	own, reaped     int64
 }
 
-// processTree is pid and every process below it; false when pid is gone.
+// processTree is the processes that serve with pid (family); false when
+// pid is gone.
 func processTree(pid int) ([]proc, bool) {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	all := map[int]proc{}
-	for _, path := range stats {
-		if p, ok := readStat(path); ok {
-			all[p.pid] = p
-		}
-	}
-	if _, ok := all[pid]; !ok {
+	all := allProcs()
+	pids, ok := family(pid)
+	if !ok {
 		return nil, false
 	}
-	var out []proc
-	for _, p := range all {
-		for q := p.pid; q > 1; q = all[q].ppid {
-			if q == pid {
-				out = append(out, p)
-				break
-			}
-			if _, known := all[q]; !known {
-				break
-			}
-		}
+	out := make([]proc, 0, len(pids))
+	for _, p := range pids {
+		out = append(out, all[p])
 	}
 	return out, true
 }
@@ -136,7 +135,7 @@ func readStat(path string) (proc, bool) {
 
 func parseStat(b []byte) (proc, bool) {
 	// The command name, in parentheses, may hold spaces: fields count
-	// from the last ')'. ppid is field 4; utime, stime, cutime and cstime
+	// from the last ')'. ppid is field 4, pgrp 5; utime, stime, cutime and cstime
 	// are 14 to 17.
 	i := bytes.LastIndexByte(b, ')')
 	j := bytes.IndexByte(b, ' ')
@@ -153,6 +152,9 @@ func parseStat(b []byte) (proc, bool) {
 		return proc{}, false
 	}
 	if p.ppid, err = strconv.Atoi(f[1]); err != nil {
+		return proc{}, false
+	}
+	if p.pgrp, err = strconv.Atoi(f[2]); err != nil {
 		return proc{}, false
 	}
 	var t [4]int64
@@ -191,8 +193,24 @@ type cpuMemo struct {
 }
 
 func (m *cpuMemo) procCPU(pid int) (time.Duration, bool) {
-	tree, ok := processTree(pid)
+	pids, ok := family(pid)
 	if !ok {
+		return 0, false
+	}
+	return m.cpuOf(pids)
+}
+
+// cpuOf is cpuOf (the package's) through the memo: the CPU time of pids,
+// threads that ended since the last reading kept in; false when none of
+// pids is left.
+func (m *cpuMemo) cpuOf(pids []int) (time.Duration, bool) {
+	var tree []proc
+	for _, pid := range pids {
+		if p, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid)); ok {
+			tree = append(tree, p)
+		}
+	}
+	if len(tree) == 0 {
 		return 0, false
 	}
 	m.mu.Lock()
@@ -255,3 +273,6 @@ func threadTimes(pid int) (map[string]time.Duration, bool) {
 	}
 	return out, true
 }
+
+// fdatasync flushes fh's data, and its size, to the disk.
+func fdatasync(fh *os.File) error { return syscall.Fdatasync(int(fh.Fd())) }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"os"
 	"syscall"
 	"time"
 )
@@ -25,5 +26,28 @@ type cpuMemo struct{}
 
 func (*cpuMemo) procCPU(int) (time.Duration, bool) { return 0, false }
 
+func (*cpuMemo) cpuOf([]int) (time.Duration, bool) { return 0, false }
+
 // inUse cannot be told cheaply outside Linux: nothing is taken for in use.
 func inUse(string) bool { return false }
+
+// Serving finds, outside Linux, the process of a server this lockbench
+// started alone: the process group's leader (see the Linux version).
+func Serving(addr string) ([]int, bool) {
+	if pid, ok := pidOf(addr); ok {
+		return []int{pid}, true
+	}
+	return nil, false
+}
+
+// listener cannot be found outside Linux.
+func listener(string) (int, bool) { return 0, false }
+
+// signalAll signals pid's process group.
+func signalAll(pid int, sig syscall.Signal) { killGroup(pid, sig) }
+
+// cpuOf cannot be read outside Linux.
+func cpuOf([]int) (time.Duration, bool) { return 0, false }
+
+// fdatasync is fsync where fdatasync is not offered.
+func fdatasync(fh *os.File) error { return fh.Sync() }

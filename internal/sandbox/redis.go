@@ -16,15 +16,30 @@ func init() {
 	RegisterKind(Kind{
 		Name: serverkind.Redis, Flag: "redis",
 		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
-			return startEach(ctx, dir, n, "redis", findRedis, startRedis)
+			return startEach(ctx, dir, n, "redis", findRedis, func(ctx context.Context, bin, dir string) (*Server, error) {
+				return startRedis(ctx, bin, dir, !fast(ctx))
+			})
 		},
 		Find:      func() error { _, err := findRedis(); return err },
 		Stats:     redisStats,
 		Version:   redisVersion,
 		Replicate: StartReplica,
 		Promote:   promote,
+		Settings: func(p Profile) string {
+			if p == ProfileFast {
+				return "--save ''"
+			}
+			return "--save '" + redisSave + "' (Debian's redis.conf leaves Redis's own rules)"
+		},
 	})
 }
+
+// redisSave is when Redis snapshots its data by default — after 3600 s
+// with a change, 300 s with 100, 60 s with 10,000 — which Debian's
+// redis.conf leaves in force (its save lines are comments). A snapshot
+// forks the server; its stats count the forks (total_forks), so that a
+// cell can say when one fell inside it.
+const redisSave = "3600 1 300 100 60 10000"
 
 // redisCandidates are looked at when redis-server is not on PATH (sbin is
 // often missing from a user's PATH).
@@ -42,7 +57,7 @@ func findRedis() (string, error) {
 	return "", &MissingError{What: "redis-server", Install: "apt-get install -y redis-server"}
 }
 
-func startRedis(ctx context.Context, bin, dir string) (*Server, error) {
+func startRedis(ctx context.Context, bin, dir string, snapshots bool) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -51,12 +66,16 @@ func startRedis(ctx context.Context, bin, dir string) (*Server, error) {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	save := ""
+	if snapshots {
+		save = redisSave
+	}
 	s := &Server{
 		Kind: serverkind.Redis, Addr: addr, dir: dir, bin: bin,
 		logPath: filepath.Join(dir, "redis.log"),
 		args: []string{
 			"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir,
+			"--save", save, "--appendonly", "no", "--dir", dir,
 			"--daemonize", "no", "--protected-mode", "no",
 			"--maxclients", "10000", "--logfile", "",
 		},

@@ -35,9 +35,26 @@ func redisStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 				}
 			}
 		}
+		// A snapshot (the save rules of the production profile) forks
+		// the server: a fork inside a cell is a pause its clients felt.
+		stats, err := redisInfo(ctx, addr, "stats")
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(stats, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "total_forks:"); ok {
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					out[RedisForks] += n
+				}
+			}
+		}
 	}
 	return out, nil
 }
+
+// RedisForks is the Stats key of the forks a Redis server made: one per
+// snapshot (BGSAVE) or log rewrite.
+const RedisForks = "total_forks"
 
 // redisInfo sends INFO section and reads the one bulk reply, by its length,
 // on a connection of its own.

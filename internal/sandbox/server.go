@@ -133,14 +133,14 @@ func (s *Server) signal(sig syscall.Signal) error {
 		return nil
 	default:
 	}
-	killGroup(cmd.Process.Pid, sig)
-	killGroup(cmd.Process.Pid, syscall.SIGCONT) // a frozen server must run to hear it
+	signalAll(cmd.Process.Pid, sig)
+	signalAll(cmd.Process.Pid, syscall.SIGCONT) // a frozen server must run to hear it
 	select {
 	case <-done:
 		return nil
 	case <-time.After(3 * time.Second):
 	}
-	killGroup(cmd.Process.Pid, syscall.SIGKILL)
+	signalAll(cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-done:
 		return nil
@@ -203,9 +203,9 @@ func probe(ctx context.Context, addr, cmd string) (string, error) {
 	return string(buf), nil
 }
 
-// Freeze stops the server's processes with SIGSTOP: it keeps its sockets
-// and answers nothing, as a server in a long GC pause or a stopped VM.
-// Thaw lets it go on.
+// Freeze stops every process that serves the server (Serving) with
+// SIGSTOP: it keeps its sockets and answers nothing, as a server in a long
+// GC pause or a stopped VM. Thaw lets it go on.
 func (s *Server) Freeze() error { return s.send(syscall.SIGSTOP) }
 
 // Thaw resumes a frozen server with SIGCONT.
@@ -218,7 +218,7 @@ func (s *Server) send(sig syscall.Signal) error {
 	if cmd == nil || !s.Running() {
 		return fmt.Errorf("sandbox: %s on %s is not running", s.Kind, s.Addr)
 	}
-	killGroup(cmd.Process.Pid, sig)
+	signalAll(cmd.Process.Pid, sig)
 	return nil
 }
 
@@ -226,19 +226,23 @@ func (s *Server) send(sig syscall.Signal) error {
 // cell can read their CPU time (CPUTime) knowing only addresses.
 var running sync.Map // addr → *Server
 
-// CPUTime is the CPU time (user and system) the server this process
-// started on addr has used, and whether it could be read: false for a
-// server lockbench did not start, or off Linux.
+// outside holds the readings of servers on this machine that lockbench did
+// not start, found by their sockets: addr → *cpuMemo.
+var outside sync.Map
+
+// CPUTime is the CPU time (user and system) every process serving addr
+// (Serving) has used, and whether it could be read: false for a server
+// whose processes this machine does not show lockbench, or off Linux.
 func CPUTime(addr string) (time.Duration, bool) {
-	v, ok := running.Load(addr)
+	pids, ok := Serving(addr)
 	if !ok {
 		return 0, false
 	}
-	pid, ok := pidOf(addr)
-	if !ok {
-		return 0, false
+	if v, ok := running.Load(addr); ok {
+		return v.(*Server).cpu.cpuOf(pids)
 	}
-	return v.(*Server).cpu.procCPU(pid)
+	m, _ := outside.LoadOrStore(addr, new(cpuMemo))
+	return m.(*cpuMemo).cpuOf(pids)
 }
 
 // pidOf is the process of the running server this process started on

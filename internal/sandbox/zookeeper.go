@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,26 @@ func init() {
 		Stats:   zkStats,
 		Version: zkVersion,
 		Mode:    zkMode,
+		Settings: func(p Profile) string {
+			if p == ProfileFast {
+				return "java " + strings.Join(zkJVM(p), " ") + "; forceSync=no"
+			}
+			return "java " + strings.Join(zkJVM(p), " ") + " (the JVM's own compiler and collector: C2, G1 here); forceSync=yes"
+		},
 	})
+}
+
+// zkJVM is the server's JVM flags. Production: the heap upstream's
+// zkEnv.sh gives (ZK_SERVER_HEAP=1000 MB; Debian's scripts set none, and
+// the JVM would take a quarter of the machine's memory), and the JVM's
+// defaults otherwise — its tiered compiler up to C2, and the collector it
+// picks (G1 on a 2-core, 24 GiB machine). Fast: the quick compiler alone
+// and the serial collector, which start and settle sooner.
+func zkJVM(p Profile) []string {
+	if p == ProfileFast {
+		return []string{"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
+	}
+	return []string{"-Xmx1000m"}
 }
 
 // findZK finds what startZK needs: the jars and a Java runtime.
@@ -80,6 +100,9 @@ func findJava() (string, error) {
 
 // startZK starts a standalone server (n == 1) or an ensemble of n members.
 // tickTime=500 lets session timeouts go down to 1 s for fault scenarios.
+// In the production profile each write is synced to the transaction log
+// before it is acknowledged (forceSync=yes, ZooKeeper's default); in the
+// fast one it is not.
 func startZK(ctx context.Context, dir string, n int) ([]*Server, error) {
 	cp, err := zkClasspath()
 	if err != nil {
@@ -103,6 +126,10 @@ func startZK(ctx context.Context, dir string, n int) ([]*Server, error) {
 	if n > 1 {
 		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 	}
+	forceSync, jvm := "yes", zkJVM(ProfileOf(ctx))
+	if fast(ctx) {
+		forceSync = "no"
+	}
 	servers := make([]*Server, n)
 	for i := range n {
 		d := filepath.Join(dir, fmt.Sprintf("zk-%d", i))
@@ -120,8 +147,8 @@ clientPortAddress=127.0.0.1
 maxClientCnxns=0
 admin.enableServer=false
 4lw.commands.whitelist=ruok,mntr,srvr,stat,conf
-forceSync=no
-%s`, filepath.Join(d, "data"), ports[3*i], peers.String())
+forceSync=%s
+%s`, filepath.Join(d, "data"), ports[3*i], forceSync, peers.String())
 		cfgPath := filepath.Join(d, "zoo.cfg")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
@@ -134,9 +161,8 @@ forceSync=no
 		servers[i] = &Server{
 			Kind: serverkind.ZooKeeper, Addr: "127.0.0.1:" + strconv.Itoa(ports[3*i]), dir: d, bin: java,
 			logPath: filepath.Join(d, "zookeeper.log"),
-			args: []string{"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-Dzookeeper.admin.enableServer=false", "-cp", cp, main, cfgPath},
-			ready: zkReady(n > 1),
+			args:    append(slices.Clone(jvm), "-Dzookeeper.admin.enableServer=false", "-cp", cp, main, cfgPath),
+			ready:   zkReady(n > 1),
 		}
 	}
 	// Ensemble members wait for each other, so launch all before waiting.
