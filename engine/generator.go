@@ -116,8 +116,15 @@ func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan 
 // start is one of its servers (sandbox.Serving finds it by its socket),
 // not other work; one whose processes cannot be seen (another
 // container's) still counts as other work here.
+// minBusyWall is the shortest cell whose machine load is read: over it,
+// /proc/stat's ticks are good to a tenth of a core.
+const minBusyWall = 250 * time.Millisecond
+
 func (h *health) otherCores(serverCPU map[string]float64, serverSpan float64) float64 {
-	if !h.machineOK || h.wall <= 0 {
+	// /proc/stat counts in hundredths of a second a core: over a burst of a
+	// few milliseconds that reads as several cores busy, or none. A cell
+	// shorter than minBusyWall leaves it unknown.
+	if !h.machineOK || h.wall < minBusyWall {
 		return -1
 	}
 	ours := h.cpu.Seconds()
@@ -126,7 +133,6 @@ func (h *health) otherCores(serverCPU map[string]float64, serverSpan float64) fl
 			ours += v * h.wall.Seconds() / serverSpan
 		}
 	}
-	// /proc/stat counts in hundredths of a second: a short cell's figure
-	// is good to a few of them, never below zero.
+	// Good to a few hundredths of a second either way, never below zero.
 	return max(h.machine.Seconds()-ours, 0) / h.wall.Seconds()
 }
