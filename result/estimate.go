@@ -63,7 +63,7 @@ func EstimateOf(rounds []float64) Estimate {
 	case n == 1:
 		e.Point, e.Low, e.High, e.Method = vs[0], vs[0], vs[0], MethodOneRound
 	case n >= MinMedianRounds:
-		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(vs, &benchmath.DefaultThresholds), Confidence)
+		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(vs), &benchmath.DefaultThresholds), Confidence)
 		e.Point, e.Low, e.High, e.Method = s.Center, s.Lo, s.Hi, MethodMedian
 	case slices.Min(vs) > 0:
 		logs := make([]float64, n)

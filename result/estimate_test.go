@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/ranktest"
@@ -105,5 +106,15 @@ func TestRoundsOfKeepsEveryRoundAndWritesAsJSON(t *testing.T) {
 	}
 	if RoundsOf([]Cell{mk(1, 1, true)}) != nil {
 		t.Fatal("one round has no round figures")
+	}
+}
+
+// Rounds pair with another row's by their order: estimating a figure
+// must keep it (benchmath sorts the values it is given in place).
+func TestEstimateOfKeepsTheRoundsInOrder(t *testing.T) {
+	in := []float64{5, 1, 4, 2, 6, 3, 7}
+	e := EstimateOf(in)
+	if !slices.Equal(e.Rounds, []float64{5, 1, 4, 2, 6, 3, 7}) || !slices.Equal(in, e.Rounds) {
+		t.Fatalf("rounds %v, given %v: want the order they were measured in", e.Rounds, in)
 	}
 }

@@ -4,7 +4,11 @@
 // rounds and the benchmark gate, so that they cannot disagree.
 package ranktest
 
-import "golang.org/x/perf/benchmath"
+import (
+	"slices"
+
+	"golang.org/x/perf/benchmath"
+)
 
 // Confidence is the level of every interval lockbench states, and
 // 1 − Confidence the level at which Test calls a difference.
@@ -32,6 +36,6 @@ func Test(old, cur []float64) Comparison {
 		return Comparison{P: 1}
 	}
 	th := benchmath.Thresholds{CompareAlpha: 1 - Confidence}
-	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(old, &th), benchmath.NewSample(cur, &th))
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(old), &th), benchmath.NewSample(slices.Clone(cur), &th))
 	return Comparison{P: c.P, Tested: true, Significant: c.P < c.Alpha}
 }

@@ -15,3 +15,11 @@ func TestNeedsFourValuesASide(t *testing.T) {
 		t.Fatalf("the same values: %+v, want no difference", c)
 	}
 }
+
+func TestLeavesTheValuesInOrder(t *testing.T) {
+	a, b := []float64{4, 1, 3, 2}, []float64{9, 7, 8, 6}
+	Test(a, b)
+	if a[0] != 4 || b[0] != 9 {
+		t.Fatalf("Test reordered its arguments: %v %v", a, b)
+	}
+}
