@@ -1,0 +1,93 @@
+// Command aacheck measures how often lockbench calls a difference where
+// there is none. Given the results of a run whose every cell was measured
+// in an even number of rounds (--repeat 2R), it splits each cell's rounds
+// into two interleaved halves — rounds 1, 3, 5 … against 2, 4, 6 …, the
+// same lock on the same machine, side by side in time — and asks of each
+// timed figure what lockbench asks of two rows: the rank test compare
+// uses (internal/ranktest) and the paired ratio the verdict uses
+// (result.RatioOf, a difference when its interval excludes 1). Each
+// answer that says "different" is a false alarm.
+//
+//	lockbench run --impl redis --clients 1,2,…,20 --repeat 8 --out DIR
+//	go run ./cmd/aacheck DIR
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/lockbench/lockbench/internal/ranktest"
+	"github.com/lockbench/lockbench/result"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: aacheck RESULTS_DIR")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "aacheck:", err)
+		os.Exit(1)
+	}
+}
+
+// tally counts the figures asked and the false alarms of each test.
+type tally struct {
+	cells, figures, tested, rankAlarms, ratioAlarms int
+}
+
+func run(dir string, w io.Writer) error {
+	s, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
+	if err != nil {
+		return err
+	}
+	var t tally
+	for _, c := range s.Cells {
+		if c.Rounds == nil || c.Rounds.N < 2*ranktest.MinRounds {
+			continue
+		}
+		t.cells++
+		r := c.Rounds
+		for _, e := range []result.Estimate{r.AcquiresPerS, r.P50, r.P99} {
+			t.add(e.Rounds)
+		}
+	}
+	if t.cells == 0 {
+		return errors.New("no cell has 8 rounds or more: run with --repeat 8")
+	}
+	_, err = fmt.Fprintf(w, "A/A over %d cells, %d figures (acq/s, p50, p99), each cell's rounds split odd against even:\n"+
+		"  rank test (compare): %d of %d called different at p < %.2f (%.1f %%)\n"+
+		"  paired ratio (verdict): %d of %d intervals excluded 1 (%.1f %%)\n",
+		t.cells, t.figures, t.rankAlarms, t.tested, 1-ranktest.Confidence, pct(t.rankAlarms, t.tested),
+		t.ratioAlarms, t.figures, pct(t.ratioAlarms, t.figures))
+	return err
+}
+
+// add splits one figure's rounds into interleaved halves and tests them.
+func (t *tally) add(rounds []float64) {
+	n := len(rounds) / 2 * 2
+	var a, b []float64
+	for i := 0; i < n; i += 2 {
+		a, b = append(a, rounds[i]), append(b, rounds[i+1])
+	}
+	t.figures++
+	if c := ranktest.Test(a, b); c.Tested {
+		t.tested++
+		if c.Significant {
+			t.rankAlarms++
+		}
+	}
+	if r := result.RatioOf(a, b); r.HasInterval() && r.Excludes(1) {
+		t.ratioAlarms++
+	}
+}
+
+func pct(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
+}
