@@ -24,6 +24,7 @@ type htmlPage struct {
 	Unsafe      []string
 	Rows        []htmlRow
 	Wakeups     bool
+	RoundsNote  string
 	SLO         string
 	Capacity    []capacityView
 	Open        []openView
@@ -57,6 +58,9 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		Faults:  faultViews(cells),
 	}
 	p.Rows, p.Wakeups = htmlRows(cells)
+	if anyRounds(cells) {
+		p.RoundsNote = bracketsNote
+	}
 	if pr := r.partial; pr != nil {
 		p.Title = PartialMark + p.Title
 		p.Partial, p.Reason, p.Missing = PartialMark, pr.Reason, pr.Missing
@@ -111,7 +115,7 @@ func oneLine(s string) string {
 	return s
 }
 
-var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"interval": intervalHTML}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -141,6 +145,7 @@ th, td { padding: 0.2em 0.45em; border-bottom: 1px solid #e4e4e4; }
 th { background: #f5f5f5; text-align: left; }
 th.n { text-align: right; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td:first-child { white-space: nowrap; }
 tr.bad td { background: #fde8e8; color: #8e0000; font-weight: bold; }
 tr.fenced td.safety { color: #2e7d32; }
 td.lat { background: #fafafa; }
@@ -169,9 +174,10 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <p class="run">Acquire latency; every column of every cell is in summary.csv.</p>
 <table>
 <tr><th>impl</th><th>scenario</th><th class="n">clients</th><th class="n">acq/s</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th><th class="n">errors</th><th class="n">hand-off gap p50 / p90</th><th class="n">per acq</th>{{if .Wakeups}}<th class="n">wake-ups / theory</th>{{end}}<th>safety</th></tr>
-{{range .Rows}}<tr{{if .Unsafe}} class="bad"{{else if .Fenced}} class="fenced"{{end}}><td>{{.Impl}}{{if .Unsafe}} ⚠ UNSAFE{{end}}</td><td>{{.Scenario}}</td><td class="n">{{.Clients}}</td><td class="n">{{.PerS}}</td>{{range .Latency}}<td class="n lat">{{.}}</td>{{end}}<td class="n">{{.Errors}}</td><td class="n">{{.Gap}}</td><td class="n">{{.PerAcq}}</td>{{if $.Wakeups}}<td class="n">{{.Wakeups}}</td>{{end}}<td class="safety">{{.Safety}}</td></tr>
+{{range .Rows}}<tr{{if .Unsafe}} class="bad"{{else if .Fenced}} class="fenced"{{end}}><td>{{.Impl}}{{if .Unsafe}} ⚠ UNSAFE{{end}}</td><td>{{.Scenario}}</td><td class="n">{{.Clients}}</td><td class="n">{{interval .PerS}}</td>{{range .Latency}}<td class="n lat">{{interval .}}</td>{{end}}<td class="n">{{.Errors}}</td><td class="n">{{.Gap}}</td><td class="n">{{.PerAcq}}</td>{{if $.Wakeups}}<td class="n">{{.Wakeups}}</td>{{end}}<td class="safety">{{.Safety}}</td></tr>
 {{end}}</table>
 <p class="run">The hand-off gap is the time from a holder's release call to the next grant of the same lock, where a cell measured it.</p>
+{{if .RoundsNote}}<p class="run">{{.RoundsNote}}</p>{{end}}
 {{if .Wakeups}}<p class="run">Wake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.</p>{{end}}
 
 {{if .Capacity}}<h2 id="capacity">{{.Partial}}Best client count tried at {{.SLO}} (lockbench capacity finds the capacity)</h2>
@@ -218,3 +224,14 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 </body>
 </html>
 `))
+
+// intervalHTML puts a table cell's interval, "979 [664–1,297]", on a line
+// of its own under the figure, so that a run in rounds keeps the results
+// table within a 1280 px screen.
+func intervalHTML(s string) template.HTML {
+	fig, iv, ok := strings.Cut(s, " [")
+	if !ok {
+		return template.HTML(template.HTMLEscapeString(s))
+	}
+	return template.HTML(template.HTMLEscapeString(fig) + `<br><small>[` + template.HTMLEscapeString(iv) + `</small>`)
+}

@@ -94,6 +94,9 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 	if wakeups {
 		b.WriteString("\nWake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.\n")
 	}
+	if anyRounds(cells) {
+		b.WriteString("\n" + bracketsNote + "\n")
+	}
 	mdLatency(&b, cells, partialMark(partial))
 	mdFaults(&b, cells, partialMark(partial))
 	if slo != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
@@ -109,18 +110,23 @@ func durInterval(e result.Estimate) string {
 	return fmt.Sprintf("%s [%s, %s]", result.Dur(e.Point), result.Dur(e.Low), result.Dur(e.High))
 }
 
-// rateInterval is acq/s with its interval for a table cell, "1,122
-// [1,050–1,190]", or the figure alone for a cell of one round.
+// rateInterval is a table cell's acq/s — the cell's own, over every
+// round's acquisitions, as every other section gives it — with the 95 %
+// interval its rounds give, "1,122 [1,050–1,190]"; the figure alone for a
+// cell of one round.
 func rateInterval(c Cell) string {
 	if c.Rounds == nil || !c.Rounds.AcquiresPerS.HasInterval() {
 		return commas(round(c.AcquiresPerS))
 	}
 	e := c.Rounds.AcquiresPerS
-	return fmt.Sprintf("%s [%s–%s]", commas(round(e.Point)), commas(round(e.Low)), commas(round(e.High)))
+	return fmt.Sprintf("%s [%s–%s]", commas(round(c.AcquiresPerS)), commas(round(e.Low)), commas(round(e.High)))
 }
 
-// p99Interval is the p99 with its interval for a table cell; a p99 in
-// the gap of a bimodal distribution is given as the range around it.
+// p99Interval is a table cell's p99, with its rounds' interval as
+// rateInterval; a p99 in the gap of a bimodal distribution is given as
+// the range around it. The p99 is the cell's own, from the histogram of
+// every round, so that it stays in order with the p95 and p99.9 beside
+// it (a median of the rounds' p99s need not).
 func p99Interval(c Cell) string {
 	if l := c.AcquireLatencyUs; judge.UnstableP99(l) {
 		return fmt.Sprintf("unstable: %s–%s", result.Dur(l.P985), result.Dur(l.P995))
@@ -129,7 +135,7 @@ func p99Interval(c Cell) string {
 		return result.Dur(c.AcquireLatencyUs.P99)
 	}
 	e := c.Rounds.P99
-	return fmt.Sprintf("%s [%s–%s]", result.Dur(e.Point), result.Dur(e.Low), result.Dur(e.High))
+	return fmt.Sprintf("%s [%s–%s]", result.Dur(c.AcquireLatencyUs.P99), result.Dur(e.Low), result.Dur(e.High))
 }
 
 // unstableNote warns of a p99 that sits in the gap of a bimodal
@@ -141,4 +147,12 @@ func unstableNote(c Cell) string {
 	}
 	return fmt.Sprintf("! p99 unstable: it sits in the gap of a bimodal distribution (p98.5 %s, p99.5 %s): read it as that range, not a point",
 		result.Dur(l.P985), result.Dur(l.P995))
+}
+
+// bracketsNote says what a table's brackets are, under a table that has any.
+const bracketsNote = "[low–high]: the 95 % interval of the figure over the cell's rounds (--repeat); the figure before it is the cell's own, over every round's acquisitions."
+
+// anyRounds reports whether a cell was measured in rounds.
+func anyRounds(cells []Cell) bool {
+	return slices.ContainsFunc(cells, func(c Cell) bool { return c.Rounds != nil })
 }

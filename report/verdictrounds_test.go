@@ -79,3 +79,28 @@ func TestAnUnstableP99IsARangeNotAPoint(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+// A table cell gives the cell's own figure, the one every other section
+// gives, with the rounds' interval beside it: not the median of the
+// rounds (1,025 here), which a reader would find nowhere else.
+func TestTableCellIsTheCellsFigureWithTheRoundsInterval(t *testing.T) {
+	c := roundsCells()[0]
+	if got := rateInterval(c); got != "1,000 [850–1,200]" {
+		t.Errorf("acq/s cell %q, want the cell's 1,000 with the rounds' [850–1,200]", got)
+	}
+	c.AcquireLatencyUs.P99 = 6000
+	if got := p99Interval(c); !strings.HasPrefix(got, "6.00ms [") {
+		t.Errorf("p99 cell %q, want the cell's own 6.00ms first", got)
+	}
+}
+
+// In report.html an interval goes under its figure, so that the results
+// table of a run in rounds keeps within a 1280 px screen.
+func TestHTMLPutsTheIntervalUnderTheFigure(t *testing.T) {
+	if got := string(intervalHTML("979 [664–1,297]")); got != "979<br><small>[664–1,297]</small>" {
+		t.Errorf("interval cell %q", got)
+	}
+	if got := string(intervalHTML("<6.17ms>")); got != "&lt;6.17ms&gt;" {
+		t.Errorf("a cell without an interval %q: want it escaped, alone", got)
+	}
+}
