@@ -87,22 +87,43 @@ func startServerCounters(ctx context.Context, kinds ServerKinds, d impl.Driver, 
 		return out, at
 	}
 	s.cpu, s.cpuFrom = read()
-	if idle && len(s.cpu) > 0 && sleepCtx(ctx, idleWindow) == nil {
+	if idle && len(s.cpu) > 0 {
+		s.idle = s.idleRate(ctx, read)
+	}
+	return s
+}
+
+// idleRate reads the servers' CPU at rest over idleSlices windows of
+// idleSlice each and keeps the lowest rate: a JVM's collection or a
+// compile landing in one window is background the cell may not see, and
+// read as the rest rate it made the cost above it negative. -1 when ctx
+// ends first.
+func (s *serverCounters) idleRate(ctx context.Context, read func() (map[string]time.Duration, time.Time)) float64 {
+	rate := -1.0
+	for range idleSlices {
+		if sleepCtx(ctx, idleSlice) != nil {
+			return -1
+		}
 		before, from := s.cpu, s.cpuFrom
 		s.cpu, s.cpuFrom = read()
 		var used time.Duration
 		for a, t := range s.cpu {
 			used += t - before[a]
 		}
-		s.idle = max(used.Seconds(), 0) / s.cpuFrom.Sub(from).Seconds()
+		if r := max(used.Seconds(), 0) / s.cpuFrom.Sub(from).Seconds(); rate < 0 || r < rate {
+			rate = r
+		}
 	}
-	return s
+	return rate
 }
 
-// idleWindow is how long the servers' idle CPU is read before a cell
-// that asks for it: long enough for a few of a JVM's or etcd's periodic
-// ticks, short beside a burst's set-up.
-const idleWindow = 300 * time.Millisecond
+// idleSlices windows of idleSlice are how the servers' idle CPU is read
+// before a cell that asks for it: each long enough for a few of a JVM's or
+// etcd's periodic ticks, together short beside a burst's set-up.
+const (
+	idleSlices = 4
+	idleSlice  = 150 * time.Millisecond
+)
 
 // sleepCtx sleeps d or until ctx ends.
 func sleepCtx(ctx context.Context, d time.Duration) error {

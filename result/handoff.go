@@ -32,7 +32,8 @@ type HandoffCost struct {
 	// what they use at rest when that was read (ServerIdleUs): the cost
 	// of the hand-offs themselves, not of a JVM's compiler or collector
 	// running beside them. Nil when the servers' processes could not be
-	// seen (their CPU is unknown).
+	// seen (their CPU is unknown), or when the cell used less than the
+	// servers' rate at rest accounts for.
 	ServerCPUUs *float64 `json:"server_cpu_us,omitempty"`
 	// ServerCPUTotalUs is all the servers' CPU per hand-off over the
 	// cell, and ServerIdleUs the part of it their rate at rest accounts
@@ -80,8 +81,14 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 			h.ServerCPUUs = &total
 			if g.ServerIdleCores != nil {
 				idle := per(*g.ServerIdleCores * g.ServerSpanS * 1e6)
-				above := total - idle
-				h.ServerCPUTotalUs, h.ServerIdleUs, h.ServerCPUUs = &total, &idle, &above
+				h.ServerCPUTotalUs, h.ServerIdleUs = &total, &idle
+				// Below the rest rate, the background moved more than the
+				// hand-offs cost: the cost is not known, not negative.
+				if above := total - idle; above >= 0 {
+					h.ServerCPUUs = &above
+				} else {
+					h.ServerCPUUs = nil
+				}
 			}
 		}
 		if g.CPUS > 0 {

@@ -78,6 +78,22 @@ func TestHandoffCosts(t *testing.T) {
 	if h.ServerCPUUs == nil || math.Abs(*h.ServerCPUUs-1000) > 1e-6 || h.GeneratorCPUUs == nil || math.Abs(*h.GeneratorCPUUs-2000) > 1e-6 {
 		t.Errorf("server CPU %v µs, lockbench %v µs per hand-off, want 1000 and 2000", h.ServerCPUUs, h.GeneratorCPUUs)
 	}
+	// At rest the servers used 0.5 core over a 14 ms span: 1,000 µs per
+	// hand-off of the 7,000 µs they used, 6,000 above it.
+	idle, span := 0.5, 0.014
+	c.Generator.ServerIdleCores, c.Generator.ServerSpanS = &idle, span
+	if h, _ := HandoffCosts(c); h.ServerCPUUs == nil || math.Abs(*h.ServerCPUUs) > 1e-6 {
+		t.Errorf("above idle %v µs, want 0", h.ServerCPUUs)
+	}
+	idle = 0.25
+	if h, _ := HandoffCosts(c); h.ServerCPUUs == nil || math.Abs(*h.ServerCPUUs-500) > 1e-6 || *h.ServerCPUTotalUs != 1000 || *h.ServerIdleUs != 500 {
+		t.Errorf("above idle %v µs of %v, idle %v: want 500 of 1000, 500", h.ServerCPUUs, h.ServerCPUTotalUs, h.ServerIdleUs)
+	}
+	idle = 0.75 // more at rest than in the cell: the background moved
+	if h, _ := HandoffCosts(c); h.ServerCPUUs != nil || h.ServerCPUTotalUs == nil {
+		t.Errorf("above idle %v µs with a rest rate over the cell's: want unknown, the total kept", h.ServerCPUUs)
+	}
+	c.Generator.ServerIdleCores = nil
 	c.Generator.ServerCPUS = nil
 	if h, _ := HandoffCosts(c); h.ServerCPUUs != nil {
 		t.Error("server CPU per hand-off without server CPU")
