@@ -26,6 +26,9 @@ type Kind struct {
 	// SizeFlag, for an ensemble kind, is the `lockbench run` flag that
 	// sets the sandboxed ensemble's size (--zk-ensemble); SizeUsage its help.
 	SizeFlag, SizeUsage string
+	// Default is how many `lockbench sandbox` starts unless told (1 when
+	// 0): a Redis Cluster's 3 masters.
+	Default int
 	// Start starts n servers (or an ensemble of n) under dir and returns
 	// once every one answers. Servers it returns with an error are stopped
 	// by the caller.

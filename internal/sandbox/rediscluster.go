@@ -20,7 +20,7 @@ const KindRedisCluster = "redis-cluster"
 // how a cost that every node pays grows with the cluster.
 func init() {
 	RegisterKind(Kind{
-		Name: KindRedisCluster, Flag: "redis-cluster", Ensemble: true,
+		Name: KindRedisCluster, Flag: "redis-cluster", Ensemble: true, Default: 3,
 		SizeFlag: "redis-cluster-masters", SizeUsage: "masters of the sandboxed Redis Cluster: 3 or more (6 shows what grows with the cluster)",
 		Start: startRedisCluster,
 		Find: func() error {

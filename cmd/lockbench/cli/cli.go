@@ -236,6 +236,8 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		def, usage := sandboxDefault(k)
 		counts[k.Name] = fs.Int(k.Flag, def, usage)
 	}
+	profile := fs.String("servers", string(sandbox.EnvOr(sandbox.DefaultProfile)),
+		"`PROFILE` the servers run in: production (as their distributions ship them: synced, default JVM) or fast (nothing synced, quick JIT)")
 	check := fs.Bool("check", false, "start nothing: print each server kind as installed or missing (and how to install it), exit 1 if any is missing")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -243,6 +245,11 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *check {
 		return checkInstalled(stdout)
 	}
+	p, err := sandbox.ParseProfile(*profile)
+	if err != nil {
+		return fmt.Errorf("%w: --servers: %q: want production or fast", errUsage, *profile)
+	}
+	ctx = sandbox.WithProfile(ctx, p)
 	spec := sandbox.Spec{}
 	for _, k := range sandbox.Kinds() {
 		n := *counts[k.Name]
@@ -332,7 +339,7 @@ func startEach(ctx context.Context, spec sandbox.Spec, asked func(sandbox.Kind) 
 // by default: enough for every role of that kind (five Redis masters), one
 // server of an ensemble kind.
 func sandboxDefault(k sandbox.Kind) (int, string) {
-	n := 1
+	n := max(k.Default, 1)
 	var roles []string
 	for _, need := range impl.Roles() {
 		if need.Kind != k.Name {
@@ -343,10 +350,17 @@ func sandboxDefault(k sandbox.Kind) (int, string) {
 			n = max(n, need.Count)
 		}
 	}
-	if k.Ensemble {
-		return n, fmt.Sprintf("%s servers: 1 standalone, 3 an ensemble, 0 none (serves %s)", k.Name, strings.Join(roles, ", "))
+	serves := ""
+	if len(roles) > 0 {
+		serves = " (serves " + strings.Join(roles, ", ") + ")"
 	}
-	return n, fmt.Sprintf("number of %s servers, 0 for none (serve %s)", k.Name, strings.Join(roles, ", "))
+	switch {
+	case k.Ensemble && k.SizeUsage != "":
+		return n, k.SizeUsage + "; 0 for none" + serves
+	case k.Ensemble:
+		return n, fmt.Sprintf("%s servers: 1 standalone, 3 an ensemble, 0 none%s", k.Name, serves)
+	}
+	return n, fmt.Sprintf("number of %s servers, 0 for none%s", k.Name, serves)
 }
 
 // percent reads a flag's "5%" as a fraction.

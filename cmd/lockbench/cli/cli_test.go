@@ -30,6 +30,7 @@ func TestUsageErrorsAreOneLineExit2(t *testing.T) {
 		"zero duration":        {"run", "--duration", "0s"},
 		"duration & acquires":  {"run", "--duration", "2s", "--acquires", "5"},
 		"unknown flag":         {"run", "--bogus"},
+		"sandbox profile":      {"sandbox", "--servers", "slow"},
 		"unknown scenario":     {"run", "--scenario", "storm"},
 		"bad hold":             {"run", "--hold", "gauss:1ms"},
 		"rate without rate":    {"run", "--scenario", "rate"},

@@ -1,8 +1,15 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/internal/sandbox"
 )
 
 // sandbox --check says per kind what the sandbox would find, starting
@@ -17,5 +24,57 @@ func TestSandboxCheckNamesWhatIsMissing(t *testing.T) {
 	}
 	if n := strings.Count(stdout, "\n"); n < 3 {
 		t.Errorf("%d lines, want one per server kind:\n%s", n, stdout)
+	}
+}
+
+// lineWriter hands each line written to it to a channel.
+type lineWriter struct{ lines chan string }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w.lines <- l
+	}
+	return len(p), nil
+}
+
+// sandbox --servers starts its servers in the profile asked: Redis keeps
+// its snapshot rules in production and none when fast.
+func TestSandboxServersProfileReachesTheServers(t *testing.T) {
+	for _, tc := range []struct{ profile, save string }{{"fast", ""}, {"production", "3600 1 300 100 60 10000"}} {
+		t.Run(tc.profile, func(t *testing.T) {
+			args := []string{"--servers", tc.profile, "--redis", "1"}
+			for _, k := range sandbox.Kinds() {
+				if k.Flag != "redis" {
+					args = append(args, "--"+k.Flag, "0")
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out := lineWriter{make(chan string, 64)}
+			done := make(chan error, 1)
+			go func() { done <- sandboxCmd(ctx, args, out, io.Discard) }()
+			var addr string
+			for addr == "" {
+				select {
+				case l := <-out.lines:
+					if f := strings.Fields(l); len(f) == 3 && f[0] == "#" && f[1] == "redis" {
+						addr = f[2]
+					}
+				case err := <-done:
+					t.Fatalf("sandbox ended before printing a redis address: %v", err)
+				}
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			defer rdb.Close()
+			got, err := rdb.ConfigGet(ctx, "save").Result()
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got["save"] != tc.save {
+				t.Errorf("--servers %s: redis save %q, want %q", tc.profile, got["save"], tc.save)
+			}
+			<-done
+		})
 	}
 }
