@@ -2,7 +2,10 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
@@ -193,4 +196,55 @@ func theoryLabel(formula string, t float64) string {
 		return formula
 	}
 	return fmt.Sprintf("%s = %s", formula, commas(round(t)))
+}
+
+// WriteVerdict prints the verdict as text under a results table, within
+// its TableWidth columns: a question a paragraph, and the table behind an
+// answer indented below it — in columns where they fit, else a row a
+// paragraph, each figure named.
+func WriteVerdict(w io.Writer, cells []Cell, slo *SLO) error {
+	lines := Verdict(cells, slo)
+	if len(lines) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\nverdict:\n")
+	for _, v := range lines {
+		mark := ""
+		if v.Bad {
+			mark = "⚠ "
+		}
+		b.WriteString(wrap(mark+v.Question+": "+v.Answer, "  ", "    ", TableWidth))
+		if t := v.Table; t != nil {
+			b.WriteString(textTable(t))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// textTable is a verdict's table as text within TableWidth.
+func textTable(t *VerdictTable) string {
+	var cols strings.Builder
+	tw := tabwriter.NewWriter(&cols, 0, 0, 2, ' ', 0)
+	for _, r := range append([][]string{t.Header}, t.Rows...) {
+		fmt.Fprintf(tw, "    %s\n", strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	fits := true
+	for _, l := range strings.Split(strings.TrimRight(cols.String(), "\n"), "\n") {
+		fits = fits && utf8.RuneCountInString(strings.TrimRight(l, " ")) <= TableWidth
+	}
+	if fits {
+		return cols.String()
+	}
+	var b strings.Builder
+	for _, r := range t.Rows {
+		var fs []string
+		for i := 1; i < len(r) && i < len(t.Header); i++ {
+			fs = append(fs, t.Header[i]+" "+r[i])
+		}
+		b.WriteString(wrap(r[0]+" — "+strings.Join(fs, "; "), "    ", "      ", TableWidth))
+	}
+	return b.String()
 }

@@ -104,3 +104,18 @@ func TestHTMLPutsTheIntervalUnderTheFigure(t *testing.T) {
 		t.Errorf("a cell without an interval %q: want it escaped, alone", got)
 	}
 }
+
+// Under a results table the verdict is text: a line a question, with the
+// table behind an answer indented below it.
+func TestWriteVerdictAsText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteVerdict(&b, roundsCells(), nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"\nverdict:\n", "  Safety: ", "  Side by side: ", "    rows  ", "b / a, hot ×8"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -59,7 +59,19 @@ func writeSummary(w io.Writer, f string, sum *result.Summary) error {
 	if sum.Partial != nil {
 		fmt.Fprintln(w, sum.Partial.Label())
 	}
-	return report.WriteTable(w, sum.Cells)
+	if err := report.WriteTable(w, sum.Cells); err != nil {
+		return err
+	}
+	return report.WriteVerdict(w, sum.Cells, sloOf(sum.SLO))
+}
+
+// sloOf is the SLO s names, nil for none (the verdict's default then).
+func sloOf(s string) *result.SLO {
+	slo, err := result.ParseSLO(s)
+	if s == "" || err != nil {
+		return nil
+	}
+	return &slo
 }
 
 // applySLO plans capacity against slo and checks every cell against its

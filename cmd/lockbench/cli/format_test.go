@@ -210,14 +210,18 @@ func TestRunSLOAndFormats(t *testing.T) {
 		t.Fatalf("table: exit %d; stderr %q", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
+	table, verdict, _ := strings.Cut(out, "\nverdict:\n")
 	var tableRows []string // notes under a row (indented) come and go with the machine's load
-	for _, l := range lines {
+	for _, l := range strings.Split(strings.TrimSpace(table), "\n") {
 		if !strings.HasPrefix(l, " ") {
 			tableRows = append(tableRows, l)
 		}
 	}
 	if len(tableRows) != 3 || !strings.HasPrefix(tableRows[0], "impl") {
-		t.Errorf("stdout is not a header and 2 rows:\n%s", out)
+		t.Errorf("stdout is not a header and 2 rows, then the verdict:\n%s", out)
+	}
+	if !strings.HasPrefix(verdict, "  Safety: ") {
+		t.Errorf("no verdict under the table, its first answer Safety:\n%s", out)
 	}
 	for _, l := range lines {
 		if len([]rune(l)) > report.TableWidth {

@@ -304,6 +304,9 @@ func printOutcome(stdout, stderr io.Writer, f string, p plan.Plan, sum *result.S
 	switch f {
 	case formatTable:
 		writeCapacity(stdout, sum)
+		if err := report.WriteVerdict(stdout, sum.Cells, sloOf(p.SLO)); err != nil {
+			return err
+		}
 	default:
 		if err := writeSummary(stdout, f, sum); err != nil {
 			return err
