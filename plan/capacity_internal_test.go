@@ -33,19 +33,33 @@ func TestTrialsHoldEnoughArrivalsForTheQuantile(t *testing.T) {
 
 func TestPoolVerdictsGoToEveryTrialOfAPool(t *testing.T) {
 	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=10ms")
+	c := &Capacity{slo: slo}
 	ts := []result.SearchTrial{{Rate: 125, Pass: false, Why: "far over"},
-		{Rate: 62.5, Pass: true}, {Rate: 62.5, Pass: true}, {Rate: 62.5, Pass: false, PoolShare: &result.PooledShare{Share: 0.0108, Low: 0.0102, High: 0.0114, Allowed: 0.01}},
+		{Rate: 62.5, Pass: true}, {Rate: 62.5, Pass: false, Limit: "machine busy: 1.5 cores"},
+		{Rate: 62.5, Pass: true}, {Rate: 62.5, Pass: false, Unknown: "machine busy: 1.4 cores"},
+		{Rate: 62.5, Pass: false, PoolShare: &result.PooledShare{Share: 0.0108, Low: 0.0102, High: 0.0114, Allowed: 0.01}},
 		{Rate: 31, Pass: true}}
-	steps := []capacity.Step{{Rate: 125, Pool: 1}, {Rate: 62.5, Pool: 1}, {Rate: 62.5, Pool: 2}, {Rate: 62.5, Pool: 3},
-		{Rate: 31, Pool: 1}}
-	steps[4].Pass = true
-	poolVerdicts(ts, steps)
-	for i, want := range []bool{false, false, false, false, true} {
+	pool := capacity.Tail{Over: 27, Arrivals: 2500}
+	counted := capacity.Step{Rate: 62.5, PoolSize: 3, Verdict: pool}
+	steps := []capacity.Step{{Rate: 125, Pool: 1, PoolSize: 1}, counted, {Rate: 62.5}, counted,
+		{Rate: 62.5, Unknown: true, Pool: 3}, counted, {Rate: 31, Pool: 1, PoolSize: 1}}
+	steps[6].Pass = true
+	c.poolVerdicts(ts, steps)
+	for i, want := range []bool{false, false, false, false, false, false, true} {
 		if ts[i].Pass != want {
 			t.Errorf("trial %d at %g: pass %v, want %v", i, ts[i].Rate, ts[i].Pass, want)
 		}
 	}
-	if ts[1].PoolShare != ts[3].PoolShare || ts[0].PoolShare != nil || ts[0].Why != "far over" {
-		t.Errorf("shares %v, %v, why %q: want the pool's on its trials, the others' own", ts[0].PoolShare, ts[1].PoolShare, ts[0].Why)
+	for i, want := range []int{0, 3, 0, 3, 0, 3, 0} {
+		if ts[i].PoolTrials != want {
+			t.Errorf("trial %d at %g: %d trials pooled, want %d", i, ts[i].Rate, ts[i].PoolTrials, want)
+		}
+	}
+	if p := ts[1].PoolShare; p == nil || p.Share != pool.Share() || *p != *ts[3].PoolShare || ts[2].PoolShare != nil || ts[4].PoolShare != nil {
+		t.Errorf("shares %v, %v, %v: want the pool's on the trials it counted only", ts[1].PoolShare, ts[2].PoolShare, ts[4].PoolShare)
+	}
+	if ts[0].PoolShare != nil || ts[0].Why != "far over" || ts[6].PoolShare != nil {
+		t.Errorf("share %v, why %q: want a trial alone to keep its own verdict", ts[0].PoolShare, ts[0].Why)
 	}
 }

@@ -54,7 +54,10 @@ func WriteCapacitySearch(w io.Writer, rep *result.CapacityReport) {
 // and why.
 func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 	v := "pass"
-	if !t.Pass {
+	switch {
+	case t.Unknown != "":
+		v = "unknown, counted neither way — not the lock's limit: " + t.Unknown
+	case !t.Pass:
 		v = "FAIL: " + failText(t, slo)
 	}
 	if t.Limit != "" {
@@ -82,7 +85,7 @@ func failText(t result.SearchTrial, slo result.SLO) string {
 // tailText is a trial's arrivals over the SLO's limit, pooled with those
 // before it at the same rate, and whether they decided its verdict.
 func tailText(t result.SearchTrial) string {
-	if t.Arrivals == 0 || t.Limit != "" {
+	if t.Arrivals == 0 || t.Limit != "" || t.Unknown != "" {
 		return ""
 	}
 	over, n, d := t.Over, t.Arrivals, t.Dispersion

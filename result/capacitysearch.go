@@ -148,8 +148,16 @@ type SearchTrial struct {
 	Pass      bool         `json:"pass"`
 	Why       string       `json:"why,omitempty"`
 	PoolShare *PooledShare `json:"pool_share,omitempty"`
-	Limit     string       `json:"limit,omitempty"`
-	Dir       string       `json:"dir"`
+	// PoolTrials is how many trials' tails the verdict rests on, when
+	// more than one: the trial's verdict is its pool's, not its own.
+	PoolTrials int    `json:"pool_trials,omitempty"`
+	Limit      string `json:"limit,omitempty"`
+	// Unknown names what other than the lock limited a trial that
+	// passed (the machine busy, lockbench late): its pool counted it
+	// neither as a pass nor as a failure, as a failure there is set
+	// aside (Limit), and its verdict is not a pass.
+	Unknown string `json:"unknown,omitempty"`
+	Dir     string `json:"dir"`
 }
 
 // PooledShare is the share of a pool's arrivals over the SLO's limit, the
