@@ -132,3 +132,21 @@ func TestAnswerStaysBelowAFullFailure(t *testing.T) {
 		t.Errorf("answer %+v, want a confirmed rate ≤ 8000", a)
 	}
 }
+
+// A pool cut short by a failure besides the tail (errors, drops) failed:
+// its earlier trials must not stay passing (passBelow would count them).
+func TestPoolCutByAFailureBesidesTheTailFailsItsTrials(t *testing.T) {
+	t.Parallel()
+	m := &scripted{outs: []Outcome{
+		{Pass: true, Tail: tailOf(9, 1000)}, // 0.9 %: too close to call
+		{Why: "3 errors", Besides: "3 errors", Tail: tailOf(9, 1000)},
+	}}
+	s := &search{ctx: context.Background(), trial: m.trial, opt: Options{Allowed: 0.01}.withDefaults()}
+	o, err := s.try(100, PhaseBisect, false)
+	if err != nil || o.Pass || len(s.ans.Steps) != 2 {
+		t.Fatalf("outcome %+v, err %v, %d steps; want a failure after 2", o, err, len(s.ans.Steps))
+	}
+	if s.ans.Steps[0].Pass || s.passBelow(101) != 0 {
+		t.Errorf("first trial %+v still passing", s.ans.Steps[0])
+	}
+}

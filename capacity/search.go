@@ -332,7 +332,10 @@ func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 			return s.endPool(rate, o, pool, counted)
 		}
 		if o, err = s.once(rate, phase, full); err != nil || o.Limit != "" || o.Besides != "" {
-			s.report() // failed besides its tail: that decides
+			s.report() // failed besides its tail: that decides, for the pool too
+			for _, i := range counted {
+				s.ans.Steps[i].Pass = s.ans.Steps[i].Pass && o.Besides == ""
+			}
 			return o, err
 		}
 	}

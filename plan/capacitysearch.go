@@ -26,15 +26,17 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 	if d, ok := impl.Lookup(name); ok && d.Wait != nil {
 		out.Wait = d.Wait(c.Base.Cell.Config)
 	}
-	busy := false // the last trial failed on a busy machine
+	busy := false           // the last trial failed on a busy machine
+	var cells []result.Cell // each trial's, for the answer's latency
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
 		if busy {
 			c.waitQuiet(ctx, quietWait)
 		}
-		t, o, err := c.rateTrial(ctx, name, len(out.Trials)+1, rate, phase, full)
+		t, o, cell, err := c.rateTrial(ctx, name, len(out.Trials)+1, rate, phase, full)
 		if err != nil {
 			return o, err
 		}
+		cells = append(cells, cell)
 		busy = strings.HasPrefix(cmp.Or(t.Limit, o.Busy), judge.MachineBusyPrefix)
 		out.Trials = append(out.Trials, t)
 		return o, nil
@@ -72,6 +74,9 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 		}
 	}
 	c.poolVerdicts(out.Trials, ans.Steps)
+	if ierr := c.intervals(&out, ans, cells); ierr != nil && err == nil {
+		err = ierr
+	}
 	for _, t := range out.Trials { // the latency at the answer: its last passing trial
 		if t.Pass && t.Rate == ans.Rate {
 			out.LatencyUs = t.LatencyUs
@@ -83,7 +88,7 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 
 // rateTrial runs the n-th trial of a search and judges it: the trial as
 // capacity.json keeps it, and the outcome the search goes on from.
-func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float64, phase capacity.Phase, full bool) (result.SearchTrial, capacity.Outcome, error) {
+func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float64, phase capacity.Phase, full bool) (result.SearchTrial, capacity.Outcome, result.Cell, error) {
 	d := c.Trial
 	if full {
 		d = c.Base.Cell.Duration
@@ -94,7 +99,7 @@ func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float
 	// same arrivals again, and a search is still repeatable.
 	cell, dir, err := c.trial(ctx, name, "rate", c.Inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate), c.Base.Cell.Config.Seed+uint64(n))
 	if err != nil {
-		return result.SearchTrial{}, capacity.Outcome{}, err
+		return result.SearchTrial{}, capacity.Outcome{}, cell, err
 	}
 	t := searchTrial(cell, c.slo, rate, phase, full, dir)
 	// Whatever the verdict: a pass on a busy machine counted where a
@@ -108,13 +113,13 @@ func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float
 	}
 	tail, err := c.tail(dir, cell)
 	if err != nil {
-		return t, o, err
+		return t, o, cell, err
 	}
 	if tail.Arrivals > 0 {
 		o.Tail = tail
 		t.Over, t.Arrivals, t.Dispersion = tail.Over, tail.Arrivals, dispersion(tail)
 	}
-	return t, o, nil
+	return t, o, cell, nil
 }
 
 // poolVerdicts gives each trial of a pool the pool's verdict and the

@@ -236,7 +236,7 @@ func TestCapacityTrialsCountTheirTails(t *testing.T) {
 	// under the race detector on a busy machine: every trial passes, its
 	// tail decides it, and the range has no top. A p90 needs a hundred
 	// arrivals a trial, and pools up to 400.
-	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
+	code, stdout, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
 		"--start-rate", "200", "--max-rate", "400", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s", "--others-share", "100%")
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
@@ -273,6 +273,11 @@ func TestCapacityTrialsCountTheirTails(t *testing.T) {
 	}
 	if s.Low != s.Rate || s.High != 0 || s.Rate != 400 {
 		t.Errorf("answer %g, range [%g, %g]; want 400 decided, no failure", s.Rate, s.Low, s.High)
+	}
+	slo, _ := result.ParseSLO("p90<=1s")
+	checkAnswerIntervals(t, out, s, slo, stdout)
+	if !strings.Contains(stdout, "answer 400/s [400, none failed above]") {
+		t.Errorf("stdout does not give the answer's open interval:\n%s", stdout)
 	}
 }
 
