@@ -40,10 +40,10 @@ func TestPoolCountsABusyPassAsUnknown(t *testing.T) {
 		t.Fatalf("%d steps, want 3", len(s.ans.Steps))
 	}
 	first, last := s.ans.Steps[0], s.ans.Steps[2]
-	if !first.Unknown || first.Pass || first.PoolSize != 0 {
+	if !first.Unknown || first.Pass || first.Pool != 0 || first.PoolSize != 0 {
 		t.Errorf("busy trial %+v: want unknown, not passing, counted in no pool", first)
 	}
-	if !reflect.DeepEqual(last.Pooled, tailOf(30, 2000)) || !last.Decided || last.PoolSize != 2 || !reflect.DeepEqual(last.Verdict, tailOf(30, 2000)) {
+	if last.Pool != 2 || !reflect.DeepEqual(last.Pooled, tailOf(30, 2000)) || !last.Decided || last.PoolSize != 2 || !reflect.DeepEqual(last.Verdict, tailOf(30, 2000)) {
 		t.Errorf("last step %+v: want 30 of 2,000 pooled from the two quiet trials, decided", last)
 	}
 	// Nor does a busy machine's tail count toward the capacity's range.

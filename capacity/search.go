@@ -122,7 +122,8 @@ type Step struct {
 	Full  bool
 	Outcome
 	// Pool numbers the trials run at one rate for one verdict (1 for the
-	// first); Pooled is their tail so far, this trial's included, and
+	// first; 0 for one the pool did not count, see Unknown); Pooled is
+	// their tail so far, this trial's included, and
 	// Decided says whether it decides the verdict at 95 %. A verdict
 	// resting on Pooled is the share's, not this trial's alone.
 	Pool    int
@@ -324,7 +325,10 @@ func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 			pool = pool.Add(o.Tail)
 			counted = append(counted, i)
 		}
-		st.Pool, st.Pooled = n, pool
+		st.Pooled = pool
+		if !st.Unknown {
+			st.Pool = len(counted)
+		}
 		st.Decided = len(counted) > 0 && pool.Decides(s.opt.Allowed)
 		st.Pass = !st.Unknown && pool.Share() <= s.opt.Allowed
 		s.report()

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -61,5 +62,31 @@ func TestPoolVerdictsGoToEveryTrialOfAPool(t *testing.T) {
 	}
 	if ts[0].PoolShare != nil || ts[0].Why != "far over" || ts[6].PoolShare != nil {
 		t.Errorf("share %v, why %q: want a trial alone to keep its own verdict", ts[0].PoolShare, ts[0].Why)
+	}
+}
+
+// The latency at the answer comes from the trials its verdict rests on:
+// the last passing pool at the answer's rate, less the trials the
+// machine limited or left unknown, and not an earlier pool at that rate.
+func TestAnswerPoolIsTheTrialsTheVerdictRestsOn(t *testing.T) {
+	t.Parallel()
+	pass := func(st capacity.Step) capacity.Step { st.Pass = true; return st }
+	steps := []capacity.Step{
+		pass(capacity.Step{Rate: 100, Pool: 1, PoolSize: 2}), pass(capacity.Step{Rate: 100, Pool: 2, PoolSize: 2}), // bisect's pool
+		{Rate: 100, Unknown: true},                                    // confirm: a busy machine's
+		pass(capacity.Step{Rate: 100, Pool: 1, PoolSize: 2}),          // counted
+		{Rate: 100, Outcome: capacity.Outcome{Limit: "schedule lag"}}, // retried
+		pass(capacity.Step{Rate: 100, Pool: 2, PoolSize: 2}),          // counted
+		{Rate: 105, Pool: 1, PoolSize: 1},                             // the failure above
+	}
+	if got := answerPool(steps, 100); !slices.Equal(got, []int{3, 5}) {
+		t.Errorf("pool %v, want the confirmation's two counted trials [3 5]", got)
+	}
+	alone := []capacity.Step{pass(capacity.Step{Rate: 50}), {Rate: 100}}
+	if got := answerPool(alone, 50); !slices.Equal(got, []int{0}) {
+		t.Errorf("pool %v, want the one trial judged alone", got)
+	}
+	if got := answerPool(alone, 100); got != nil {
+		t.Errorf("pool %v at a rate that never passed", got)
 	}
 }

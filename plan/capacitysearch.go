@@ -45,7 +45,7 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 		t := &out.Trials[len(out.Trials)-1]
 		switch {
 		case st.Unknown: // a busy machine's: its pool counted it neither way
-			t.Pass, t.Unknown, t.Pool = false, st.Busy, st.Pool
+			t.Pass, t.Unknown = false, st.Busy
 		case st.Pool > 0:
 			t.Pool, t.PooledOver, t.PooledArrivals, t.Decided = st.Pool, st.Pooled.Over, st.Pooled.Arrivals, st.Decided
 			t.PooledDispersion = dispersion(st.Pooled)
