@@ -153,7 +153,8 @@ type SearchTrial struct {
 	OtherCores    float64 `json:"other_cores"`
 	WakeLateP99Us float64 `json:"wake_late_p99_us,omitempty"`
 	// Over of Arrivals served took longer than the SLO's limit. Pool
-	// numbers the trials run at one rate for one verdict (1 the first);
+	// numbers the trials counted at one rate for one verdict (1 the
+	// first; absent for one the pool did not count, see Unknown);
 	// PooledOver of PooledArrivals is their tail so far, and Decided says
 	// whether that tail decides the verdict at 95 %. Dispersion and
 	// PooledDispersion say how much more the arrivals over the limit
