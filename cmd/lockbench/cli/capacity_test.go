@@ -297,3 +297,37 @@ func TestCapacityCutByMaxTimeSaysSo(t *testing.T) {
 		t.Errorf("the verdict does not say the search was cut:\n%s", stdout)
 	}
 }
+
+// A trial on a busy machine counts toward no verdict, whatever its own:
+// with --others-share at a thousandth of a percent nearly any other work
+// makes the machine busy, and every trial whose cell says so must be
+// unknown (passed on its own) or set aside (failed), never a pass.
+func TestCapacityCountsNoPassOnABusyMachine(t *testing.T) {
+	t.Parallel()
+	const share = 0.00001
+	out := filepath.Join(t.TempDir(), "cap")
+	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
+		"--start-rate", "200", "--max-rate", "400", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s",
+		"--others-share", "0.001%", "--max-time", "3s") // cut while it waits for the machine to quieten: exit 1
+	if code != ExitOK && code != ExitSLO && code != ExitFailure {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	rep := readCapacity(t, out)
+	busy := 0
+	for _, tr := range rep.Searches[0].Trials {
+		sum, err := result.ReadSummary(filepath.Join(out, tr.Dir, result.SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := sum.Cells[0].Generator
+		if g == nil || g.Cores <= 0 || g.OtherCores <= share*float64(g.Cores) {
+			continue // a quiet trial, or the machine's load unknown here
+		}
+		busy++
+		if tr.Pass || (tr.Unknown == "" && tr.Limit == "") || tr.Pool != 0 || tr.PooledArrivals != 0 {
+			t.Errorf("trial %s, other processes %.3f cores: pass %v, unknown %q, limit %q, pool %d (%d arrivals); want it counted neither way",
+				tr.Dir, g.OtherCores, tr.Pass, tr.Unknown, tr.Limit, tr.Pool, tr.PooledArrivals)
+		}
+	}
+	t.Logf("%d of %d trials on a busy machine; answer %g, note %q", busy, len(rep.Searches[0].Trials), rep.Searches[0].Rate, rep.Searches[0].Note)
+}
