@@ -36,6 +36,14 @@ type Outcome struct {
 	// further trials at the same rate (see Options.MaxArrivals).
 	Tail    Tail
 	Besides string
+	// Busy, when set, names what other than the lock limited a trial
+	// that passed (lockbench fell behind, other work kept the machine
+	// busy; see Limit for one that failed). A failure on a busy machine
+	// is never counted, so a pass there must not be either: a pool that
+	// kept the passes and set the failures aside would lean toward
+	// passing exactly when the machine is busy. A pool counts such a
+	// trial as unknown, neither pass nor failure.
+	Busy string
 }
 
 // Trial runs one trial at rate arrivals per second; full asks for the
@@ -114,12 +122,22 @@ type Step struct {
 	Full  bool
 	Outcome
 	// Pool numbers the trials run at one rate for one verdict (1 for the
-	// first); Pooled is their tail so far, this trial's included, and
+	// first; 0 for one the pool did not count, see Unknown); Pooled is
+	// their tail so far, this trial's included, and
 	// Decided says whether it decides the verdict at 95 %. A verdict
 	// resting on Pooled is the share's, not this trial's alone.
 	Pool    int
 	Pooled  Tail
 	Decided bool
+	// Unknown: the trial ran on a busy machine (Outcome.Busy) and its
+	// pool counted it neither way; Pass is false and Pooled leaves its
+	// tail out.
+	Unknown bool
+	// PoolSize is how many trials' tails the finished pool's verdict
+	// rests on (its trials less the unknown ones), and Verdict their
+	// tail: set on every counted trial of the pool once it ends.
+	PoolSize int
+	Verdict  Tail
 }
 
 // Answer is what a search found.
@@ -162,8 +180,11 @@ type search struct {
 	opt    Options
 	lo, hi float64
 	// long: a full trial failed where short ones passed, so the short
-	// ones are optimistic here and bisection goes on with full trials.
-	long bool
+	// ones are optimistic here and the search goes on with full trials.
+	// fullFail is the lowest rate a full trial failed (0 none): no
+	// trial's pass at or above it moves the answer there.
+	long     bool
+	fullFail float64
 	// retried: the trial just run repeats one failed by lockbench's limit.
 	retried bool
 	// reported counts the steps told to Options.Report.
@@ -231,9 +252,9 @@ func (a Answer) decided(allowed float64) (low, high float64) {
 	byRate := map[float64]Tail{}
 	for _, st := range a.Steps {
 		switch {
-		case st.Limit != "", st.Besides != "":
+		case st.Limit != "", st.Besides != "", st.Unknown:
 			// A drop or an error is one event, not a share: it decides
-			// nothing about the tail.
+			// nothing about the tail; nor does a busy machine's.
 		case st.Tail.Arrivals > 0:
 			byRate[st.Rate] = byRate[st.Rate].Add(st.Tail)
 		}
@@ -287,38 +308,72 @@ func (s *search) run() error {
 
 // try runs a trial within the budget and records it; a verdict resting
 // on a tail too close to call pools further trials at the same rate.
+// A trial on a busy machine (Outcome.Busy) is unknown: the pool leaves
+// its tail out and runs another in its place, within MaxPool trials.
 func (s *search) try(rate float64, phase Phase, full bool) (Outcome, error) {
 	o, err := s.once(rate, phase, full)
-	if err != nil || s.opt.Allowed <= 0 || o.Limit != "" || o.Besides != "" || o.Tail.Arrivals == 0 {
+	if err != nil || !s.pools(o) {
 		s.report()
 		return o, err
 	}
-	pool := o.Tail
+	var pool Tail
+	var counted []int // the pool's steps whose tails it holds
 	for n := 1; ; n++ {
-		st := &s.ans.Steps[len(s.ans.Steps)-1]
-		st.Pool, st.Pooled, st.Decided = n, pool, pool.Decides(s.opt.Allowed)
-		st.Pass = pool.Share() <= s.opt.Allowed
-		o.Pass = st.Pass
+		i := len(s.ans.Steps) - 1
+		st := &s.ans.Steps[i]
+		if st.Unknown = o.Busy != ""; !st.Unknown {
+			pool = pool.Add(o.Tail)
+			counted = append(counted, i)
+		}
+		st.Pooled = pool
+		if !st.Unknown {
+			st.Pool = len(counted)
+		}
+		st.Decided = len(counted) > 0 && pool.Decides(s.opt.Allowed)
+		st.Pass = !st.Unknown && pool.Share() <= s.opt.Allowed
 		s.report()
 		if st.Decided || pool.Arrivals >= s.opt.MaxArrivals || n >= s.opt.MaxPool {
-			if s.edge == nil {
-				s.edge = map[float64]bool{}
-			}
-			s.edge[rate] = !st.Decided
-			// The pool's verdict is every one of its trials': an earlier
-			// trial left passing would still count as a pass (passBelow).
-			steps := s.ans.Steps[len(s.ans.Steps)-n:]
-			for i := range steps {
-				steps[i].Pass = st.Pass
-			}
-			return o, nil
+			return s.endPool(rate, o, pool, counted)
 		}
 		if o, err = s.once(rate, phase, full); err != nil || o.Limit != "" || o.Besides != "" {
-			s.report() // failed besides its tail: that decides
+			s.report() // failed besides its tail: that decides, for the pool too
+			for _, i := range counted {
+				s.ans.Steps[i].Pass = s.ans.Steps[i].Pass && o.Besides == ""
+			}
 			return o, err
 		}
-		pool = pool.Add(o.Tail)
 	}
+}
+
+// pools says whether a trial's verdict rests on its tail, and so may be
+// pooled with more trials at its rate.
+func (s *search) pools(o Outcome) bool {
+	return s.opt.Allowed > 0 && o.Limit == "" && o.Besides == "" && (o.Tail.Arrivals > 0 || o.Busy != "")
+}
+
+// endPool gives the pool's verdict to every trial it counted: an earlier
+// one left passing would still count as a pass (passBelow), and one
+// between them that the machine limited (retried by once, or unknown) is
+// no part of it. A pool that counted no trial, every one of them on a
+// busy machine, says nothing of the lock: the search stops there, as it
+// does on two failures in a row that were not the lock's.
+func (s *search) endPool(rate float64, o Outcome, pool Tail, counted []int) (Outcome, error) {
+	if len(counted) == 0 {
+		s.ans.Limit = o.Busy
+		s.ans.Note = fmt.Sprintf("stopped at %s: %s — not the lock's limit", fmtRate(rate), o.Busy)
+		return o, errStop
+	}
+	last := s.ans.Steps[counted[len(counted)-1]]
+	if s.edge == nil {
+		s.edge = map[float64]bool{}
+	}
+	s.edge[rate] = !last.Decided
+	for _, i := range counted {
+		st := &s.ans.Steps[i]
+		st.Pass, st.PoolSize, st.Verdict = last.Pass, len(counted), pool
+	}
+	o.Pass = last.Pass
+	return o, nil
 }
 
 // pooled is the arrivals of the last pool at rate.
@@ -381,11 +436,11 @@ func (s *search) bracket() error {
 			s.ans.Note = fmt.Sprintf("no rate down to %s passed", fmtRate(s.opt.Min))
 			return errStop
 		}
-		o, err := s.try(r, PhaseBracket, false)
+		o, err := s.try(r, PhaseBracket, s.long)
 		if err != nil {
 			return err
 		}
-		s.record(r, o.Pass)
+		s.record(r, o.Pass, s.long)
 	}
 	for s.hi == 0 { // nothing fails yet: grow from the highest pass
 		if s.lo >= s.opt.Max {
@@ -393,23 +448,36 @@ func (s *search) bracket() error {
 			return errStop
 		}
 		r := min(s.lo*s.opt.Growth, s.opt.Max)
-		o, err := s.try(r, PhaseBracket, false)
+		o, err := s.try(r, PhaseBracket, s.long)
 		if err != nil {
 			return err
 		}
-		s.record(r, o.Pass)
+		s.record(r, o.Pass, s.long)
 	}
 	return nil
 }
 
-// record narrows the bracket by one trial's verdict.
-func (s *search) record(rate float64, pass bool) {
+// record narrows the bracket by one trial's verdict. A full trial's
+// failure outranks every pass at or above its rate, short or full: short
+// trials are optimistic near the answer (a queue has no time to build),
+// and a full trial passing above one that failed is the noise of the
+// full trials, so the answer stays below the lowest full failure.
+func (s *search) record(rate float64, pass, full bool) {
 	if pass {
+		if s.fullFail > 0 && rate >= s.fullFail {
+			return
+		}
 		s.lo = max(s.lo, rate)
 		if s.hi != 0 && s.hi <= s.lo {
 			s.hi = 0 // a pass at or above the failure: the failure was noise
+			if s.fullFail > s.lo {
+				s.hi = s.fullFail // unless a full trial's failure it was
+			}
 		}
 		return
+	}
+	if full && (s.fullFail == 0 || rate < s.fullFail) {
+		s.fullFail = rate
 	}
 	if s.hi == 0 || rate < s.hi {
 		s.hi = rate
@@ -443,7 +511,7 @@ func (s *search) bisect() error {
 		if err != nil {
 			return err
 		}
-		s.record(mid, o.Pass)
+		s.record(mid, o.Pass, s.long)
 	}
 	if s.lo == 0 || s.hi == 0 {
 		return s.bracket()
@@ -484,7 +552,8 @@ func (s *search) narrow() error {
 }
 
 // confirm runs the full trials; done is false when they disagreed with
-// the short ones and the search must go on.
+// the short ones and the search must go on. A full trial that already
+// failed within a step above the answer confirms it without another.
 func (s *search) confirm() (done bool, err error) {
 	at := s.lo
 	o, err := s.try(at, PhaseConfirm, true)
@@ -492,19 +561,25 @@ func (s *search) confirm() (done bool, err error) {
 		return false, err
 	}
 	if !o.Pass {
-		s.record(at, false)
+		s.record(at, false, true)
 		s.long = true
 		return false, nil
 	}
 	up := at * (1 + s.opt.Precision)
+	if s.fullFail > at && s.fullFail <= up {
+		s.hi = s.fullFail
+		s.ans.Confirmed, s.ans.Missed = true, s.fullFail
+		return true, nil
+	}
 	o, err = s.try(up, PhaseConfirm, true)
 	if err != nil {
 		return false, err
 	}
 	if o.Pass {
-		s.record(up, true)
+		s.record(up, true, true)
 		return false, nil
 	}
+	s.record(up, false, true)
 	s.hi = up
 	s.ans.Confirmed, s.ans.Missed = true, up
 	return true, nil

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,22 +26,27 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 	if d, ok := impl.Lookup(name); ok && d.Wait != nil {
 		out.Wait = d.Wait(c.Base.Cell.Config)
 	}
-	busy := false // the last trial failed on a busy machine
+	busy := false           // the last trial failed on a busy machine
+	var cells []result.Cell // each trial's, for the answer's latency
 	trial := func(ctx context.Context, rate float64, phase capacity.Phase, full bool) (capacity.Outcome, error) {
 		if busy {
 			c.waitQuiet(ctx, quietWait)
 		}
-		t, o, err := c.rateTrial(ctx, name, len(out.Trials)+1, rate, phase, full)
+		t, o, cell, err := c.rateTrial(ctx, name, len(out.Trials)+1, rate, phase, full)
 		if err != nil {
 			return o, err
 		}
-		busy = strings.HasPrefix(t.Limit, judge.MachineBusyPrefix)
+		cells = append(cells, cell)
+		busy = strings.HasPrefix(cmp.Or(t.Limit, o.Busy), judge.MachineBusyPrefix)
 		out.Trials = append(out.Trials, t)
 		return o, nil
 	}
 	tell := func(st capacity.Step) { // the trial's verdict, pooled with those before it
 		t := &out.Trials[len(out.Trials)-1]
-		if st.Pool > 0 {
+		switch {
+		case st.Unknown: // a busy machine's: its pool counted it neither way
+			t.Pass, t.Unknown = false, st.Busy
+		case st.Pool > 0:
 			t.Pool, t.PooledOver, t.PooledArrivals, t.Decided = st.Pool, st.Pooled.Over, st.Pooled.Arrivals, st.Decided
 			t.PooledDispersion = dispersion(st.Pooled)
 			if t.Pass != st.Pass || st.Pool > 1 {
@@ -67,7 +73,10 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 			out.Note = "ended by an error mid-search"
 		}
 	}
-	poolVerdicts(out.Trials, ans.Steps)
+	c.poolVerdicts(out.Trials, ans.Steps)
+	if ierr := c.intervals(&out, ans, cells); ierr != nil && err == nil {
+		err = ierr
+	}
 	for _, t := range out.Trials { // the latency at the answer: its last passing trial
 		if t.Pass && t.Rate == ans.Rate {
 			out.LatencyUs = t.LatencyUs
@@ -79,7 +88,7 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 
 // rateTrial runs the n-th trial of a search and judges it: the trial as
 // capacity.json keeps it, and the outcome the search goes on from.
-func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float64, phase capacity.Phase, full bool) (result.SearchTrial, capacity.Outcome, error) {
+func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float64, phase capacity.Phase, full bool) (result.SearchTrial, capacity.Outcome, result.Cell, error) {
 	d := c.Trial
 	if full {
 		d = c.Base.Cell.Duration
@@ -90,37 +99,44 @@ func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float
 	// same arrivals again, and a search is still repeatable.
 	cell, dir, err := c.trial(ctx, name, "rate", c.Inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate), c.Base.Cell.Config.Seed+uint64(n))
 	if err != nil {
-		return result.SearchTrial{}, capacity.Outcome{}, err
+		return result.SearchTrial{}, capacity.Outcome{}, cell, err
 	}
 	t := searchTrial(cell, c.slo, rate, phase, full, dir)
-	if !t.Pass {
-		t.Limit = judge.TrialLimit(cell, c.slo, c.OthersShare)
+	// Whatever the verdict: a pass on a busy machine counted where a
+	// failure there is set aside would bias a pool toward passing.
+	limit := judge.TrialLimit(cell, c.slo, c.OthersShare)
+	o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Besides: judge.JudgeTrialBesidesTail(cell, c.slo)}
+	if t.Pass {
+		o.Busy = limit
+	} else {
+		t.Limit, o.Limit = limit, limit
 	}
-	o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Limit: t.Limit, Besides: judge.JudgeTrialBesidesTail(cell, c.slo)}
 	tail, err := c.tail(dir, cell)
 	if err != nil {
-		return t, o, err
+		return t, o, cell, err
 	}
 	if tail.Arrivals > 0 {
 		o.Tail = tail
 		t.Over, t.Arrivals, t.Dispersion = tail.Over, tail.Arrivals, dispersion(tail)
 	}
-	return t, o, nil
+	return t, o, cell, nil
 }
 
 // poolVerdicts gives each trial of a pool the pool's verdict and the
 // share it rests on, as the search judged it (OnTrial heard each as it
-// ended, with the pool so far).
-func poolVerdicts(ts []result.SearchTrial, steps []capacity.Step) {
-	for j := len(steps) - 1; j >= 0 && j < len(ts); j-- {
-		last := steps[j]
-		for i := j - 1; i >= 0 && i > j-last.Pool; i-- {
-			if ts[i].Pass != last.Pass {
-				ts[i].Pass, ts[i].PoolShare = last.Pass, ts[j].PoolShare
-			}
+// ended, with the pool so far), and the count of trials it rests on. A
+// trial the pool did not count (the machine's) keeps its own.
+func (c *Capacity) poolVerdicts(ts []result.SearchTrial, steps []capacity.Step) {
+	for i := range min(len(ts), len(steps)) {
+		st, t := steps[i], &ts[i]
+		if st.PoolSize == 0 {
+			continue
 		}
-		if last.Pool > 1 {
-			j -= last.Pool - 1
+		if st.PoolSize > 1 {
+			t.PoolTrials = st.PoolSize
+		}
+		if t.Pass != st.Pass || st.PoolSize > 1 {
+			t.Pass, t.PoolShare = st.Pass, c.share(st.Verdict)
 		}
 	}
 }

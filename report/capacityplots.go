@@ -15,14 +15,65 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-// Colours of a search's plot: passing trials, failing ones, the SLO and
-// the answer.
+// Colours of a search's plot: passing trials, failing ones, trials whose
+// verdict is their pool's (several trials at one rate), trials a busy
+// machine left unknown, the SLO and the answer.
 var (
-	passColour   = rgb(0x59a14f)
-	failColour   = rgb(0xe15759)
-	sloColour    = rgb(0x4e79a7)
-	answerColour = rgb(0x000000)
+	passColour       = rgb(0x59a14f)
+	failColour       = rgb(0xe15759)
+	pooledPassColour = rgb(0x1e6b2e)
+	pooledFailColour = rgb(0x8b1a1a)
+	unknownColour    = rgb(0xb07aa1)
+	sloColour        = rgb(0x4e79a7)
+	answerColour     = rgb(0x000000)
 )
+
+// trialKind is how a search's plot draws a trial: by its verdict, and
+// whether that verdict is its own or its pool's.
+type trialKind int
+
+const (
+	passedAlone trialKind = iota
+	passedPooled
+	failedAlone
+	failedPooled
+	unknownBusy
+	trialKinds
+)
+
+// kindOf is a trial's kind. Its verdict is its pool's when the pool
+// counted more than one trial (PoolTrials; Pool for files written before
+// it).
+func kindOf(t result.SearchTrial) trialKind {
+	pooled := t.PoolTrials > 1 || t.Pool > 1
+	switch {
+	case t.Unknown != "":
+		return unknownBusy
+	case t.Pass && pooled:
+		return passedPooled
+	case t.Pass:
+		return passedAlone
+	case pooled:
+		return failedPooled
+	}
+	return failedAlone
+}
+
+// trialStyles are each kind's legend line, colour and glyph: a pooled
+// verdict is a square in a darker shade of its verdict's colour, so that
+// it reads in grey print too; an unknown trial is not grey, which the
+// grid is.
+var trialStyles = [trialKinds]struct {
+	name   string
+	colour color.Color
+	glyph  draw.GlyphDrawer
+}{
+	passedAlone:  {"passed, one trial (large: full length)", passColour, draw.CircleGlyph{}},
+	passedPooled: {"passed, pooled with trials at its rate", pooledPassColour, draw.BoxGlyph{}},
+	failedAlone:  {"failed, one trial (large: full length)", failColour, draw.CrossGlyph{}},
+	failedPooled: {"failed, pooled with trials at its rate", pooledFailColour, draw.BoxGlyph{}},
+	unknownBusy:  {"unknown: the machine was busy, counted neither way", unknownColour, draw.PyramidGlyph{}},
+}
 
 // RenderCapacity draws, under DIR/plots, each search's latency against
 // offered rate (the SLO line and the answer marked) and each sweep's
@@ -74,38 +125,27 @@ func RenderCapacity(dir string, rep *result.CapacityReport) ([]string, error) {
 // horizontal line and the answer a vertical one.
 func searchPlot(s result.CapacitySearch, slo result.SLO, precision float64) (*plot.Plot, error) {
 	p := newPlot(SearchVerdict(s, slo, precision), "offered rate (arrivals/s)", slo.Label()+" latency from the intended start (ms)")
-	var pass, fail plotter.XYs
-	var passFull, failFull []bool
+	var xys [trialKinds]plotter.XYs
+	var fulls [trialKinds][]bool
 	lo, hi := math.Inf(1), 0.0
 	ylo, yhi := float64(slo.Limit)/1e6, float64(slo.Limit)/1e6
 	for _, t := range s.Trials {
 		ms := math.Max(t.LatencyUs/1000, 0.001)
-		pt := plotter.XY{X: t.Rate, Y: ms}
-		if t.Pass {
-			pass, passFull = append(pass, pt), append(passFull, t.Full)
-		} else {
-			fail, failFull = append(fail, pt), append(failFull, t.Full)
-		}
+		k := kindOf(t)
+		xys[k], fulls[k] = append(xys[k], plotter.XY{X: t.Rate, Y: ms}), append(fulls[k], t.Full)
 		lo, hi = math.Min(lo, t.Rate), math.Max(hi, t.Rate)
 		ylo, yhi = math.Min(ylo, ms), math.Max(yhi, ms)
 	}
-	for _, g := range []struct {
-		xys    plotter.XYs
-		full   []bool
-		name   string
-		colour color.Color
-		glyph  draw.GlyphDrawer
-	}{{pass, passFull, "trial passed (large: full length)", passColour, draw.CircleGlyph{}},
-		{fail, failFull, "trial failed (large: full length)", failColour, draw.CrossGlyph{}}} {
-		if len(g.xys) == 0 {
+	for k, g := range trialStyles {
+		if len(xys[k]) == 0 {
 			continue
 		}
-		sc, err := plotter.NewScatter(g.xys)
+		sc, err := plotter.NewScatter(xys[k])
 		if err != nil {
 			return nil, err
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: g.colour, Radius: vg.Points(4), Shape: g.glyph}
-		full, style := g.full, sc.GlyphStyle
+		full, style := fulls[k], sc.GlyphStyle
 		sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 			st := style
 			if full[i] { // a confirmation: the trial the answer stands on

@@ -161,3 +161,27 @@ func TestPooledFailureIsPhrasedOnceFromItsFigures(t *testing.T) {
 		t.Errorf("an older file's pooled reason: %q", got)
 	}
 }
+
+func TestAnswerLineGivesTheIntervals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s    result.CapacitySearch
+		want string
+	}{
+		{result.CapacitySearch{Rate: 1200, Interval: &result.RateInterval{Low: 1100, High: 1300, LowFrom: "tails", HighFrom: "tails"},
+			LatencyInterval: &result.QuantileInterval{Quantile: "p99", PointUs: 8100, LowUs: 7200, HighUs: 9400, Arrivals: 4000, Trials: 3}},
+			"answer 1,200/s [1,100, 1,300] (95 % by the trials' tails); p99 8.10ms [7.20ms, 9.40ms] from 4,000 arrivals in 3 trials"},
+		{result.CapacitySearch{Rate: 1200, Interval: &result.RateInterval{Low: 1200, High: 1260, LowFrom: "bracket", HighFrom: "bracket"}},
+			"answer 1,200/s [1,200, 1,260] (the highest rate that passed, the lowest that failed)"},
+		{result.CapacitySearch{Rate: 1200, Interval: &result.RateInterval{Low: 1100, High: 1260, LowFrom: "tails", HighFrom: "bracket"}},
+			"answer 1,200/s [1,100, 1,260] (low end 95 % by the trials' tails, high end the lowest rate that failed)"},
+		{result.CapacitySearch{Rate: 400, Interval: &result.RateInterval{Low: 400, LowFrom: "tails"},
+			LatencyInterval: &result.QuantileInterval{Quantile: "p999", PointUs: 500, LowUs: 400, HighUs: 2000, Arrivals: 80, Trials: 1}},
+			"answer 400/s [400, none failed above] (95 % by the trials' tails); p99.9 500µs [400µs, 2.00ms] from 80 arrivals in 1 trial"},
+		{result.CapacitySearch{Rate: 0}, ""},
+	} {
+		if got := AnswerLine(c.s); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}

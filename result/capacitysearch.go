@@ -93,11 +93,44 @@ type CapacitySearch struct {
 	// decided with the arrivals pooled there (up to MaxArrivals, or four
 	// trials). 0 when no trial decided that side, both 0 when they would
 	// not hold Rate.
-	Low         float64       `json:"low,omitempty"`
-	High        float64       `json:"high,omitempty"`
-	MaxArrivals int64         `json:"max_arrivals,omitempty"`
-	Trials      []SearchTrial `json:"trials"`
-	WallS       float64       `json:"wall_s"`
+	Low  float64 `json:"low,omitempty"`
+	High float64 `json:"high,omitempty"`
+	// Interval is the range the capacity lies in as the search narrowed
+	// it, absent without an answer (see capacity.Answer.Interval).
+	Interval *RateInterval `json:"interval,omitempty"`
+	// LatencyInterval is the SLO's quantile at the answer from the tail
+	// of the trials its verdict rests on, pooled, with its interval;
+	// absent when the SLO's quantile is not a share (max, mean).
+	LatencyInterval *QuantileInterval `json:"latency_interval,omitempty"`
+	MaxArrivals     int64             `json:"max_arrivals,omitempty"`
+	Trials          []SearchTrial     `json:"trials"`
+	WallS           float64           `json:"wall_s"`
+}
+
+// RateInterval is the range a capacity lies in: each end the trials'
+// tails decided at a nominal 95 % ("tails": CapacitySearch.Low, High)
+// where they did, else the bisection's bracket ("bracket": the answer,
+// the highest rate that passed, and the lowest that failed above it).
+// High is 0, and HighFrom empty, when nothing failed above the answer.
+type RateInterval struct {
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
+	LowFrom  string  `json:"low_from"`
+	HighFrom string  `json:"high_from,omitempty"`
+}
+
+// QuantileInterval is a quantile of latency (µs) from the arrivals of
+// Trials trials pooled, with its 95 % interval by order statistics (no
+// assumption on the distribution; capacity.QuantileRanks). With few
+// arrivals above the quantile the interval's upper end is the largest
+// arrival.
+type QuantileInterval struct {
+	Quantile string  `json:"quantile"`
+	PointUs  float64 `json:"point_us"`
+	LowUs    float64 `json:"low_us"`
+	HighUs   float64 `json:"high_us"`
+	Arrivals int64   `json:"arrivals"`
+	Trials   int     `json:"trials"`
 }
 
 // SearchTrial is one cell of a search, kept in Dir (relative to the
@@ -120,7 +153,8 @@ type SearchTrial struct {
 	OtherCores    float64 `json:"other_cores"`
 	WakeLateP99Us float64 `json:"wake_late_p99_us,omitempty"`
 	// Over of Arrivals served took longer than the SLO's limit. Pool
-	// numbers the trials run at one rate for one verdict (1 the first);
+	// numbers the trials counted at one rate for one verdict (1 the
+	// first; absent for one the pool did not count, see Unknown);
 	// PooledOver of PooledArrivals is their tail so far, and Decided says
 	// whether that tail decides the verdict at 95 %. Dispersion and
 	// PooledDispersion say how much more the arrivals over the limit
@@ -148,8 +182,16 @@ type SearchTrial struct {
 	Pass      bool         `json:"pass"`
 	Why       string       `json:"why,omitempty"`
 	PoolShare *PooledShare `json:"pool_share,omitempty"`
-	Limit     string       `json:"limit,omitempty"`
-	Dir       string       `json:"dir"`
+	// PoolTrials is how many trials' tails the verdict rests on, when
+	// more than one: the trial's verdict is its pool's, not its own.
+	PoolTrials int    `json:"pool_trials,omitempty"`
+	Limit      string `json:"limit,omitempty"`
+	// Unknown names what other than the lock limited a trial that
+	// passed (the machine busy, lockbench late): its pool counted it
+	// neither as a pass nor as a failure, as a failure there is set
+	// aside (Limit), and its verdict is not a pass.
+	Unknown string `json:"unknown,omitempty"`
+	Dir     string `json:"dir"`
 }
 
 // PooledShare is the share of a pool's arrivals over the SLO's limit, the

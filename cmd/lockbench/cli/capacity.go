@@ -32,8 +32,15 @@ is pooled with more trials at the same rate (up to --max-arrivals), and
 when even those cannot call it the answer comes with the range of rates
 its trials' tails decided. A trial failed by lockbench itself or by other work on the machine is repeated
 once (after waiting up to 30 s for the machine to quieten), then ends the
-search, which says so rather than claim a capacity. Every trial is a cell
-kept under DIR/trials; DIR/capacity.json holds the answer.
+search, which says so rather than claim a capacity; one that passed there
+is unknown, counted by its pool neither as a pass nor as a failure. Once
+a full trial failed, the search goes on with full trials only, and the
+answer stays below every rate a full trial failed. The answer comes with
+its interval, "answer 1,200/s [1,100, 1,300]" (the range the tails
+decided, else the highest passing and lowest failing rate), and the
+SLO's quantile there with its 95% interval from the pooled trials.
+Every trial is a cell kept under DIR/trials; DIR/capacity.json holds the
+answer.
 
 Examples:
   lockbench capacity --impl redis

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/capacity"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestCapacityTailsReadBackFromTheTrials(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "cap")
-	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1ms",
+	code, stdout, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1ms",
 		"--hold", "2ms", "--start-rate", "50", "--max-rate", "200", "--trial", "1s", "--duration", "1s",
 		"--warmup", "0s", "--others-share", "100%", "--max-time", "40s")
 	if code != ExitOK && code != ExitSLO && code != ExitFailure {
@@ -47,7 +48,11 @@ func TestCapacityTailsReadBackFromTheTrials(t *testing.T) {
 		if want := dispersionField(tail); !near(tr.Dispersion, want) {
 			t.Errorf("trial %d at %g/s: dispersion %g, its seconds give %g", i, tr.Rate, tr.Dispersion, want)
 		}
-		if tr.Pool == 0 { // not pooled (lockbench fell behind): it neither joins a pool nor ends one
+		if tr.Unknown != "" && (tr.Pass || tr.Pool != 0 || tr.PooledArrivals != 0) {
+			t.Errorf("trial %d at %g/s, unknown (%s): pass %v, pool %d of %d arrivals; want it counted in none",
+				i, tr.Rate, tr.Unknown, tr.Pass, tr.Pool, tr.PooledArrivals)
+		}
+		if tr.Pool == 0 { // not pooled (lockbench fell behind, or the machine was busy): it neither joins a pool nor ends one
 			continue
 		}
 		if tr.Pool == 1 {
@@ -74,6 +79,75 @@ func TestCapacityTailsReadBackFromTheTrials(t *testing.T) {
 	if s.Sampled != strings.Contains(s.Note, "too close to call") {
 		t.Errorf("sampled %v, note %q: a sampled answer says why, and only it", s.Sampled, s.Note)
 	}
+	checkAnswerIntervals(t, out, s, slo, stdout)
+}
+
+// checkAnswerIntervals reads a search's intervals back: the capacity's
+// range from its answer, Low/High and Missed, and the SLO's quantile at
+// the answer recomputed from the interval logs of the trials its verdict
+// rests on (the last passing pool at the answer, less the trials the
+// machine limited), pooled; and the line stdout gives them in.
+func checkAnswerIntervals(t *testing.T, out string, s result.CapacitySearch, slo result.SLO, stdout string) {
+	t.Helper()
+	if s.Rate == 0 {
+		if s.Interval != nil || s.LatencyInterval != nil {
+			t.Errorf("no answer, but intervals %+v, %+v", s.Interval, s.LatencyInterval)
+		}
+		return
+	}
+	iv := s.Interval
+	wantLow, wantHigh := s.Rate, s.Missed
+	if s.Low > 0 {
+		wantLow = s.Low
+	}
+	if s.High > 0 {
+		wantHigh = s.High
+	}
+	if iv == nil || iv.Low != wantLow || iv.High != wantHigh || iv.Low > s.Rate || (iv.High != 0 && iv.High <= s.Rate) {
+		t.Fatalf("answer %g (missed %g, range [%g, %g]): interval %+v, want [%g, %g] around it", s.Rate, s.Missed, s.Low, s.High, iv, wantLow, wantHigh)
+	}
+	j := len(s.Trials) - 1
+	for ; j >= 0; j-- {
+		if tr := s.Trials[j]; tr.Rate == s.Rate && tr.Pass && tr.Unknown == "" && tr.Limit == "" {
+			break
+		}
+	}
+	pooled := result.NewHistogram()
+	trials := 0
+	for i := j; i >= 0 && s.Trials[i].Rate == s.Rate; i-- {
+		tr := s.Trials[i]
+		if tr.Pool > 0 && tr.Unknown == "" && tr.Limit == "" {
+			dir := filepath.Join(out, tr.Dir)
+			sum, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := result.ReadCellLog(dir, sum.Cells[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			pooled.Merge(l.Merged(result.TagAcquire))
+			trials++
+		}
+		if tr.Pool <= 1 {
+			break
+		}
+	}
+	q := 1 - slo.TailShare()
+	n := pooled.TotalCount()
+	lo, hi := capacity.QuantileRanks(n, q)
+	rank := func(k int64) float64 { return float64(pooled.ValueAtQuantile(100 * float64(k) / float64(n))) }
+	want := result.QuantileInterval{Quantile: slo.Quantile, PointUs: float64(pooled.ValueAtQuantile(100 * q)),
+		LowUs: rank(lo), HighUs: rank(hi), Arrivals: n, Trials: trials}
+	if li := s.LatencyInterval; li == nil || *li != want {
+		t.Errorf("latency at the answer %+v; its trials' logs give %+v", li, want)
+	} else if li.LowUs > li.PointUs || li.HighUs < li.PointUs || li.Trials < 1 {
+		t.Errorf("latency interval %+v does not hold its point", li)
+	}
+	if line := report.AnswerLine(s); !strings.HasPrefix(line, "answer ") || !strings.Contains(stdout, "\n  "+line+"\n") {
+		t.Errorf("stdout does not give the answer with its interval:\n%s", stdout)
+	}
+	t.Logf("answer %g [%g (%s), %g (%s)]; %s %+v", s.Rate, iv.Low, iv.LowFrom, iv.High, iv.HighFrom, slo.Label(), s.LatencyInterval)
 }
 
 // readTail counts a trial's arrivals and those over limit, second by

@@ -236,7 +236,7 @@ func TestCapacityTrialsCountTheirTails(t *testing.T) {
 	// under the race detector on a busy machine: every trial passes, its
 	// tail decides it, and the range has no top. A p90 needs a hundred
 	// arrivals a trial, and pools up to 400.
-	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
+	code, stdout, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
 		"--start-rate", "200", "--max-rate", "400", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s", "--others-share", "100%")
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
@@ -274,6 +274,11 @@ func TestCapacityTrialsCountTheirTails(t *testing.T) {
 	if s.Low != s.Rate || s.High != 0 || s.Rate != 400 {
 		t.Errorf("answer %g, range [%g, %g]; want 400 decided, no failure", s.Rate, s.Low, s.High)
 	}
+	slo, _ := result.ParseSLO("p90<=1s")
+	checkAnswerIntervals(t, out, s, slo, stdout)
+	if !strings.Contains(stdout, "answer 400/s [400, none failed above]") {
+		t.Errorf("stdout does not give the answer's open interval:\n%s", stdout)
+	}
 }
 
 func TestCapacityCutByMaxTimeSaysSo(t *testing.T) {
@@ -291,4 +296,38 @@ func TestCapacityCutByMaxTimeSaysSo(t *testing.T) {
 	if !strings.Contains(stdout, "ran out mid-search") {
 		t.Errorf("the verdict does not say the search was cut:\n%s", stdout)
 	}
+}
+
+// A trial on a busy machine counts toward no verdict, whatever its own:
+// with --others-share at a thousandth of a percent nearly any other work
+// makes the machine busy, and every trial whose cell says so must be
+// unknown (passed on its own) or set aside (failed), never a pass.
+func TestCapacityCountsNoPassOnABusyMachine(t *testing.T) {
+	t.Parallel()
+	const share = 0.00001
+	out := filepath.Join(t.TempDir(), "cap")
+	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
+		"--start-rate", "200", "--max-rate", "400", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s",
+		"--others-share", "0.001%", "--max-time", "3s") // cut while it waits for the machine to quieten: exit 1
+	if code != ExitOK && code != ExitSLO && code != ExitFailure {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	rep := readCapacity(t, out)
+	busy := 0
+	for _, tr := range rep.Searches[0].Trials {
+		sum, err := result.ReadSummary(filepath.Join(out, tr.Dir, result.SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := sum.Cells[0].Generator
+		if g == nil || g.Cores <= 0 || g.OtherCores <= share*float64(g.Cores) {
+			continue // a quiet trial, or the machine's load unknown here
+		}
+		busy++
+		if tr.Pass || (tr.Unknown == "" && tr.Limit == "") || tr.Pool != 0 || tr.PooledArrivals != 0 {
+			t.Errorf("trial %s, other processes %.3f cores: pass %v, unknown %q, limit %q, pool %d (%d arrivals); want it counted neither way",
+				tr.Dir, g.OtherCores, tr.Pass, tr.Unknown, tr.Limit, tr.Pool, tr.PooledArrivals)
+		}
+	}
+	t.Logf("%d of %d trials on a busy machine; answer %g, note %q", busy, len(rep.Searches[0].Trials), rep.Searches[0].Rate, rep.Searches[0].Note)
 }
