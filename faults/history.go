@@ -100,7 +100,16 @@ func (t *tally) safety(c *result.Cell, expiring bool) {
 			s.TokenRegressions++
 		}
 	}
+	switch {
+	case t.g.used:
+		t.g.fig.Fill(s)
+	case t.spec.Guard:
+		s.GuardNote = t.g.note
+	}
 	if t.guarded {
+		// The pause script knows which write was stale: the stalled
+		// holder's, made after another's grant. The register can only
+		// name the write that overwrote an increment, the later holder's.
 		s.Guarded = true
 		s.StaleWritesFenced, s.StaleWritesUnfenced = t.accepted, t.unfencedAccepted
 	}
@@ -108,7 +117,7 @@ func (t *tally) safety(c *result.Cell, expiring bool) {
 		h := &result.History{Start: t.start.UnixNano(), Ops: t.hist.ops, Names: t.hist.names, Expiring: expiring}
 		rep := linear.Check(h, linear.DefaultBudget)
 		rep.Overlaps, rep.TokenRegressions, rep.Tokens = s.Overlaps, s.TokenRegressions, s.Tokens
-		rep.Guarded, rep.StaleWritesFenced, rep.StaleWritesUnfenced = s.Guarded, s.StaleWritesFenced, s.StaleWritesUnfenced
+		rep.KeepGuard(s)
 		*s = rep.Safety
 		c.History = h
 	}
