@@ -137,8 +137,11 @@ func (s *Safety) KeepGuard(o *Safety) {
 // verdictRank orders verdicts from the best to the worst.
 var verdictRank = map[Verdict]int{"": 0, Linearizable: 1, VerdictUnknown: 2, NotLinearizable: 3}
 
-// Add returns s with o's figures added (repeats of one cell): counts and
-// checking time summed, the worse verdict, the first illegal window.
+// Add returns s with o's figures added (repeats of one cell, or its
+// shards): counts and checking time summed, the worse verdict, the first
+// illegal window. Every count adds without loss — the guarded register's
+// lost updates too, taken per write — but a shard's verdict is on its own
+// clients' operations alone.
 func (s *Safety) Add(o *Safety) *Safety {
 	if o == nil {
 		return s
