@@ -17,25 +17,25 @@ type htmlPage struct {
 	Title string
 	// Partial and Missing label a partial result: Partial is "" for a
 	// whole run, else PartialMark, opening every title that shows figures.
-	Partial     string
-	Reason      string
-	Missing     []result.MissingCell
-	Run         string
-	Verdict     []VerdictLine
-	Unsafe      []string
-	Rows        []htmlRow
-	Wakeups     bool
-	SLO         string
-	Capacity    []capacityView
-	Open        []openView
-	Faults      []faultView
-	Figures     []figureView
-	Notes       []string
-	Config      []result.Field
-	Files       []string
+	Partial  string
+	Reason   string
+	Missing  []result.MissingCell
+	Run      string
+	Verdict  []VerdictLine
+	Unsafe   []string
+	Rows     []htmlRow
+	Wakeups  bool
+	SLO      string
+	Capacity []capacityView
+	Open     []openView
+	Faults   []faultView
+	Figures  []figureView
+	Notes    []string
+	Config   []result.Field
+	Files    []string
 	// SafetyFile is the Safety table's file, when one was written beside
 	// the page: the page links to it rather than repeat its columns.
-	SafetyFile string
+	SafetyFile  string
 	HaveHgrm    bool
 	ExampleHgrm string
 }
