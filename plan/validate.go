@@ -254,5 +254,5 @@ func (p *Plan) checkGuard() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: --guard: the servers of %s keep no guarded register (Redis and ZooKeeper do)", ErrUsage, strings.Join(p.Impls, ", "))
+	return fmt.Errorf("%w: --guard: the servers of %s keep no guarded register (Redis, ZooKeeper and etcd do)", ErrUsage, strings.Join(p.Impls, ", "))
 }
