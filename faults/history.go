@@ -103,8 +103,14 @@ func (t *tally) safety(c *result.Cell, expiring bool) {
 	switch {
 	case t.g.used:
 		t.g.fig.Fill(s)
-	case t.spec.Guard:
+	case t.g.note != "":
 		s.GuardNote = t.g.note
+	case t.guarding():
+		// freeze, partition and the connection's locks' scripts keep
+		// their holders off the register: it is on the very servers they
+		// freeze, cut or restart, and a holder stalled on it would hold
+		// the lock through what those scripts time.
+		s.GuardNote = "this scenario's holders do not write it: its script stalls the servers it lives on"
 	}
 	if t.guarded {
 		// The pause script knows which write was stale: the stalled
