@@ -64,6 +64,15 @@ type CellSpec struct {
 	// Renew has holders of leases that can be renewed (impl.Renewal)
 	// renew them every TTL/3 while they hold the lock.
 	Renew bool
+	// Guard has every holder read the guarded register (impl.Guard) when
+	// it is granted the lock and write it back, plus one, before it
+	// releases it, on the first of the driver's servers that keep one
+	// (--guard). Default off for load scenarios, whose every hold it
+	// lengthens by two round trips; the fault scenarios' default is on.
+	Guard bool
+	// GuardFunc, if set, opens the register in place of the driver's
+	// servers' (tests of the harness with locks that have no servers).
+	GuardFunc impl.GuardFunc
 	// Repeat is how many times a fault scenario repeats its script, or a
 	// repeatable load scenario (burst) runs as one cell.
 	// Default 1.

@@ -21,6 +21,9 @@ func runLoad(ctx context.Context, spec CellSpec, sh Shape) (Result, error) {
 	}
 	r := newCellRun(spec, d, lockers, sh)
 	defer r.closeAll()
+	if err := r.openGuards(ctx); err != nil {
+		return Result{}, err
+	}
 	return r.run(ctx)
 }
 
@@ -82,6 +85,11 @@ type Cell struct {
 	// settle calls.
 	grantLog  *grantLog
 	stopServe context.CancelFunc
+
+	// guarded says the clients hold guarded registers (Spec.Guard);
+	// guardNote says why not, when the spec asked for them.
+	guarded   bool
+	guardNote string
 }
 
 func newCellRun(spec CellSpec, d impl.Driver, lockers []impl.Locker, sh Shape) *Cell {
@@ -102,6 +110,7 @@ func (r *Cell) closeAll() {
 	if r.keepOpen {
 		return
 	}
+	r.closeGuards()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
 	for _, w := range r.Clients {

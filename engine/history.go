@@ -116,5 +116,6 @@ func (r *Cell) judgeSafety(cell *result.Cell) {
 		*s = rep.Safety
 		cell.History = h
 	}
+	r.guardSafety(s)
 	cell.Safety = s
 }

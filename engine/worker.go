@@ -55,6 +55,7 @@ type Client struct {
 	grantLog *grantLog // sharded cells: where grants go
 	grantBuf *grantBatch
 	hist     *result.OpLog // the operations the safety check reads
+	guard    *guardClient  // the guarded register, with --guard
 
 	t0    time.Time // the cell's start, for now
 	fresh time.Time // see reading
@@ -269,9 +270,17 @@ func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease im
 	sessions := w.l.Counters().SessionLost.Load()
 	v := r.check.Enter(lock, w.id, tok, fenced, got)
 	r.live.granted()
+	if w.guard != nil {
+		w.guard.read(r.relCtx, r.names.at(lock), GuardToken(lease))
+	}
 	r.hold(ctx, w, lock, lease, r.Spec.HoldDist.Sample(w.rng), measured)
 	if r.BeforeRelease != nil {
 		r.BeforeRelease(ctx)
+	}
+	if w.guard != nil {
+		// Within the hold as the checker sees it: a write after Exit would
+		// be another holder's business.
+		w.guard.write(r.relCtx)
 	}
 	t := w.Now() // even with no hold: the hand-off gap and overlaps are measured from it
 	r.check.Exit(v, w.id, t)

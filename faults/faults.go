@@ -226,6 +226,7 @@ const releaseTimeout = 5 * time.Second
 // release gives lease back within releaseTimeout. Like the harness, it
 // counts a lost lease (the implementation counted it in Lost) as no error.
 func release(ctx context.Context, t *tally, lease impl.Lease) error {
+	t.guardWrite(ctx, lease)
 	call := time.Now()
 	err := releaseBounded(ctx, lease)
 	t.releasedOp(lease, call, err)
@@ -238,6 +239,7 @@ func release(ctx context.Context, t *tally, lease impl.Lease) error {
 // releaseScripted is release for a holder whose server the script killed
 // or cut: its failure is the script's doing, counted in *failed.
 func releaseScripted(ctx context.Context, t *tally, lease impl.Lease, failed *int64) {
+	t.guardDrop(lease)
 	call := time.Now()
 	err := releaseBounded(ctx, lease)
 	t.releasedOp(lease, call, err)
@@ -273,6 +275,7 @@ func first(ctx context.Context, t *tally, l impl.Locker, name string) (impl.Leas
 	}
 	got := time.Now()
 	t.acquired(got.Sub(start))
+	t.granted(ctx, l, name, lease)
 	return lease, got, nil
 }
 
@@ -289,6 +292,7 @@ func acquire(ctx context.Context, t *tally, l impl.Locker, name string, retry ti
 		if err == nil {
 			got := time.Now()
 			t.acquired(got.Sub(start))
+			t.granted(ctx, l, name, lease)
 			return lease, got, nil
 		}
 		if ctx.Err() != nil {
@@ -309,6 +313,7 @@ func closeAll(t *tally, ls ...impl.Locker) {
 			continue
 		}
 		t.count(l.Counters().Snapshot())
+		t.closeGuard(l)
 		l.Close()
 	}
 }

@@ -91,6 +91,7 @@ func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) r
 	start := time.Now()
 	c, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: implName, Scenario: sc, Clients: 2, Repeat: repeat, Config: cfg, MaxTime: 2 * time.Minute,
+		Guard: true, // as the plan has the fault scenarios by default
 	})
 	if err != nil {
 		t.Fatalf("%s %s: %v", scenario, implName, err)
@@ -178,6 +179,14 @@ func TestPauseStaleWriteOnlyFencingRejects(t *testing.T) {
 			}
 			if p := f.Pause; p == nil || p.UnfencedAccepted == 0 || p.StaleWrites != 1 || p.LockFences == tc.unsafe {
 				t.Errorf("pause figures %+v: want 1 stale write the unfenced resource accepted, lock fences %v", p, !tc.unsafe)
+			}
+			// The stalled holder read the guarded register before its stall
+			// and wrote after the new holder read: the unfenced counter
+			// loses the new holder's increment, the fenced one refuses the
+			// stale write and loses nothing.
+			if s := c.Safety; s == nil || !s.Guarded || s.GuardedWrites != 2 || s.LostUpdates != 1 ||
+				s.LostUpdatesFenced != 0 || s.StaleWritesRefused != 1 || s.GuardErrors != 0 {
+				t.Errorf("guarded register: %+v; want 2 writes, 1 lost unfenced, 0 fenced, 1 refused", s)
 			}
 			if !tc.unsafe {
 				if c.SafetyViolations != 0 {

@@ -100,7 +100,22 @@ func (t *tally) safety(c *result.Cell, expiring bool) {
 			s.TokenRegressions++
 		}
 	}
+	switch {
+	case t.g.used:
+		t.g.fig.Fill(s)
+	case t.g.note != "":
+		s.GuardNote = t.g.note
+	case t.guarding():
+		// freeze, partition and the connection's locks' scripts keep
+		// their holders off the register: it is on the very servers they
+		// freeze, cut or restart, and a holder stalled on it would hold
+		// the lock through what those scripts time.
+		s.GuardNote = "this scenario's holders do not write it: its script stalls the servers it lives on"
+	}
 	if t.guarded {
+		// The pause script knows which write was stale: the stalled
+		// holder's, made after another's grant. The register can only
+		// name the write that overwrote an increment, the later holder's.
 		s.Guarded = true
 		s.StaleWritesFenced, s.StaleWritesUnfenced = t.accepted, t.unfencedAccepted
 	}
@@ -108,7 +123,7 @@ func (t *tally) safety(c *result.Cell, expiring bool) {
 		h := &result.History{Start: t.start.UnixNano(), Ops: t.hist.ops, Names: t.hist.names, Expiring: expiring}
 		rep := linear.Check(h, linear.DefaultBudget)
 		rep.Overlaps, rep.TokenRegressions, rep.Tokens = s.Overlaps, s.TokenRegressions, s.Tokens
-		rep.Guarded, rep.StaleWritesFenced, rep.StaleWritesUnfenced = s.Guarded, s.StaleWritesFenced, s.StaleWritesUnfenced
+		rep.KeepGuard(s)
 		*s = rep.Safety
 		c.History = h
 	}

@@ -13,7 +13,10 @@ import (
 // runPause: the holder stalls (a GC pause, a stopped VM) past its lease.
 // A acquires and stalls; B, waiting, gets the lock once A's lease is gone
 // and writes to the shared resource; then A wakes up and writes as though
-// it still held the lock. Two resources take the writes: an unfenced one
+// it still held the lock. Two counters take the writes — the guarded
+// register on the lock's servers (--guard, on by default here), which A
+// read at its grant and B reads at its own, or, where the servers keep
+// none or the guard is off, two resources in process: an unfenced one
 // accepts A's stale write and a fenced one rejects it because B's token is
 // higher. Which of them counts is the lock's: a lock with fencing tokens
 // is unsafe only if the fenced resource accepted the write, one without
@@ -72,6 +75,7 @@ func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, fig 
 	if err != nil {
 		return err
 	}
+	c.drawn(ctx, t, c.a, name, la, ta)
 
 	// B waits, gets the lock once A's lease is gone, writes, and keeps the
 	// lock until A has written.
@@ -91,8 +95,7 @@ func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, fig 
 	if g.err != nil {
 		t.failed(g.err)
 	}
-	okPlain := plain.Write(0, ta)
-	okFenced := fenced.Write(0, ta)
+	okPlain, okFenced := c.write(ctx, t, la, ta, plain, fenced)
 	close(aWrote)
 	if c.ps != nil {
 		// The stall ends: A's client reconnects and learns its session
@@ -205,7 +208,11 @@ func (c *pauseCast) challenger(ctx, wctx context.Context, t *tally, name string,
 			return
 		}
 		tb, err := c.token(wctx, lb)
-		if err == nil {
+		switch {
+		case err != nil:
+		case t.guarding(): // B writes the register before it releases
+			c.drawn(wctx, t, c.b, name, lb, tb)
+		default:
 			plain.Write(1, tb)
 			fenced.Write(1, tb)
 		}
@@ -240,6 +247,25 @@ func tokens(ctx context.Context, s subject, cfg impl.Config, name string) (func(
 		return nil, nil, fmt.Errorf("faults: %w", err)
 	}
 	return func(ctx context.Context, _ impl.Lease) (uint64, error) { return f.Next(ctx) }, func() { f.Close() }, nil
+}
+
+// drawn shows the guarded register a holder's token drawn after its grant
+// (the lock has none of its own): the read at the grant showed none.
+func (c *pauseCast) drawn(ctx context.Context, t *tally, l impl.Locker, name string, lease impl.Lease, token uint64) {
+	if t.guarding() && t.tokens == result.TokensCounter {
+		t.guardRead(ctx, l, name, lease, token)
+	}
+}
+
+// write is A's write after its stall, which it read before: to the guarded
+// register where the lock's servers keep one, else to the in-process
+// resources. It says whether the unfenced and the fenced counter took it.
+func (c *pauseCast) write(ctx context.Context, t *tally, la impl.Lease, ta uint64, plain, fenced *resource) (bool, bool) {
+	if !t.guarding() {
+		return plain.Write(0, ta), fenced.Write(0, ta)
+	}
+	w, ok := t.guardWrite(ctx, la)
+	return ok, ok && w.FencedAccepted
 }
 
 // awaitSessionLost waits, at most max, until l has counted a session

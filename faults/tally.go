@@ -35,6 +35,8 @@ type tally struct {
 	unfencedAccepted int64
 	tokens           result.TokenSource
 	expiring         bool
+	// g is the guarded register (--guard).
+	g guards
 }
 
 func newTally(spec engine.CellSpec) *tally {
@@ -50,6 +52,7 @@ func newTally(spec engine.CellSpec) *tally {
 			t.tokens = result.TokensLock
 		}
 	}
+	t.initGuards()
 	return t
 }
 
@@ -111,6 +114,10 @@ func (t *tally) cell(configured time.Duration, bound result.Bound) result.Cell {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.acc.Measured(time.Since(t.start))
+	for l, g := range t.g.clients { // clients a script closed itself
+		g.Close()
+		delete(t.g.clients, l)
+	}
 	c := t.acc.Cell()
 	f := t.faults
 	f.Repeats, f.ConfiguredMs, f.Bound = t.spec.Repeat, ms(configured), bound

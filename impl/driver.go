@@ -102,6 +102,10 @@ type Need struct {
 	// (Caps without Fencing). Nil: these servers keep none, and such a
 	// lock is not staged where tokens are needed.
 	Fence FenceFunc
+	// Guard, if set, keeps the guarded register (see Guard) on the role's
+	// servers. Nil: these servers keep none, and a cell that asks for one
+	// (--guard) runs without it and says so.
+	Guard GuardFunc
 }
 
 // CheckAddr judges one address given for n's role: a connection string

@@ -144,3 +144,25 @@ func TestFaultsAndFencing(t *testing.T) {
 		t.Errorf("safety %+v", f.Safety)
 	}
 }
+
+// Lost updates of the guarded counter make a run unsafe, counted on the
+// counter the lock's users would write: the fenced one for a lock with
+// tokens of its own (whose unfenced losses only show what fencing saved),
+// the unfenced one for a lock without.
+func TestLostUpdatesAreUnsafe(t *testing.T) {
+	t.Parallel()
+	cell := func(impl string, tokens result.TokenSource, fenced, unfenced int64) result.Cell {
+		return result.Cell{Impl: impl, Scenario: "pause", Clients: 2, Acquires: 4, Safety: &result.Safety{
+			Guarded: true, Tokens: tokens, LostUpdatesFenced: fenced, LostUpdates: unfenced}}
+	}
+	s := Judge([]result.Cell{cell("zk-pred", result.TokensLock, 0, 3), cell("etcd", result.TokensLock, 0, 0)}, nil).Safety
+	if s.Bad() || len(s.LostUpdates) != 0 {
+		t.Errorf("fenced locks losing only unfenced updates judged unsafe: %+v", s)
+	}
+	s = Judge([]result.Cell{cell("redis", result.TokensCounter, 0, 2), cell("zk-pred", result.TokensLock, 1, 5),
+		cell("redis-fenced", result.TokensLock, 0, 7)}, nil).Safety
+	if !s.Bad() || s.Violations != 0 || s.Lost() != 3 || len(s.LostUpdates) != 2 ||
+		s.LostUpdates[0].Impl != "redis" || s.LostUpdates[1].Impl != "zk-pred" {
+		t.Errorf("lost updates: %+v, want redis (2) and zk-pred (1), bad", s.LostUpdates)
+	}
+}

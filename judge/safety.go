@@ -16,10 +16,25 @@ type Safety struct {
 	FencedBy []CellRef
 	// PossibleOverlaps are per cell merged from shards.
 	PossibleOverlaps []Count
+	// LostUpdates are the guarded register's lost updates, by cell, on the
+	// counter the lock's users would write (result.Safety.UsersLost): what
+	// the overlaps cost, and the one figure that shows a stale write
+	// the overlap checker could not see.
+	LostUpdates []Count
 }
 
-// Bad says the run broke mutual exclusion.
-func (s Safety) Bad() bool { return s.Violations > 0 }
+// Bad says the run broke mutual exclusion: a violation, or an update
+// lost on the counter the lock guarded.
+func (s Safety) Bad() bool { return s.Violations > 0 || len(s.LostUpdates) > 0 }
+
+// Lost is how many updates the cells lost in all.
+func (s Safety) Lost() int64 {
+	var n int64
+	for _, c := range s.LostUpdates {
+		n += c.N
+	}
+	return n
+}
 
 func judgeSafety(cells []result.Cell) Safety {
 	var s Safety
@@ -32,6 +47,9 @@ func judgeSafety(cells []result.Cell) Safety {
 		if n := FencedStale(c); n > 0 {
 			s.Fenced += n
 			s.FencedBy = append(s.FencedBy, Ref(c))
+		}
+		if n := c.Safety.UsersLost(); n > 0 {
+			s.LostUpdates = append(s.LostUpdates, Count{Ref(c), n})
 		}
 		if m := c.Merge; m != nil && m.PossibleOverlaps > 0 {
 			s.PossibleOverlaps = append(s.PossibleOverlaps, Count{Ref(c), m.PossibleOverlaps})

@@ -38,7 +38,7 @@ type Flags struct {
 	connectPar, repeat               int
 	out, slo                         string
 	seed                             uint64
-	renew                            bool
+	renew, guard                     bool
 	acquireTimeout                   time.Duration
 	shard, startAt, runID            string
 	shardWait                        time.Duration
@@ -72,6 +72,7 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.jitter, "jitter", impl.DefaultJitter, "random `FRACTION` of --retry added or removed")
 	fs.DurationVar(&o.acquireTimeout, "acquire-timeout", 0, "a client that has not got the lock within this gives up (tryLock with a wait); 0 waits until the cell ends")
 	fs.BoolVar(&o.renew, "renew", false, "holders renew their TTL lease every TTL/3 while they hold it, only while it is still theirs (a watchdog)")
+	fs.BoolVar(&o.guard, "guard", false, "holders read a counter on the lock's servers when granted and write it back plus one before releasing, fenced with the lock's token and unfenced: lost updates and stale writes in the Safety table (default: on in the fault scenarios, off in the load ones, whose holds it lengthens by two round trips)")
 	o.servers = map[string]*string{}
 	for _, n := range impl.Roles() {
 		env := impl.EnvName(n.Role)
@@ -141,6 +142,9 @@ func (o *Flags) Plan(fs *pflag.FlagSet) (Plan, error) {
 		return p, err
 	}
 	p.Cell = cell
+	if fs.Changed("guard") {
+		p.Guard = &o.guard
+	}
 	if o.ramp != "" {
 		if fs.Changed("duration") || o.acquires != 0 {
 			return p, fmt.Errorf("%w: --ramp sets each stair's length; drop --duration and --acquires", ErrUsage)

@@ -48,6 +48,9 @@ type Plan struct {
 	Out string
 	// Shard, if set, runs this process's part of a sharded run.
 	Shard *Sharding
+	// Guard, if set, says whether cells guard a register (CellSpec.Guard).
+	// Nil: the fault scenarios do, the load scenarios do not.
+	Guard *bool
 	// Profile is how the sandbox configures the servers it starts
 	// (sandbox.ProfileProduction when empty).
 	Profile sandbox.Profile
@@ -251,6 +254,7 @@ func (p Plan) cells() []plannedCell {
 					spec := p.Cell
 					d := p.drivers[i]
 					spec.Impl, spec.Driver, spec.Scenario, spec.Clients = d.Name, d, s, n
+					spec.Guard = p.guards(s)
 					if rounds > 1 {
 						spec.Repeat = 1
 					}
@@ -261,6 +265,15 @@ func (p Plan) cells() []plannedCell {
 		}
 	}
 	return out
+}
+
+// guards says whether s's cells guard a register: as Guard says, or by
+// default in the fault scenarios alone.
+func (p Plan) guards(s engine.Scenario) bool {
+	if p.Guard != nil {
+		return *p.Guard
+	}
+	return s.Kind() == result.KindFault
 }
 
 func (m *matrix) run(ctx context.Context) error {

@@ -47,6 +47,9 @@ func (p *Plan) Validate() error {
 	if err := p.checkCells(); err != nil {
 		return err
 	}
+	if err := p.checkGuard(); err != nil {
+		return err
+	}
 	if err := p.checkFiles(fdLimit()); err != nil {
 		return err
 	}
@@ -233,4 +236,23 @@ func (p *Plan) needs() []impl.Need {
 		}
 	}
 	return out
+}
+
+// checkGuard refuses --guard where no cell could keep it: a ramp, whose
+// stairs share connections the register would have to outlive, or
+// implementations none of whose servers keep a register. A plan where
+// some do runs the others unguarded, each saying so.
+func (p *Plan) checkGuard() error {
+	if p.Guard == nil || !*p.Guard {
+		return nil
+	}
+	if p.Ramp != nil {
+		return fmt.Errorf("%w: --guard does not apply to --ramp; guard the cells at each client count instead", ErrUsage)
+	}
+	for _, d := range p.drivers {
+		if open, _, _ := engine.GuardOpener(p.Cell, d); open != nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: --guard: the servers of %s keep no guarded register (Redis, ZooKeeper and etcd do)", ErrUsage, strings.Join(p.Impls, ", "))
 }

@@ -45,3 +45,39 @@ func resolved(t *testing.T, p Plan) Plan {
 	}
 	return p
 }
+
+// --guard is on in the fault scenarios and off in the load ones unless
+// given; given, it is refused with a ramp and where no planned lock's
+// servers keep a register, and kept where one does.
+func TestGuardDefaultsAndRefusals(t *testing.T) {
+	on, off := true, false
+	p := resolved(t, Plan{Impls: []string{"redis"}, Scenarios: []string{"hot", "pause"}, Clients: []int{2}})
+	for _, c := range p.cells() {
+		if want := c.spec.Scenario.Name() == "pause"; c.spec.Guard != want {
+			t.Errorf("%s: guard %v by default, want %v", c.spec.Scenario.Name(), c.spec.Guard, want)
+		}
+	}
+	p.Guard = &off
+	for _, c := range p.cells() {
+		if c.spec.Guard {
+			t.Errorf("%s: guarded with --guard=false", c.spec.Scenario.Name())
+		}
+	}
+	p.Guard = &on
+	if err := p.checkGuard(); err != nil {
+		t.Errorf("--guard with redis: %v", err)
+	}
+	for _, c := range p.cells() {
+		if !c.spec.Guard {
+			t.Errorf("%s: unguarded with --guard", c.spec.Scenario.Name())
+		}
+	}
+	p.Ramp = &Ramp{}
+	if err := p.checkGuard(); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--ramp") {
+		t.Errorf("--guard with --ramp: %v, want a usage error naming --ramp", err)
+	}
+	p = resolved(t, Plan{Impls: []string{"inproc"}, Scenarios: []string{"hot"}, Clients: []int{2}, Guard: &on})
+	if err := p.checkGuard(); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "no guarded register") {
+		t.Errorf("--guard with inproc: %v, want a usage error", err)
+	}
+}

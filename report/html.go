@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"os"
 	"path/filepath"
 )
 
@@ -16,23 +17,26 @@ type htmlPage struct {
 	Title string
 	// Partial and Missing label a partial result: Partial is "" for a
 	// whole run, else PartialMark, opening every title that shows figures.
-	Partial     string
-	Reason      string
-	Missing     []result.MissingCell
-	Run         string
-	Verdict     []VerdictLine
-	Unsafe      []string
-	Rows        []htmlRow
-	Wakeups     bool
-	RoundsNote  string
-	SLO         string
-	Capacity    []capacityView
-	Open        []openView
-	Faults      []faultView
-	Figures     []figureView
-	Notes       []string
-	Config      []result.Field
-	Files       []string
+	Partial    string
+	Reason     string
+	Missing    []result.MissingCell
+	Run        string
+	Verdict    []VerdictLine
+	Unsafe     []string
+	Rows       []htmlRow
+	Wakeups    bool
+	RoundsNote string
+	SLO        string
+	Capacity   []capacityView
+	Open       []openView
+	Faults     []faultView
+	Figures    []figureView
+	Notes      []string
+	Config     []result.Field
+	Files      []string
+	// SafetyFile is the Safety table's file, when one was written beside
+	// the page: the page links to it rather than repeat its columns.
+	SafetyFile  string
 	HaveHgrm    bool
 	ExampleHgrm string
 }
@@ -60,6 +64,10 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 	p.Rows, p.Wakeups = htmlRows(cells)
 	if anyRounds(cells) {
 		p.RoundsNote = bracketsNote
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, SafetyFile)); err == nil && r.dir != "" {
+		p.SafetyFile = SafetyFile
+		p.Files = append(p.Files, SafetyFile)
 	}
 	if pr := r.partial; pr != nil {
 		p.Title = PartialMark + p.Title
@@ -176,6 +184,7 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <tr><th>impl</th><th>scenario</th><th class="n">clients</th><th class="n">acq/s</th><th class="n">p50</th><th class="n">p90</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th><th class="n">errors</th><th class="n">hand-off gap p50 / p90</th><th class="n">per acq</th>{{if .Wakeups}}<th class="n">wake-ups / theory</th>{{end}}<th>safety</th></tr>
 {{range .Rows}}<tr{{if .Unsafe}} class="bad"{{else if .Fenced}} class="fenced"{{end}}><td>{{.Impl}}{{if .Unsafe}} ⚠ UNSAFE{{end}}</td><td>{{.Scenario}}</td><td class="n">{{.Clients}}</td><td class="n">{{interval .PerS}}</td>{{range .Latency}}<td class="n lat">{{interval .}}</td>{{end}}<td class="n">{{.Errors}}</td><td class="n">{{.Gap}}</td><td class="n">{{.PerAcq}}</td>{{if $.Wakeups}}<td class="n">{{.Wakeups}}</td>{{end}}<td class="safety">{{.Safety}}</td></tr>
 {{end}}</table>
+{{with .SafetyFile}}<p class="run" id="safety">Safety of every cell, lock × scenario — overlaps, token regressions, the guarded register's stale writes and lost updates, the linearizability verdict and what checking it cost: <a href="{{.}}">{{.}}</a>.</p>{{end}}
 <p class="run">The hand-off gap is the time from a holder's release call to the next grant of the same lock, where a cell measured it.</p>
 {{if .RoundsNote}}<p class="run">{{.RoundsNote}}</p>{{end}}
 {{if .Wakeups}}<p class="run">Wake-ups are release wake-ups where counted; theory is n(n−1)/2 when every waiter watches every change, n−1 with a predecessor watch.</p>{{end}}

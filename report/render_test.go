@@ -535,3 +535,22 @@ func TestRenderEmptySummary(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// report.html links the Safety table written beside it, by the name it
+// was written under, and lists it among the files.
+func TestRenderHTMLLinksSafety(t *testing.T) {
+	t.Parallel()
+	dir, written := renderFixture(t, fixtureSummary(), true, RenderOptions{})
+	if !slices.Contains(written, filepath.Join(dir, SafetyFile)) {
+		t.Fatalf("%s not written: %v", SafetyFile, written)
+	}
+	if b := readFile(t, filepath.Join(dir, SafetyFile)); !strings.HasPrefix(string(b), "# Safety") {
+		t.Fatalf("%s: %q", SafetyFile, b)
+	}
+	page := string(readFile(t, filepath.Join(dir, HTMLFile)))
+	for _, want := range []string{`<a href="` + SafetyFile + `">` + SafetyFile + `</a>`, "<li>" + SafetyFile + "</li>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}

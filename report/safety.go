@@ -42,19 +42,22 @@ func safetyTable(cells []result.Cell) []byte {
 		b.WriteString("No cell recorded safety figures.\n")
 		return []byte(b.String())
 	}
-	b.WriteString("| lock | scenario | clients | overlaps | token regressions | tokens | stale writes accepted (fenced / unfenced) | lost updates | linearizable | lease expiries | operations | checking time |\n")
-	b.WriteString("|---|---|--:|--:|--:|---|--:|--:|---|--:|--:|--:|\n")
+	b.WriteString("| lock | scenario | clients | overlaps | token regressions | tokens | guarded writes | stale writes accepted (fenced / unfenced) | refused by the fence | lost updates (fenced / unfenced) | linearizable | lease expiries | operations | checking time |\n")
+	b.WriteString("|---|---|--:|--:|--:|---|--:|--:|--:|--:|---|--:|--:|--:|\n")
 	var notes []string
 	for _, c := range rows {
 		s := c.Safety
-		stale, lost := "–", "–"
-		if s.Guarded {
-			stale = fmt.Sprintf("%s / %s", commas(s.StaleWritesFenced), commas(s.StaleWritesUnfenced))
-			lost = commas(s.LostUpdates)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		writes, stale, refused, lost := guardTexts(s)
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			c.Impl, c.Scenario, c.Clients, commas(s.Overlaps), commas(s.TokenRegressions), cmp.Or(string(s.Tokens), "–"),
-			stale, lost, verdictText(s), commas(s.LeaseExpiries), opsText(s), checkText(s))
+			writes, stale, refused, lost, verdictText(s), commas(s.LeaseExpiries), opsText(s), checkText(s))
+		if s.GuardNote != "" {
+			notes = append(notes, fmt.Sprintf("%s %s: no guarded register: %s", c.Impl, c.Scenario, s.GuardNote))
+		}
+		if s.GuardErrors > 0 {
+			notes = append(notes, fmt.Sprintf("%s %s: %s to the guarded register failed or timed out, their outcome unknown and in no other figure",
+				c.Impl, c.Scenario, plural(s.GuardErrors, "access")))
+		}
 		if w := s.Illegal; w != nil {
 			n := fmt.Sprintf("%s %s: shortest illegal window on %s (phase %d), %.3f–%.3f s after the start, %s of clients %v; no order explains %q",
 				c.Impl, c.Scenario, w.Lock, w.Phase, w.FromS, w.ToS, plural(int64(w.Ops), "operation"), w.Clients, w.Stuck)
@@ -71,6 +74,24 @@ func safetyTable(cells []result.Cell) []byte {
 		b.WriteString("\n")
 	}
 	return []byte(b.String())
+}
+
+// guardTexts are the guarded register's cells of a row: the writes, the
+// stale writes accepted, those the fence refused and the lost updates —
+// the fenced counter's shown only where holders had a token to show it,
+// for without one it fences nothing.
+func guardTexts(s *result.Safety) (writes, stale, refused, lost string) {
+	if !s.Guarded {
+		return "–", "–", "–", "–"
+	}
+	fenced := func(n int64) string {
+		if s.Tokens == result.TokensNone || s.Tokens == "" {
+			return "–"
+		}
+		return commas(n)
+	}
+	return commas(s.GuardedWrites), fenced(s.StaleWritesFenced) + " / " + commas(s.StaleWritesUnfenced),
+		fenced(s.StaleWritesRefused), fenced(s.LostUpdatesFenced) + " / " + commas(s.LostUpdates)
 }
 
 func verdictText(s *result.Safety) string {

@@ -116,6 +116,13 @@ func safetyLine(s judge.Safety) VerdictLine {
 			where[i] = fmt.Sprintf("%s (%d)", refText(u.CellRef), u.N)
 		}
 		v.Answer = fmt.Sprintf("UNSAFE — %s in %s: %s", plural(s.Violations, "violation"), plural(s.Grants, "grant"), strings.Join(where, ", "))
+		if len(s.LostUpdates) > 0 {
+			lost := make([]string, len(s.LostUpdates))
+			for i, u := range s.LostUpdates {
+				lost[i] = fmt.Sprintf("%s (%d)", refText(u.CellRef), u.N)
+			}
+			v.Answer += fmt.Sprintf("; %s of the guarded counter: %s", plural(s.Lost(), "lost update"), strings.Join(lost, ", "))
+		}
 	} else {
 		v.Answer = fmt.Sprintf("✓ 0 violations in %s", plural(s.Grants, "grant"))
 	}

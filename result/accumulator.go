@@ -40,6 +40,12 @@ type Accumulator struct {
 	// grants is how many grants CheckGrants ordered, and how.
 	grants int64
 	order  string
+	// safety is the merged shards' safety figures, added; overlaps and
+	// tokenRegressions are what the checkers fed in found by kind, which
+	// replace the shards' own where CheckGrants looked across them.
+	safety                     *Safety
+	overlaps, tokenRegressions int64
+	checkedAcross              bool
 
 	// Of merged shards: how many, their raw server readings and the
 	// notifications their clients counted; which burst settle was worst.
@@ -152,6 +158,9 @@ func (a *Accumulator) AddChecked(k *Checker) {
 	n, vs := k.Violations()
 	a.AddViolations(n, vs...)
 	a.possible += k.PossibleOverlaps()
+	o, t := k.Kinds()
+	a.overlaps += o
+	a.tokenRegressions += t
 }
 
 // CheckGrants checks mutual exclusion over grants seen by several
@@ -162,6 +171,7 @@ func (a *Accumulator) CheckGrants(gs []SourcedGrant, bound []int64) {
 	k := NewChecker(time.Time{}, 0, LockName)
 	order := k.Check(gs, bound)
 	a.AddChecked(k)
+	a.checkedAcross = true
 	a.grants += int64(len(gs))
 	if a.order != "fencing token" {
 		a.order = order
@@ -250,6 +260,15 @@ func (a *Accumulator) Cell() Cell {
 		c.Fairness = FairnessOf(per, c.AcquireLatencyUs.Max)
 	}
 	c.SafetyViolations, c.Violations = a.violations, slices.Clone(a.kept)
+	if a.safety != nil {
+		s := *a.safety
+		if a.checkedAcross {
+			// Each shard's checker saw its own clients; the merged one saw
+			// every grant.
+			s.Overlaps, s.TokenRegressions = a.overlaps, a.tokenRegressions
+		}
+		c.Safety = &s
+	}
 	c.Vectors = a.vectors
 	c.Abandon = a.abandonFigures()
 	c.Renew = a.renewFigures()
@@ -301,8 +320,9 @@ func maps(m map[string]int64) map[string]int64 {
 func ShardAccumulator(c Cell, totals map[string]*hdrhistogram.Histogram) *Accumulator {
 	base := c
 	base.Shard, base.ServerRaw, base.Violations, base.Vectors = nil, nil, nil, nil
-	base.Finding, base.Livelock, base.Verdict = "", nil, ""
+	base.Finding, base.Livelock, base.Verdict, base.Safety = "", nil, "", nil
 	a := NewAccumulator(base)
+	a.safety = a.safety.Add(c.Safety)
 	a.durationS = c.DurationS
 	first := -1
 	if c.Shard != nil && c.Fairness != nil {
@@ -381,6 +401,7 @@ func (a *Accumulator) Merge(o *Accumulator) {
 	a.AddViolations(o.violations, o.kept...)
 	a.possible += o.possible
 	a.settle = max(a.settle, o.settle)
+	a.safety = a.safety.Add(o.safety)
 	if a.base.Truncated == "" {
 		a.base.Truncated = o.base.Truncated
 	}

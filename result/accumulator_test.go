@@ -2,6 +2,7 @@ package result
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -108,5 +109,47 @@ func TestAccumulatorAddMeasured(t *testing.T) {
 	c := a.Cell()
 	if c.DurationS != 6 || c.Acquires != 30 || c.AcquiresPerS != 5 {
 		t.Errorf("duration %v s, acquisitions %d, acq/s %v: want 6, 30, 5", c.DurationS, c.Acquires, c.AcquiresPerS)
+	}
+}
+
+// Merged shards add their safety figures without loss — the guarded
+// register's writes, stale writes and lost updates, the history's
+// operations and checking cost — keep the worse verdict, and take
+// overlaps and token regressions from the check across every shard's
+// grants, which sees what no shard's own checker could.
+func TestShardsMergeSafety(t *testing.T) {
+	t.Parallel()
+	shard := func(i int, s Safety) Cell {
+		return Cell{Impl: "redis", Scenario: "hot", Clients: 4, Locks: 1, Acquires: 10,
+			Shard: &CellShard{Index: i, Count: 2}, Safety: &s}
+	}
+	a := shard(0, Safety{Guarded: true, Tokens: TokensNone, GuardedWrites: 10, StaleWritesUnfenced: 1, LostUpdates: 2,
+		StaleWritesRefused: 3, GuardErrors: 1, Ops: 40, Windows: 2, CheckMs: 5, Linearizable: Linearizable})
+	b := shard(1, Safety{Guarded: true, Tokens: TokensNone, GuardedWrites: 7, StaleWritesUnfenced: 2, LostUpdates: 3,
+		LostUpdatesFenced: 1, Ops: 30, Windows: 1, CheckMs: 4, Linearizable: VerdictUnknown, Overlaps: 9})
+	acc := ShardAccumulator(a, nil)
+	acc.Merge(ShardAccumulator(b, nil))
+	// Shard 0's client 0 and shard 1's client 2 held lock 0 at once.
+	acc.CheckGrants([]SourcedGrant{
+		{Grant: Grant{Enter: 100, Exit: 200, Client: 0}, Source: 0},
+		{Grant: Grant{Enter: 150, Exit: 250, Client: 2}, Source: 1},
+		{Grant: Grant{Enter: 300, Exit: 400, Client: 1}, Source: 0},
+	}, []int64{0, 0})
+	c := acc.Cell()
+	s := c.Safety
+	if s == nil {
+		t.Fatal("merged cell has no safety figures")
+	}
+	want := Safety{Guarded: true, Tokens: TokensNone, GuardedWrites: 17, StaleWritesUnfenced: 3, LostUpdates: 5,
+		LostUpdatesFenced: 1, StaleWritesRefused: 3, GuardErrors: 1, Ops: 70, Windows: 3, CheckMs: 9,
+		Linearizable: VerdictUnknown, Overlaps: 1}
+	if !reflect.DeepEqual(*s, want) {
+		t.Errorf("merged safety\n got %+v\nwant %+v", *s, want)
+	}
+	if c.SafetyViolations != 1 {
+		t.Errorf("%d violations across shards, want 1", c.SafetyViolations)
+	}
+	if a.Safety.GuardedWrites != 10 {
+		t.Errorf("merging changed a shard's own figures: %+v", a.Safety)
 	}
 }

@@ -39,9 +39,22 @@ type Safety struct {
 	Guarded             bool  `json:"guarded"`
 	StaleWritesFenced   int64 `json:"stale_writes_fenced"`
 	StaleWritesUnfenced int64 `json:"stale_writes_unfenced"`
-	// LostUpdates are increments of the guarded counter that a later read
-	// did not see.
-	LostUpdates int64 `json:"lost_updates"`
+	// LostUpdates are increments of the unfenced guarded counter that a
+	// later write overwrote (the final value falls short of the
+	// acknowledged increments by as many); LostUpdatesFenced the same of
+	// the fenced one.
+	LostUpdates       int64 `json:"lost_updates"`
+	LostUpdatesFenced int64 `json:"lost_updates_fenced"`
+	// GuardedWrites are the increments the unfenced counter acknowledged;
+	// StaleWritesRefused the holders' accesses the fenced one refused for
+	// a token below one it had seen; GuardErrors the accesses that failed
+	// or timed out (their outcome unknown, counted in no other figure).
+	GuardedWrites      int64 `json:"guarded_writes,omitempty"`
+	StaleWritesRefused int64 `json:"stale_writes_refused,omitempty"`
+	GuardErrors        int64 `json:"guard_errors,omitempty"`
+	// GuardNote says why a cell that asked for the guarded register ran
+	// without one (its servers keep none), when it did.
+	GuardNote string `json:"guard_note,omitempty"`
 	// Tokens says where the tokens checked came from.
 	Tokens TokenSource `json:"tokens"`
 
@@ -93,15 +106,42 @@ type IllegalWindow struct {
 // order, a stale write accepted where the lock's users would write, a lost
 // update, or a history that is not linearizable.
 func (s *Safety) Unsafe() bool {
-	return s != nil && (s.Overlaps > 0 || s.TokenRegressions > 0 || s.LostUpdates > 0 ||
+	return s != nil && (s.Overlaps > 0 || s.TokenRegressions > 0 || s.UsersLost() > 0 ||
 		s.Linearizable == NotLinearizable)
+}
+
+// UsersLost is the lost updates of the guarded counter the lock's users
+// would write: the fenced one where the lock hands out its own tokens,
+// the unfenced one otherwise (a post-grant counter's tokens only show
+// what fencing would do).
+func (s *Safety) UsersLost() int64 {
+	if s == nil {
+		return 0
+	}
+	if s.Tokens == TokensLock {
+		return s.LostUpdatesFenced
+	}
+	return s.LostUpdates
+}
+
+// KeepGuard copies the guarded register's figures from o into s: the
+// linearizability check returns a Safety of its own, which knows nothing
+// of the register.
+func (s *Safety) KeepGuard(o *Safety) {
+	s.Guarded, s.GuardNote = o.Guarded, o.GuardNote
+	s.StaleWritesFenced, s.StaleWritesUnfenced, s.StaleWritesRefused = o.StaleWritesFenced, o.StaleWritesUnfenced, o.StaleWritesRefused
+	s.LostUpdates, s.LostUpdatesFenced = o.LostUpdates, o.LostUpdatesFenced
+	s.GuardedWrites, s.GuardErrors = o.GuardedWrites, o.GuardErrors
 }
 
 // verdictRank orders verdicts from the best to the worst.
 var verdictRank = map[Verdict]int{"": 0, Linearizable: 1, VerdictUnknown: 2, NotLinearizable: 3}
 
-// Add returns s with o's figures added (repeats of one cell): counts and
-// checking time summed, the worse verdict, the first illegal window.
+// Add returns s with o's figures added (repeats of one cell, or its
+// shards): counts and checking time summed, the worse verdict, the first
+// illegal window. Every count adds without loss — the guarded register's
+// lost updates too, taken per write — but a shard's verdict is on its own
+// clients' operations alone.
 func (s *Safety) Add(o *Safety) *Safety {
 	if o == nil {
 		return s
@@ -117,6 +157,13 @@ func (s *Safety) Add(o *Safety) *Safety {
 	out.StaleWritesFenced += o.StaleWritesFenced
 	out.StaleWritesUnfenced += o.StaleWritesUnfenced
 	out.LostUpdates += o.LostUpdates
+	out.LostUpdatesFenced += o.LostUpdatesFenced
+	out.GuardedWrites += o.GuardedWrites
+	out.StaleWritesRefused += o.StaleWritesRefused
+	out.GuardErrors += o.GuardErrors
+	if out.GuardNote == "" {
+		out.GuardNote = o.GuardNote
+	}
 	out.Ops += o.Ops
 	out.Unknown += o.Unknown
 	out.Dropped += o.Dropped

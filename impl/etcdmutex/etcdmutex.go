@@ -39,7 +39,7 @@ func init() {
 }
 
 // Need is the etcd cluster the lock uses (--etcd, LOCKBENCH_ETCD).
-var Need = impl.Need{Role: "etcd", Kind: serverkind.Etcd, Count: 1, Usage: "etcd endpoints, comma-separated"}
+var Need = impl.Need{Role: "etcd", Kind: serverkind.Etcd, Count: 1, Usage: "etcd endpoints, comma-separated", Guard: Guard}
 
 // Root is the prefix of every key the lock writes: Root/<namespace>/<lock>/.
 const Root = "/lockbench"
@@ -466,8 +466,10 @@ func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 		return fmt.Errorf("etcd cleanup: %w", err)
 	}
 	defer cli.Close()
-	if _, err := cli.Delete(ctx, Root+"/"+namespace+"/", clientv3.WithPrefix()); err != nil {
-		return fmt.Errorf("etcd cleanup %s: %w", namespace, err)
+	for _, prefix := range []string{Root + "/" + namespace + "/", guardPrefix(namespace)} {
+		if _, err := cli.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+			return fmt.Errorf("etcd cleanup %s: %w", namespace, err)
+		}
 	}
 	return nil
 }

@@ -266,3 +266,9 @@ func TestTTLRoundsUp(t *testing.T) {
 		}
 	}
 }
+
+// The guarded register's transactions keep the rules every server kind's
+// must.
+func TestGuard(t *testing.T) {
+	impltest.Register(t, etcdmutex.Guard, servers(t)[etcdmutex.Need.Role])
+}

@@ -31,7 +31,7 @@ func init() {
 
 // Need is the one Redis server the lock uses (--redis, LOCKBENCH_REDIS).
 var Need = impl.Need{Role: "redis", Kind: serverkind.Redis, Count: 1, Usage: "Redis address for the single-instance lock",
-	Fence: Fence}
+	Fence: Fence, Guard: Guard}
 
 // SubscribingNeed is Need for locks whose clients also subscribe (the
 // Redisson locks): each holds a command and a subscription connection.

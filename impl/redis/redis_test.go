@@ -330,3 +330,9 @@ func TestPollWaitNamesTheRetry(t *testing.T) {
 		t.Errorf("PollWait of the defaults = %q", w)
 	}
 }
+
+// The guarded register's scripts keep the rules every server kind's must.
+func TestGuard(t *testing.T) {
+	servers := sandboxtest.Start(t, redis.Need)
+	impltest.Register(t, redis.Guard, servers[redis.Need.Role])
+}

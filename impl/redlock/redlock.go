@@ -34,7 +34,7 @@ func init() {
 // LOCKBENCH_REDLOCK): five by default, as Redlock is described.
 var Masters = impl.Need{Role: "redlock", Kind: serverkind.Redis, Count: 5,
 	Usage: "Redlock masters, comma-separated: an odd number ≥ 3", Check: CheckMasters,
-	Fence: redis.Fence} // on the first master alone: Redlock offers no token of its own
+	Fence: redis.Fence, Guard: redis.Guard} // on the first master alone: Redlock offers no token of its own
 
 // Options of the Redlock client; redsync takes TimeoutOption too.
 var (

@@ -9,6 +9,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zkconn"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
@@ -106,4 +107,11 @@ func TestDialUnreachable(t *testing.T) {
 	if !errors.Is(err, impl.ErrUnreachable) {
 		t.Fatalf("Dial to a closed port: %v, want impl.ErrUnreachable", err)
 	}
+}
+
+// The guarded register's conditional writes keep the rules every server
+// kind's must.
+func TestGuard(t *testing.T) {
+	servers := sandboxtest.Start(t, zkconn.Ensemble)
+	impltest.Register(t, zkconn.Guard, servers[zkconn.Ensemble.Role])
 }

@@ -9,6 +9,8 @@
 // and as many failed creates (each client fails once on arrival and once
 // per release it loses), counted in Counters.FailedCreates; the theory
 // declares the wake-ups only, failed creates are as measured. Each node is
-// the same path, created afresh: it has no sequence to fence with, so the
-// driver declares no fencing.
+// the same path, created afresh, with no sequence to fence with; its
+// token is the zxid that created it (its czxid), which grows with every
+// grant. go-zookeeper's Create does not return it, so a grant costs an
+// exists call more than the recipe's create.
 package zkephemeral

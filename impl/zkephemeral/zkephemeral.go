@@ -22,9 +22,9 @@ func init() {
 		Name:   "zk-ephemeral",
 		Recipe: "the single-ephemeral-node ZooKeeper lock (no queue)",
 		Description: "ZooKeeper, one ephemeral node per lock: waiters watch it and all race to create it again " +
-			"when it goes (herd: n(n−1)/2 wake-ups and failed creates per burst)",
+			"when it goes (herd: n(n−1)/2 wake-ups and failed creates per burst); token: the node's czxid, read by an exists after the create",
 		Needs:   []impl.Need{zk.Ensemble},
-		Caps:    impl.LeaseSession,
+		Caps:    impl.LeaseSession | impl.Fencing,
 		Theory:  &Theory,
 		New:     New,
 		Cleanup: Cleanup,
@@ -161,7 +161,11 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		_, err := l.conn.Create(p, nil, gozk.FlagEphemeral, zkconn.ACL)
 		switch {
 		case err == nil:
-			return l.grant(ctx, p, holder)
+			czxid, err := l.czxid(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return l.grant(ctx, p, holder, czxid)
 		case errors.Is(err, gozk.ErrNodeExists):
 			l.counters.FailedCreates.Add(1)
 			l.counters.Retries.Add(1)
@@ -186,8 +190,8 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		switch {
 		case err != nil:
 			return nil, err
-		case mine:
-			return l.grant(ctx, p, holder)
+		case mine != 0:
+			return l.grant(ctx, p, holder, mine)
 		case ev == nil: // gone between the create and the exists: try again
 			continue
 		}
@@ -200,20 +204,21 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 }
 
 // watch sets an exists watch on p and waits for it to fire. It returns no
-// event when p was already gone, and mine when p is this session's own
-// node (a create whose reply was lost with the connection).
-func (l *Locker) watch(ctx context.Context, p string) (ev *gozk.Event, mine bool, err error) {
+// event when p was already gone, and mine, the node's czxid, when p is
+// this session's own node (a create whose reply was lost with the
+// connection).
+func (l *Locker) watch(ctx context.Context, p string) (ev *gozk.Event, mine uint64, err error) {
 	l.seen.Store(l.counters.Notifications.Load())
 	zkconn.Op(&l.counters)
 	ok, stat, ch, err := l.conn.ExistsW(p)
 	if err != nil {
-		return nil, false, l.fail(ctx, zkconn.Wrap("exists "+p, err))
+		return nil, 0, l.fail(ctx, zkconn.Wrap("exists "+p, err))
 	}
 	if !ok {
-		return nil, false, nil
+		return nil, 0, nil
 	}
 	if stat.EphemeralOwner == l.conn.SessionID() {
-		return nil, true, nil
+		return nil, uint64(stat.Czxid), nil
 	}
 	l.watched.Store(stat.EphemeralOwner)
 	l.armed.Store(true)
@@ -221,17 +226,34 @@ func (l *Locker) watch(ctx context.Context, p string) (ev *gozk.Event, mine bool
 	select {
 	case e := <-ch:
 		if e.Type == gozk.EventNotWatching {
-			return nil, false, l.fail(ctx, zkconn.Wrap("watch "+p, fmt.Errorf("%w: %v", impl.ErrSessionLost, e.Err)))
+			return nil, 0, l.fail(ctx, zkconn.Wrap("watch "+p, fmt.Errorf("%w: %v", impl.ErrSessionLost, e.Err)))
 		}
-		return &e, false, nil
+		return &e, 0, nil
 	case <-ctx.Done():
-		return nil, false, ctx.Err()
+		return nil, 0, ctx.Err()
 	}
 }
 
-// grant makes the lease of the node this session just created, publishing
-// its owner for Settled; a grant after ctx is done is undone instead.
-func (l *Locker) grant(ctx context.Context, p string, holder *atomic.Int64) (impl.Lease, error) {
+// czxid reads the zxid that created p, this session's node just created:
+// go-zookeeper's Create returns the path alone, and keeps the reply's
+// zxid to itself, so the token costs an exists call. A node already gone
+// or another session's means the session ended in between.
+func (l *Locker) czxid(ctx context.Context, p string) (uint64, error) {
+	zkconn.Op(&l.counters)
+	ok, stat, err := l.conn.Exists(p)
+	switch {
+	case err != nil:
+		return 0, l.fail(ctx, zkconn.Wrap("exists "+p, err))
+	case !ok || stat.EphemeralOwner != l.conn.SessionID():
+		return 0, l.fail(ctx, fmt.Errorf("zk %s: gone right after its create: %w", p, impl.ErrSessionLost))
+	}
+	return uint64(stat.Czxid), nil
+}
+
+// grant makes the lease of the node this session just created, with the
+// zxid that created it, publishing its owner for Settled; a grant after
+// ctx is done is undone instead.
+func (l *Locker) grant(ctx context.Context, p string, holder *atomic.Int64, czxid uint64) (impl.Lease, error) {
 	session := l.conn.SessionID()
 	holder.Store(session)
 	if err := ctx.Err(); err != nil {
@@ -241,7 +263,7 @@ func (l *Locker) grant(ctx context.Context, p string, holder *atomic.Int64) (imp
 		}
 		return nil, err
 	}
-	return &lease{l: l, path: p, session: session}, nil
+	return &lease{l: l, path: p, session: session, czxid: czxid}, nil
 }
 
 // fail is err, or ctx's error once ctx is done: a call cut short by the
@@ -257,11 +279,13 @@ type lease struct {
 	l       *Locker
 	path    string
 	session int64
+	czxid   uint64
 }
 
-// Fence says there is no token: every grant is the same path, created
-// afresh.
-func (s *lease) Fence() (uint64, bool) { return 0, false }
+// Fence is the zxid that created the lock's node: every grant is the same
+// path created afresh, each create a later transaction than the delete —
+// or the session's expiry — that ended the grant before it.
+func (s *lease) Fence() (uint64, bool) { return s.czxid, true }
 
 // Release deletes the node. When the session that created it has expired
 // the node went with it, and the one at the path now may be another

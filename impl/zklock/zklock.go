@@ -20,7 +20,8 @@ func init() {
 		Name:    "zk-lock",
 		Library: "github.com/go-zookeeper/zk",
 		Description: "go-zookeeper's zk.Lock (predecessor watch); its Lock() cannot be cancelled, " +
-			"so a given-up Acquire closes the client's session and opens another",
+			"so a given-up Acquire closes the client's session and opens another; no token: zk.Lock keeps its node's path and " +
+			"sequence unexported (v1.0.4), so its users can fence only with a counter drawn after the grant",
 		Needs:   []impl.Need{zk.Ensemble},
 		Caps:    impl.LeaseSession,
 		Theory:  &result.WatchPredecessor,
@@ -249,8 +250,11 @@ type lease struct {
 	path string
 }
 
-// Fence says there is no token: zk.Lock keeps its node's sequence to
-// itself.
+// Fence says there is no token: zk.Lock (v1.0.4) keeps its node's path
+// and sequence in unexported fields and returns neither. The lowest
+// child's sequence, listed after the grant, would be one only while the
+// session lasts — a read after the grant, as racy as the post-grant
+// counter the fault scenarios already draw.
 func (s *lease) Fence() (uint64, bool) { return 0, false }
 
 // Release is zk.Lock's Unlock: it deletes the lock's node. When the

@@ -338,6 +338,8 @@ func unsafeCells(sum *result.Summary) error {
 		switch {
 		case c.SafetyViolations > 0:
 			unsafe = append(unsafe, fmt.Sprintf("%s (%d)", c.Key(), c.SafetyViolations))
+		case c.Safety.UsersLost() > 0:
+			unsafe = append(unsafe, fmt.Sprintf("%s (%d lost updates of the guarded counter)", c.Key(), c.Safety.UsersLost()))
 		case c.Safety.Unsafe():
 			unsafe = append(unsafe, fmt.Sprintf("%s (history %s linearizable)", c.Key(), c.Safety.Linearizable))
 		}

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/result"
+)
+
+// guardTimeout bounds one access to the guarded register: a holder cut
+// off from its server must not hold the lock for ever.
+const guardTimeout = 5 * time.Second
+
+// GuardOpener says how spec's cell opens its guarded register: the
+// spec's own opener, or that of the first of d's needs whose servers keep
+// one, with that role's addresses. It returns a nil opener, and why, when
+// there is none.
+func GuardOpener(spec CellSpec, d impl.Driver) (impl.GuardFunc, []string, string) {
+	if spec.GuardFunc != nil {
+		return spec.GuardFunc, nil, ""
+	}
+	for _, n := range d.Needs {
+		if n.Guard != nil {
+			return n.Guard, spec.Config.Servers[n.Role], ""
+		}
+	}
+	return nil, nil, fmt.Sprintf("%s's servers keep no guarded register", d.Name)
+}
+
+// GuardFigures tallies guarded accesses: one client's, or a cell's.
+type GuardFigures struct {
+	Writes, StaleUnfenced, LostUnfenced, StaleFenced, LostFenced, Refused, Errors int64
+}
+
+// Wrote counts a write made from r, which answered w or err.
+func (f *GuardFigures) Wrote(r impl.Reading, w impl.Written, err error) {
+	if err != nil {
+		f.Errors++
+		return
+	}
+	f.Writes++
+	if w.UnfencedMoved != 0 {
+		f.StaleUnfenced++
+		f.LostUnfenced += w.UnfencedMoved
+	}
+	switch {
+	case r.Refused:
+	case !w.FencedAccepted:
+		f.Refused++
+	case w.FencedMoved != 0:
+		f.StaleFenced++
+		f.LostFenced += w.FencedMoved
+	}
+}
+
+// Read counts a read, which answered r or err.
+func (f *GuardFigures) Read(r impl.Reading, err error) {
+	switch {
+	case err != nil:
+		f.Errors++
+	case r.Refused:
+		f.Refused++
+	}
+}
+
+// Add adds o's counts to f.
+func (f *GuardFigures) Add(o GuardFigures) {
+	f.Writes += o.Writes
+	f.StaleUnfenced += o.StaleUnfenced
+	f.LostUnfenced += o.LostUnfenced
+	f.StaleFenced += o.StaleFenced
+	f.LostFenced += o.LostFenced
+	f.Refused += o.Refused
+	f.Errors += o.Errors
+}
+
+// Fill puts f into s as its guarded register's figures.
+func (f GuardFigures) Fill(s *result.Safety) {
+	s.Guarded = true
+	s.GuardedWrites, s.GuardErrors, s.StaleWritesRefused = f.Writes, f.Errors, f.Refused
+	s.StaleWritesUnfenced, s.LostUpdates = f.StaleUnfenced, f.LostUnfenced
+	s.StaleWritesFenced, s.LostUpdatesFenced = f.StaleFenced, f.LostFenced
+}
+
+// GuardToken is the token a holder shows the fenced counter: the lease's
+// own, or 0 where it has none (the fenced counter then fences nothing).
+func GuardToken(lease impl.Lease) uint64 {
+	if tok, ok := lease.Fence(); ok {
+		return tok
+	}
+	return 0
+}
+
+// guardClient is one client's register and what it read last; only the
+// client's goroutine touches it.
+type guardClient struct {
+	g       impl.Guard
+	lock    string
+	token   uint64
+	reading impl.Reading
+	pending bool
+	fig     GuardFigures
+}
+
+func (c *guardClient) read(ctx context.Context, lock string, token uint64) {
+	ctx, cancel := context.WithTimeout(ctx, guardTimeout)
+	defer cancel()
+	r, err := c.g.Read(ctx, lock, token)
+	c.fig.Read(r, err)
+	c.lock, c.token, c.reading, c.pending = lock, token, r, err == nil
+}
+
+func (c *guardClient) write(ctx context.Context) {
+	if !c.pending {
+		return
+	}
+	c.pending = false
+	ctx, cancel := context.WithTimeout(ctx, guardTimeout)
+	defer cancel()
+	w, err := c.g.Write(ctx, c.lock, c.token, c.reading)
+	c.fig.Wrote(c.reading, w, err)
+}
+
+// openGuards opens every client's register before the clock starts, at
+// most ConnectParallel at a time. Without one to open, the cell runs
+// unguarded and its safety figures say why.
+func (r *Cell) openGuards(ctx context.Context) error {
+	if !r.Spec.Guard {
+		return nil
+	}
+	open, addrs, why := GuardOpener(r.Spec, r.Driver)
+	if open == nil {
+		r.guardNote = why
+		return nil
+	}
+	sem := make(chan struct{}, max(r.Spec.ConnectParallel, 1))
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for _, w := range r.Clients {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			g, err := open(ctx, r.Spec.Config, addrs)
+			if err != nil {
+				once.Do(func() { firstErr = fmt.Errorf("engine: client %d: %w", w.id, err) })
+				return
+			}
+			w.guard = &guardClient{g: g}
+		})
+	}
+	wg.Wait()
+	r.guarded = true
+	return firstErr
+}
+
+// closeGuards closes the clients' registers.
+func (r *Cell) closeGuards() {
+	for _, w := range r.Clients {
+		if w.guard != nil {
+			w.guard.g.Close()
+		}
+	}
+}
+
+// guardSafety puts the clients' guarded accesses into s.
+func (r *Cell) guardSafety(s *result.Safety) {
+	if !r.guarded {
+		s.GuardNote = r.guardNote
+		return
+	}
+	var f GuardFigures
+	for _, w := range r.Clients {
+		if w.guard != nil {
+			f.Add(w.guard.fig)
+		}
+	}
+	f.Fill(s)
+}
