@@ -129,7 +129,9 @@ func (p *Plan) checkLists() error {
 		if !ok {
 			return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, n, strings.Join(impl.Names(), ", "))
 		}
-		p.drivers = append(p.drivers, d)
+		// Resolved once, under the plan's options: the servers the sandbox
+		// starts and the cells connect to are the topology's chosen.
+		p.drivers = append(p.drivers, d.For(p.Cell.Config))
 		if slices.Contains(p.Impls[:i], n) {
 			return fmt.Errorf("%w: --impl names %s twice", ErrUsage, n)
 		}

@@ -95,10 +95,20 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 
 // ServerMessages is what the servers of a cell handled, by what their kind
 // counts: ZooKeeper's packets in and out (mntr), etcd's gRPC messages in
-// and out, NATS's messages in and out (/varz), Redis's commands (INFO
-// commandstats, INFO itself aside) plus the messages it pushed to
+// and out, NATS's messages in and out (/varz), a Redis Cluster's bus
+// messages sent (CLUSTER INFO, summed over the nodes: each is received
+// once too; its gossip is in it, at a few a second), Redis's commands
+// (INFO commandstats, INFO itself aside) plus the messages it pushed to
 // subscribers. False when the kind counts none of these.
+//
+// A cluster's figure is its bus's, not its commands': what a release
+// costs a cluster beyond one Redis is the bus traffic that grows with its
+// nodes (a classic PUBLISH goes to every other node), and the commands
+// are the single Redis's.
 func ServerMessages(server map[string]int64) (int64, string, bool) {
+	if n, ok := server[ClusterBusSent]; ok {
+		return n, "cluster-bus messages", true
+	}
 	if r, ok := server["packets_received"]; ok {
 		return r + server["packets_sent"], "packets", true
 	}
@@ -163,3 +173,13 @@ func FitGrowth(xs, ys []float64) (Growth, bool) {
 	}
 	return g, true
 }
+
+// ClusterBusSent is the server counter of a Redis Cluster's bus messages
+// sent, summed over its nodes; ClusterPublishSent and
+// ClusterPublishShardSent are those that carried a classic PUBLISH and a
+// sharded SPUBLISH.
+const (
+	ClusterBusSent          = "cluster_messages_sent"
+	ClusterPublishSent      = "cluster_stats_messages_publish_sent"
+	ClusterPublishShardSent = "cluster_stats_messages_publishshard_sent"
+)
