@@ -28,10 +28,10 @@ func init() {
 		Topology: redis.Topology,
 		Validate: redis.ValidateTopology,
 		Caps:     impl.LeaseTTL | impl.Renewal,
-		Theory:  &HeadWaiter,
-		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
-		Cleanup: Cleanup,
-		Residue: Residue,
+		Theory:   &HeadWaiter,
+		New:      func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
+		Cleanup:  Cleanup,
+		Residue:  Residue,
 	})
 }
 

@@ -28,10 +28,10 @@ func init() {
 		Topology: redis.Topology,
 		Validate: redis.ValidateTopology,
 		Caps:     impl.LeaseTTL | impl.Renewal,
-		Theory:  &Theory,
-		New:     New,
-		Cleanup: Cleanup,
-		Residue: Residue,
+		Theory:   &Theory,
+		New:      New,
+		Cleanup:  Cleanup,
+		Residue:  Residue,
 	})
 	impl.Register(impl.Driver{
 		Name: "redis-fenced",
@@ -43,10 +43,10 @@ func init() {
 		Topology: redis.Topology,
 		Validate: redis.ValidateTopology,
 		Caps:     impl.LeaseTTL | impl.Renewal | impl.Fencing,
-		Theory:  &Theory,
-		New:     NewFenced,
-		Cleanup: Cleanup,
-		Residue: Residue,
+		Theory:   &Theory,
+		New:      NewFenced,
+		Cleanup:  Cleanup,
+		Residue:  Residue,
 	})
 }
 
@@ -58,22 +58,22 @@ var Theory = result.Theory{Waiters: "all subscribed", Formula: "n(n−1)/2", Per
 // connection and its own subscription connection (to each master, on a
 // cluster).
 type Locker struct {
-	cl       redis.Commands // on a dedicated connection, or a cluster client
-	subs     *redis.Subscribers
-	publish  string // the release script's publish command
+	cl      redis.Commands // on a dedicated connection, or a cluster client
+	subs    *redis.Subscribers
+	publish string // the release script's publish command
 	// subKind and unsubKind are the confirmations of (S)SUBSCRIBE and
 	// (S)UNSUBSCRIBE; cur is the connection the last subscription went to.
 	subKind, unsubKind string
 	cur                *goredis.PubSub
-	addr     string
-	cfg      impl.Config
-	id       string // the hash field: Redisson's uuid:threadId
-	fenced   bool   // RFencedLock: the acquire returns a token
-	token    uint64 // the last grant's token, when fenced
-	ttlMs    int64
-	counters impl.Counters
-	stats    stats
-	timer    *time.Timer
+	addr               string
+	cfg                impl.Config
+	id                 string // the hash field: Redisson's uuid:threadId
+	fenced             bool   // RFencedLock: the acquire returns a token
+	token              uint64 // the last grant's token, when fenced
+	ttlMs              int64
+	counters           impl.Counters
+	stats              stats
+	timer              *time.Timer
 
 	// held counts the leases this client holds, by key: an Acquire whose
 	// script may have run without its reply reaching us is undone only
