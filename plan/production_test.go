@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/sandboxtest"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // The production profile is what runs by default: one cell per server
