@@ -197,6 +197,12 @@ func (p *Plan) checkSizes() error {
 		if !ok || !k.Ensemble {
 			return fmt.Errorf("%w: no ensemble server kind %q", ErrUsage, kind)
 		}
+		if k.CheckSize != nil {
+			if err := k.CheckSize(n); err != nil {
+				return fmt.Errorf("%w: --%s %v", ErrUsage, k.SizeFlag, err)
+			}
+			continue
+		}
 		if n != 1 && (n < 3 || n%2 == 0) {
 			return fmt.Errorf("%w: --%s must be 1 or an odd number ≥ 3, got %d", ErrUsage, k.SizeFlag, n)
 		}

@@ -26,6 +26,9 @@ type Kind struct {
 	// SizeFlag, for an ensemble kind, is the `lockbench run` flag that
 	// sets the sandboxed ensemble's size (--zk-ensemble); SizeUsage its help.
 	SizeFlag, SizeUsage string
+	// CheckSize, if set, judges an ensemble size the user asks for; nil:
+	// 1, or an odd number ≥ 3 that can form a majority.
+	CheckSize func(n int) error
 	// Start starts n servers (or an ensemble of n) under dir and returns
 	// once every one answers. Servers it returns with an error are stopped
 	// by the caller.

@@ -24,6 +24,14 @@ func init() {
 	RegisterKind(Kind{
 		Name: KindRedisCluster, Flag: "redis-cluster", Ensemble: true,
 		SizeFlag: "redis-cluster-masters", SizeUsage: "masters of the sandboxed Redis Cluster: 3 or more (6 shows what grows with the cluster)",
+		// A cluster's masters need no majority of their own here (no
+		// failover is staged), and 6 is the size that shows the growth.
+		CheckSize: func(n int) error {
+			if n != 1 && n < 3 {
+				return fmt.Errorf("must be 3 or more, got %d", n)
+			}
+			return nil
+		},
 		Start: startRedisCluster,
 		Find: func() error {
 			if _, err := findRedis(); err != nil {
