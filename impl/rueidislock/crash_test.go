@@ -37,6 +37,9 @@ func TestCrashTakesOverAfterKeyValidity(t *testing.T) {
 	if f.ConfiguredMs != float64(validity.Milliseconds()) {
 		t.Errorf("configured bound %v ms, want the KeyValidity, %d", f.ConfiguredMs, validity.Milliseconds())
 	}
+	if f.BoundSetting != "KeyValidity" {
+		t.Errorf("bound named %q, want KeyValidity", f.BoundSetting)
+	}
 	if f.Crash.Unrecovered != 0 || f.RecoveryMs == nil || f.RecoveryMs.Count != 1 {
 		t.Fatalf("crash figures %+v, recovery %+v: want one takeover", f.Crash, f.RecoveryMs)
 	}
