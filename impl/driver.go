@@ -125,6 +125,10 @@ type Need struct {
 	// Conns is how many connections each client opens to each server of
 	// the role (a command and a subscription connection: 2). Default 1.
 	Conns int
+	// Redirects says the role's clients connect to addresses the servers
+	// name (a Redis Cluster's slot table), not only to the ones given:
+	// faults staged by proxies in front of the given ones do not apply.
+	Redirects bool
 	// Fence, if set, keeps a fencing counter on the role's servers, for
 	// fault scenarios that must give tokens to a lock without its own
 	// (Caps without Fencing). Nil: these servers keep none, and such a

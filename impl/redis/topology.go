@@ -39,7 +39,7 @@ var PublishOption = impl.ChoiceOption("redis-publish", "auto",
 // ClusterNeed is a Redis Cluster for the Redisson locks' cluster topology.
 // Each client holds a command and a subscription connection to every
 // master; Conns counts them per master.
-var ClusterNeed = impl.Need{Role: "redis-cluster", Kind: serverkind.RedisCluster, Conns: 2,
+var ClusterNeed = impl.Need{Role: "redis-cluster", Kind: serverkind.RedisCluster, Conns: 2, Redirects: true,
 	Usage: "Redis Cluster node addresses for --redis-topology cluster (one is enough: clients learn the others)"}
 
 // Topology is the Redisson locks' choice of servers, by TopologyOption.
