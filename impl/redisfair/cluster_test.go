@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
@@ -61,4 +62,18 @@ func TestClusterBurstClassicVsSharded(t *testing.T) {
 	if perHandoff["classic"] <= perHandoff["sharded"] {
 		t.Errorf("cluster-bus messages per hand-off: classic %.2f, sharded %.2f; want classic above sharded", perHandoff["classic"], perHandoff["sharded"])
 	}
+}
+
+// The conformance suite on a cluster, publishing classic: sharded is the
+// default, and redis-pubsub's suite runs it.
+func TestConformanceOnCluster(t *testing.T) {
+	d, ok := impl.Lookup("redis-fair")
+	if !ok {
+		t.Fatal("driver redis-fair not registered")
+	}
+	opts := map[string]string{redis.TopologyOption.Name: "cluster", redis.PublishOption.Name: "classic"}
+	d = d.For(impl.Config{Options: opts})
+	impltest.Run(t, d, sandboxtest.Start(t, d.Needs...), impltest.Options{Configure: func(cfg *impl.Config) {
+		cfg.Options = opts
+	}})
 }
