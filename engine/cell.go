@@ -237,6 +237,7 @@ func (s *CellSpec) Validate() error {
 		}
 		s.Driver = d
 	}
+	s.Driver = s.Driver.For(s.Config)
 	s.Impl = s.Driver.Name
 	d := s.Driver
 	if s.Scenario == nil {

@@ -29,12 +29,19 @@ func runCrash(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell
 	}
 	fig := &result.CrashFigures{Waiters: max(spec.Clients-1, 1)}
 	t.faults.Crash = fig
+	cell := func() result.Cell {
+		c := t.cell(bound, s.leaseBound())
+		if s.Lease != nil {
+			_, c.Faults.BoundSetting = s.Lease(spec.Config)
+		}
+		return c
+	}
 	for r := range spec.Repeat {
 		if err := crashOnce(ctx, spec, s, r, fig, t); err != nil {
-			return t.cell(bound, s.leaseBound()), err
+			return cell(), err
 		}
 	}
-	return t.cell(bound, s.leaseBound()), nil
+	return cell(), nil
 }
 
 func crashOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, fig *result.CrashFigures, t *tally) error {

@@ -319,13 +319,24 @@ func TestPartitionMinorityWorksMajorityFailsFast(t *testing.T) {
 // A fault applies by capability: a driver without what the fault needs
 // is refused with a usage error that says what it lacks.
 func TestScenarioSaysWhyItDoesNotApply(t *testing.T) {
-	for _, tc := range []struct{ scenario, impl, why string }{
-		{"crash", "inproc", "no lease that ends without its holder"},
-		{"restart", "redis", "quorum of masters"},
-		{"partition", "redis", "has neither"},
+	// On a Redis Cluster the clients go to the nodes' own addresses, past
+	// the proxies the crash, pause, latency and partition faults put in
+	// front of the addresses given.
+	cluster := map[string]string{"redis-topology": "cluster"}
+	for _, tc := range []struct {
+		scenario, impl, why string
+		options             map[string]string
+	}{
+		{"crash", "inproc", "no lease that ends without its holder", nil},
+		{"restart", "redis", "quorum of masters", nil},
+		{"partition", "redis", "has neither", nil},
+		{"crash", "redis-pubsub", "past any proxy", cluster},
+		{"latency", "redis-fair", "past any proxy", cluster},
+		{"pause", "redis-fenced", "past any proxy", cluster},
 	} {
 		sc, _ := engine.LookupScenario(tc.scenario)
-		_, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: tc.impl, Scenario: sc, Clients: 1})
+		_, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: tc.impl, Scenario: sc, Clients: 1,
+			Config: impl.Config{Options: tc.options}})
 		if !errors.Is(err, engine.ErrNotApplicable) || !strings.Contains(fmt.Sprint(err), tc.why) {
 			t.Errorf("%s on %s: %v; want not-applicable saying %q", tc.scenario, tc.impl, err, tc.why)
 		}

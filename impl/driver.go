@@ -34,6 +34,10 @@ type Driver struct {
 	// Options are the driver's own settings, each a flag of `lockbench
 	// run`; New finds their values in Config.Options.
 	Options []Option
+	// Topology, if set, lets one of Options choose the servers the
+	// driver runs on (--redis-topology cluster: a Redis Cluster instead
+	// of one Redis). For resolves it; Needs are the default's.
+	Topology *Topology
 	// Caps says what the driver's leases guarantee, for fault scenarios.
 	Caps Caps
 	// Theory is what the driver's way of waking waiters predicts for
@@ -72,6 +76,30 @@ type Driver struct {
 	Residue func(ctx context.Context, s Servers, namespace string) (int, error)
 }
 
+// Topology is a choice, by one option's value, among the sets of servers
+// a driver can run on: the same lock on one Redis or on a Redis Cluster,
+// one row with the servers as a setting rather than two rows.
+type Topology struct {
+	// Option chooses; it is one of the driver's Options.
+	Option Option
+	// Needs are the servers each of the option's values runs on; the
+	// option's default maps to the driver's Needs.
+	Needs map[string][]Need
+}
+
+// For returns d as it runs under cfg: with a Topology, its Needs are the
+// ones cfg's value of the topology's option chooses. The CLI, the
+// sandbox and the cells read a driver's needs only from what For returns.
+func (d Driver) For(cfg Config) Driver {
+	if d.Topology == nil {
+		return d
+	}
+	if n, ok := d.Topology.Needs[cfg.Option(d.Topology.Option)]; ok {
+		d.Needs = n
+	}
+	return d
+}
+
 // Need is one set of servers a driver connects to.
 type Need struct {
 	// Role names the set: its key in Servers, and the CLI's address flag
@@ -97,6 +125,10 @@ type Need struct {
 	// Conns is how many connections each client opens to each server of
 	// the role (a command and a subscription connection: 2). Default 1.
 	Conns int
+	// Redirects says the role's clients connect to addresses the servers
+	// name (a Redis Cluster's slot table), not only to the ones given:
+	// faults staged by proxies in front of the given ones do not apply.
+	Redirects bool
 	// Fence, if set, keeps a fencing counter on the role's servers, for
 	// fault scenarios that must give tokens to a lock without its own
 	// (Caps without Fencing). Nil: these servers keep none, and such a

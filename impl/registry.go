@@ -20,18 +20,33 @@ func Register(d Driver) {
 	if d.Name == "" || d.New == nil {
 		panic("impl: Register with empty name or nil New")
 	}
-	for i, n := range d.Needs {
-		if n.Role == "" || n.Kind == "" {
-			panic(fmt.Sprintf("impl: Register(%q): need %d lacks a role or a kind", d.Name, i))
+	checkNeeds(d.Name, d.Needs)
+	if t := d.Topology; t != nil {
+		if _, ok := t.Needs[t.Option.Default]; !ok {
+			panic(fmt.Sprintf("impl: Register(%q): the topology's default %q has no needs", d.Name, t.Option.Default))
 		}
-		if n.Count <= 0 {
-			d.Needs[i].Count = 1
+		for _, needs := range t.Needs {
+			checkNeeds(d.Name, needs)
 		}
+		d.Needs = t.Needs[t.Option.Default]
 	}
 	if _, dup := drivers[d.Name]; dup {
 		panic(fmt.Sprintf("impl: Register called twice for %q", d.Name))
 	}
 	drivers[d.Name] = d
+}
+
+// checkNeeds panics on a need without a role or a kind, and gives a need
+// without a count its default, 1.
+func checkNeeds(driver string, needs []Need) {
+	for i, n := range needs {
+		if n.Role == "" || n.Kind == "" {
+			panic(fmt.Sprintf("impl: Register(%q): need %d lacks a role or a kind", driver, i))
+		}
+		if n.Count <= 0 {
+			needs[i].Count = 1
+		}
+	}
 }
 
 // Names returns the registered implementation names, sorted.
@@ -61,7 +76,7 @@ func Roles() []Need {
 	defer mu.RUnlock()
 	by := map[string]Need{}
 	for _, d := range drivers {
-		for _, n := range d.Needs {
+		for _, n := range d.allNeeds() {
 			have, ok := by[n.Role]
 			switch {
 			case !ok:
@@ -96,5 +111,17 @@ func Options() []Option {
 		out = append(out, o)
 	}
 	slices.SortFunc(out, func(a, b Option) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// allNeeds is every need d declares, whatever its topology.
+func (d Driver) allNeeds() []Need {
+	if d.Topology == nil {
+		return d.Needs
+	}
+	var out []Need
+	for _, needs := range d.Topology.Needs {
+		out = append(out, needs...)
+	}
 	return out
 }

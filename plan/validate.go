@@ -132,7 +132,9 @@ func (p *Plan) checkLists() error {
 		if !ok {
 			return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, n, strings.Join(impl.Names(), ", "))
 		}
-		p.drivers = append(p.drivers, d)
+		// Resolved once, under the plan's options: the servers the sandbox
+		// starts and the cells connect to are the topology's chosen.
+		p.drivers = append(p.drivers, d.For(p.Cell.Config))
 		if slices.Contains(p.Impls[:i], n) {
 			return fmt.Errorf("%w: --impl names %s twice", ErrUsage, n)
 		}
@@ -197,6 +199,12 @@ func (p *Plan) checkSizes() error {
 		k, ok := sandbox.LookupKind(kind)
 		if !ok || !k.Ensemble {
 			return fmt.Errorf("%w: no ensemble server kind %q", ErrUsage, kind)
+		}
+		if k.CheckSize != nil {
+			if err := k.CheckSize(n); err != nil {
+				return fmt.Errorf("%w: --%s %v", ErrUsage, k.SizeFlag, err)
+			}
+			continue
 		}
 		if n != 1 && (n < 3 || n%2 == 0) {
 			return fmt.Errorf("%w: --%s must be 1 or an odd number ≥ 3, got %d", ErrUsage, k.SizeFlag, n)

@@ -68,7 +68,11 @@ var failoverWords = map[result.Failover]string{
 }
 
 func crashSentence(c Cell) string {
-	return recoverySentence(c, "after the holder's connection was cut", boundWords[c.Faults.Bound], setting(c.Faults.ConfiguredMs))
+	bound := boundWords[c.Faults.Bound]
+	if c.Faults.BoundSetting != "" {
+		bound = c.Faults.BoundSetting
+	}
+	return recoverySentence(c, "after the holder's connection was cut", bound, setting(c.Faults.ConfiguredMs))
 }
 
 // recoverySentence is the sentence for scenarios whose figure is the time

@@ -13,6 +13,10 @@ type Faults struct {
 	// says which lease bound it is, when it is one.
 	ConfiguredMs float64 `json:"configured_ms,omitempty"`
 	Bound        Bound   `json:"bound,omitempty"`
+	// BoundSetting is the driver's own name for that bound, where it
+	// declares one of its own (rueidislock's KeyValidity): the setting a
+	// user changes to move it.
+	BoundSetting string `json:"bound_setting,omitempty"`
 	// RecoveryMs is the time from the fault until the next client held the
 	// lock, over repeats.
 	RecoveryMs *Spread `json:"recovery_ms,omitempty"`

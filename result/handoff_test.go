@@ -49,6 +49,9 @@ func TestServerMessages(t *testing.T) {
 		{map[string]int64{"packets_received": 61, "packets_sent": 97, "watch_triggered": 36}, 158, "packets"},
 		{map[string]int64{"grpc_messages_received": 40, "grpc_messages_sent": 50, "watch_triggered": 7}, 90, "gRPC messages"},
 		{map[string]int64{"cmdstat_set_calls": 8, "cmdstat_evalsha_calls": 51, "cmdstat_info_calls": 1, "client_notifications": 28}, 87, "commands + pushes"},
+		// A cluster: its bus, heartbeats aside, not its commands.
+		{map[string]int64{"cmdstat_evalsha_calls": 51, ClusterBusSent: 30, "cluster_stats_messages_ping_sent": 5,
+			"cluster_stats_messages_pong_sent": 7, "cluster_stats_messages_meet_sent": 2, ClusterPublishSent: 16}, 16, ClusterBusUnit},
 	} {
 		n, unit, ok := ServerMessages(tc.server)
 		if !ok || n != tc.n || unit != tc.unit {

@@ -20,15 +20,18 @@ func init() {
 	impl.Register(impl.Driver{
 		Name: "redis-fair",
 		Description: "Redisson's fair lock on single Redis: FIFO queue and timeout set in Lua, only the head waiter's channel told; " +
-			"release through Redisson 4's unlock latch",
-		Recipe:  redis.Redisson + "'s RedissonFairLock scripts, in Go",
-		Needs:   []impl.Need{redis.SubscribingNeed},
-		Options: []impl.Option{WaitOption},
-		Caps:    impl.LeaseTTL | impl.Renewal,
-		Theory:  &HeadWaiter,
-		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
-		Cleanup: Cleanup,
-		Residue: Residue,
+			"release through Redisson 4's unlock latch; on a Redis Cluster with --redis-topology cluster, publishing sharded as Redisson does " +
+			"since 3.22.0 (SPUBLISH/SSUBSCRIBE) or classic (--redis-publish classic)",
+		Recipe:   redis.Redisson + "'s RedissonFairLock scripts, in Go",
+		Needs:    []impl.Need{redis.SubscribingNeed},
+		Options:  []impl.Option{WaitOption, redis.TopologyOption, redis.PublishOption},
+		Topology: redis.Topology,
+		Validate: redis.ValidateTopology,
+		Caps:     impl.LeaseTTL | impl.Renewal,
+		Theory:   &HeadWaiter,
+		New:      func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
+		Cleanup:  Cleanup,
+		Residue:  Residue,
 	})
 }
 
@@ -48,8 +51,9 @@ var HeadWaiter = result.Theory{Waiters: "head waiter's channel", Formula: "n−1
 // Locker is one client of the fair lock: one Redisson instance, with a
 // command connection and a subscription connection of its own.
 type Locker struct {
-	cl       *redis.Conn // commands, on a dedicated connection
+	cl       redis.Commands // on a dedicated connection, or a cluster client
 	sub      *subscription
+	publish  string // the scripts' publish command
 	addr     string
 	cfg      impl.Config
 	wait     time.Duration // the fair-wait, Redisson's threadWaitTime
@@ -65,17 +69,18 @@ type Locker struct {
 // loaded, and its subscription connection, both answered by the server.
 func New(ctx context.Context, cfg impl.Config) (*Locker, error) {
 	cfg = cfg.WithDefaults()
-	addrs := cfg.Servers[redis.Need.Role]
-	if len(addrs) == 0 {
-		return nil, errors.New("redis-fair: no server address")
-	}
-	l := &Locker{addr: addrs[0], cfg: cfg, wait: cfg.Duration(WaitOption), id: instanceID(), timer: time.NewTimer(time.Hour)}
-	l.timer.Stop()
-	cl, err := dial(ctx, l.addr, cfg, &l.counters)
+	_, addr, err := redis.Addrs(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("redis-fair: %w", err)
 	}
-	sub, err := newSubscription(ctx, cl, &l.counters, cfg.DialTimeout)
+	l := &Locker{addr: addr, cfg: cfg, wait: cfg.Duration(WaitOption), id: instanceID(), timer: time.NewTimer(time.Hour),
+		publish: redis.PublishCommand(cfg)}
+	l.timer.Stop()
+	cl, err := redis.DialCommands(ctx, cfg, &l.counters, acquireScript, releaseScript, giveUpScript, redis.HashRenewScript)
+	if err != nil {
+		return nil, fmt.Errorf("redis %w", err)
+	}
+	sub, err := newSubscription(ctx, cfg, cl, &l.counters)
 	if err != nil {
 		cl.Close()
 		if redis.Expired(ctx) {
@@ -83,27 +88,8 @@ func New(ctx context.Context, cfg impl.Config) (*Locker, error) {
 		}
 		return nil, fmt.Errorf("redis %s: subscription: %w: %w", l.addr, impl.ErrUnreachable, err)
 	}
-	l.cl, l.sub = redis.NewConn(cl), sub
+	l.cl, l.sub = cl, sub
 	return l, nil
-}
-
-// dial opens the command connection (redis.NewClient: one connection,
-// every command counted) and loads the scripts.
-func dial(ctx context.Context, addr string, cfg impl.Config, c *impl.Counters) (*goredis.Client, error) {
-	cl := redis.NewClient(addr, cfg, c)
-	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	defer cancel()
-	if err := cl.Ping(ctx).Err(); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("redis %s: %w: %w", addr, impl.ErrUnreachable, err)
-	}
-	for _, s := range []*goredis.Script{acquireScript, releaseScript, giveUpScript, redis.HashRenewScript} {
-		if err := s.Load(ctx, cl).Err(); err != nil {
-			cl.Close()
-			return nil, fmt.Errorf("redis %s: load script: %w", addr, err)
-		}
-	}
-	return cl, nil
 }
 
 // instanceID is a random UUID, as a Redisson instance names itself.
@@ -206,7 +192,7 @@ func (l *Locker) giveUp(ctx context.Context, k keys, owner, ch string, landed bo
 	}
 	if landed {
 		uctx, cancel := redis.Uncancelled(ctx)
-		giveUpScript.Run(uctx, l.cl, []string{k.lock, k.queue, k.timeout, k.channel}, owner, millis(l.wait), unlockMessage)
+		giveUpScript.Run(uctx, l.cl, []string{k.lock, k.queue, k.timeout, k.channel}, owner, millis(l.wait), unlockMessage, l.publish)
 		cancel()
 	}
 	if redis.Expired(ctx) {
@@ -255,7 +241,7 @@ func (s *lease) Release(ctx context.Context) error {
 	k := s.k
 	latch := redis.UnlockLatch(k.lock)
 	n, err := releaseScript.Run(ctx, s.l.cl, []string{k.lock, k.queue, k.timeout, k.channel, latch},
-		unlockMessage, millis(s.l.cfg.TTL), s.owner, time.Now().UnixMilli(), redis.UnlockLatchTTL.Milliseconds()).Int64()
+		unlockMessage, millis(s.l.cfg.TTL), s.owner, time.Now().UnixMilli(), redis.UnlockLatchTTL.Milliseconds(), s.l.publish).Int64()
 	if err == nil || errors.Is(err, goredis.Nil) {
 		// Redisson deletes the latch once the script answered, without
 		// waiting for the reply; here the release waits for it.
@@ -276,6 +262,14 @@ func (s *lease) Release(ctx context.Context) error {
 // Cleanup deletes a cell's lock hashes, queues and timeout sets, on a
 // connection of its own.
 func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
+	if namespace != "" && len(s[redis.ClusterNeed.Role]) > 0 {
+		addrs, err := redis.ServerAddrs(ctx, s)
+		if err != nil {
+			return fmt.Errorf("redis-fair: %w", err)
+		}
+		ns := redis.GlobEscape(namespace)
+		return redis.DeleteEach(ctx, addrs, Key(ns, "*"), QueueKey(ns, "*"), TimeoutKey(ns, "*"))
+	}
 	addrs := s[redis.Need.Role]
 	if namespace == "" || len(addrs) == 0 {
 		return nil

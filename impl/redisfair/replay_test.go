@@ -30,7 +30,7 @@ func TestReplayedReleaseAnswersAsTheFirst(t *testing.T) {
 	release := func(latch, owner string) int64 {
 		t.Helper()
 		n, err := releaseScript.Run(ctx, c, []string{lock, queue, timeouts, prefix, latch}, unlockMessage, 30000,
-			owner, time.Now().UnixMilli(), redis.UnlockLatchTTL.Milliseconds()).Int64()
+			owner, time.Now().UnixMilli(), redis.UnlockLatchTTL.Milliseconds(), "publish").Int64()
 		if err != nil {
 			t.Fatalf("release: %v", err)
 		}

@@ -8,8 +8,13 @@ import (
 )
 
 // Residue counts the lock hashes, queues and timeout sets a cell left
-// under its namespace on the server of the lock's role.
+// under its namespace on the servers of the lock's roles (every master of
+// a cluster).
 func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error) {
+	addrs, err := redis.ServerAddrs(ctx, s)
+	if err != nil {
+		return 0, err
+	}
 	ns := redis.GlobEscape(namespace)
-	return redis.CountKeys(ctx, s[redis.SubscribingNeed.Role], Key(ns, "*"), QueueKey(ns, "*"), TimeoutKey(ns, "*"))
+	return redis.CountKeys(ctx, addrs, Key(ns, "*"), QueueKey(ns, "*"), TimeoutKey(ns, "*"))
 }

@@ -102,7 +102,9 @@ return ttl
 // an unlock latch (KEYS[5]) makes it idempotent: a latch already set is
 // the answer; otherwise the answer is latched for ARGV[5] ms, and the
 // client deletes the latch afterwards. KEYS: lock, queue, timeout set,
-// channel prefix, latch. ARGV: message, lease ms, owner, now, latch ms.
+// channel prefix, latch. ARGV: message, lease ms, owner, now, latch ms,
+// publish command (publish, or spublish on a cluster, which Redisson too
+// passes to its scripts).
 //
 // lockbench: Redisson returns 1 for a lock that no longer exists, so that
 // unlocking an expired lease succeeds; here it is -1, a lost lease.
@@ -115,7 +117,7 @@ end
 if (redis.call('exists', KEYS[1]) == 0) then
   local nextThreadId = redis.call('lindex', KEYS[2], 0)
   if nextThreadId ~= false then
-    redis.call('publish', KEYS[4] .. ':' .. nextThreadId, ARGV[1])
+    redis.call(ARGV[6], KEYS[4] .. ':' .. nextThreadId, ARGV[1])
   end
   redis.call('set', KEYS[5], -1, 'px', ARGV[5])
   return -1
@@ -132,7 +134,7 @@ end
 redis.call('del', KEYS[1])
 local nextThreadId = redis.call('lindex', KEYS[2], 0)
 if nextThreadId ~= false then
-  redis.call('publish', KEYS[4] .. ':' .. nextThreadId, ARGV[1])
+  redis.call(ARGV[6], KEYS[4] .. ':' .. nextThreadId, ARGV[1])
 end
 redis.call('set', KEYS[5], 1, 'px', ARGV[5])
 return 1
@@ -145,7 +147,8 @@ return 1
 // back, and when the lock is then free and this owner was told, or would
 // have been told, of it (it held it, or it was the head), the new head is
 // told instead. It returns 1 when it gave a grant back. KEYS: lock, queue,
-// timeout set, channel prefix. ARGV: owner, fair-wait ms, message.
+// timeout set, channel prefix. ARGV: owner, fair-wait ms, message,
+// publish command.
 const giveUpSrc = `
 local queue = redis.call('lrange', KEYS[2], 0, -1)
 local wasHead = queue[1] == ARGV[1]
@@ -168,7 +171,7 @@ end
 if (held or wasHead) and redis.call('exists', KEYS[1]) == 0 then
   local nextThreadId = redis.call('lindex', KEYS[2], 0)
   if nextThreadId ~= false then
-    redis.call('publish', KEYS[4] .. ':' .. nextThreadId, ARGV[3])
+    redis.call(ARGV[4], KEYS[4] .. ':' .. nextThreadId, ARGV[3])
   end
 end
 if held then

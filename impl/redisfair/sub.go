@@ -22,11 +22,17 @@ import (
 //
 // It listens on one channel at a time, the current Acquire's own; a
 // message on any other (a channel an earlier Acquire has left, whose
-// unsubscription is still on its way) is counted and dropped.
+// unsubscription is still on its way) is counted and dropped. On a
+// cluster it keeps a connection to each master, each with its reader,
+// and listens on the one of the channel's slot; the state below is the
+// one listening's, whichever connection carries it.
 type subscription struct {
-	ps  *goredis.PubSub
-	c   *impl.Counters
-	dur time.Duration // bound on a server's confirmation
+	subs *redis.Subscribers
+	ps   *goredis.PubSub // the connection of the channel listened on
+	c    *impl.Counters
+	dur  time.Duration // bound on a server's confirmation
+
+	subKind string // the confirmation of (S)SUBSCRIBE
 
 	mu        sync.Mutex
 	want      string // the channel listened on, "" between Acquires
@@ -45,9 +51,9 @@ type subscription struct {
 	armed atomic.Bool
 	taken atomic.Int64
 
-	stop    context.CancelFunc // ends the reader's reconnects
+	stop    context.CancelFunc // ends the readers' reconnects
 	stopped chan struct{}      // closed when Close begins
-	done    chan struct{}      // closed when the reader returns
+	readers sync.WaitGroup     // the readers, one per connection
 }
 
 // Pauses between the reader's attempts to reconnect a lost connection.
@@ -56,23 +62,35 @@ const (
 	maxReconnectPause = time.Second
 )
 
-// newSubscription opens the subscription connection on cl's
-// subscription pool and returns once the server has answered on it, so
-// that the dial is out of every measurement.
-func newSubscription(ctx context.Context, cl *goredis.Client, c *impl.Counters, timeout time.Duration) (*subscription, error) {
+// newSubscription opens the subscription connections beside cmds (one,
+// or one to each master of a cluster) and returns once the server has
+// answered on each, so that the dials are out of every measurement.
+func newSubscription(ctx context.Context, cfg impl.Config, cmds redis.Commands, c *impl.Counters) (*subscription, error) {
+	subs, err := redis.OpenSubscribers(ctx, cfg, cmds)
+	if err != nil {
+		return nil, err
+	}
 	rctx, stop := context.WithCancel(context.Background())
 	s := &subscription{
-		ps: cl.Subscribe(ctx), c: c, dur: timeout,
+		subs: subs, c: c, dur: cfg.DialTimeout,
 		wake: make(chan struct{}, 1), stop: stop,
-		stopped: make(chan struct{}), done: make(chan struct{}),
+		stopped: make(chan struct{}),
 	}
-	go s.read(rctx)
-	c.RoundTrips.Add(1)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	s.subKind, _ = subs.Kinds()
+	for _, ps := range subs.Conns {
+		s.readers.Add(1)
+		go s.read(rctx, ps)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
-	err := s.ps.Ping(ctx)
+	for _, ps := range subs.Conns {
+		c.RoundTrips.Add(1)
+		if err = ps.Ping(ctx); err != nil {
+			break
+		}
+	}
 	if err == nil {
-		err = s.await(ctx, func() bool { return s.pongs > 0 })
+		err = s.await(ctx, func() bool { return s.pongs >= int64(len(subs.Conns)) })
 	}
 	if err != nil {
 		s.close()
@@ -85,11 +103,11 @@ func newSubscription(ctx context.Context, cl *goredis.Client, c *impl.Counters, 
 // made again by go-redis on the next receive, with its channels
 // subscribed again; a message published meanwhile is lost, and the waiter
 // finds out at the end of its wait, as a Redisson client would.
-func (s *subscription) read(ctx context.Context) {
-	defer close(s.done)
+func (s *subscription) read(ctx context.Context, ps *goredis.PubSub) {
+	defer s.readers.Done()
 	pause := minReconnectPause
 	for {
-		msg, err := s.ps.Receive(ctx)
+		msg, err := ps.Receive(ctx)
 		if err != nil {
 			select {
 			case <-s.stopped:
@@ -116,7 +134,7 @@ func (s *subscription) deliver(msg any) {
 			s.taken.Add(1) // a channel left behind: nobody will take it
 		}
 	case *goredis.Subscription:
-		if m.Kind == "subscribe" && m.Channel == s.want {
+		if m.Kind == s.subKind && m.Channel == s.want {
 			s.confirmed = true
 		}
 	case *goredis.Pong:
@@ -158,16 +176,20 @@ var errUnconfirmed = errors.New("redis-fair: subscription not confirmed")
 // message published before the server takes it would be lost. A server
 // that does not confirm within the dial timeout counts as unreachable.
 func (s *subscription) subscribe(ctx context.Context, ch string) error {
+	ps, err := s.subs.For(ctx, ch)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
-	s.want, s.confirmed, s.pending = ch, false, 0
+	s.want, s.confirmed, s.pending, s.ps = ch, false, 0, ps
 	s.mu.Unlock()
 	s.c.RoundTrips.Add(1)
-	if err := s.ps.Subscribe(ctx, ch); err != nil {
+	if err := s.subs.Subscribe(ctx, ps, ch); err != nil {
 		return err
 	}
 	bctx, cancel := context.WithTimeout(ctx, s.dur)
 	defer cancel()
-	err := s.await(bctx, func() bool { return s.confirmed })
+	err = s.await(bctx, func() bool { return s.confirmed })
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%w: %w within %v", impl.ErrUnreachable, errUnconfirmed, s.dur)
 	}
@@ -181,11 +203,15 @@ func (s *subscription) unsubscribe(ctx context.Context, ch string) {
 	s.mu.Lock()
 	s.taken.Add(s.pending)
 	s.want, s.confirmed, s.pending = "", false, 0
+	ps := s.ps
 	s.mu.Unlock()
+	if ps == nil {
+		return
+	}
 	s.c.RoundTrips.Add(1)
 	ctx, cancel := redis.Uncancelled(ctx)
 	defer cancel()
-	s.ps.Unsubscribe(ctx, ch)
+	s.subs.Unsubscribe(ctx, ps, ch)
 }
 
 // wait blocks until a message arrives on the current channel (true), t
@@ -229,7 +255,7 @@ func (s *subscription) settled() bool {
 func (s *subscription) close() error {
 	close(s.stopped)
 	s.stop()
-	err := s.ps.Close()
-	<-s.done
+	err := s.subs.Close()
+	s.readers.Wait()
 	return err
 }

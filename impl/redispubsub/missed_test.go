@@ -89,7 +89,7 @@ func missedMessage(t *testing.T, how string) {
 	var released time.Time
 	switch how {
 	case "unsubscribed":
-		if err := b.ps.Unsubscribe(ctx, ch); err != nil {
+		if err := b.cur.Unsubscribe(ctx, ch); err != nil {
 			t.Fatal(err)
 		}
 		for numsub(t, admin, ch) != 0 {
@@ -166,7 +166,7 @@ func killAndRelease(t *testing.T, admin *goredis.Client, key, ch, holder string)
 	var rel *goredis.Cmd
 	_, err = admin.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		p.Do(ctx, "client", "kill", "id", ids[0])
-		rel = p.Eval(ctx, releaseSrc, []string{key, ch, "latch:" + key}, unlockMessage, 1000, holder, 1000)
+		rel = p.Eval(ctx, releaseSrc, []string{key, ch, "latch:" + key}, unlockMessage, 1000, holder, 1000, "publish")
 		return nil
 	})
 	if err != nil {

@@ -20,26 +20,33 @@ func init() {
 	impl.Register(impl.Driver{
 		Name: "redis-pubsub",
 		Description: "single Redis, Redisson's RLock: re-entrant hash, waiters SUBSCRIBE and wake on every release (or after the PTTL); " +
-			"release through Redisson 4's unlock latch",
-		Recipe:  redis.Redisson + "'s RedissonLock scripts (RLock), in Go",
-		Needs:   []impl.Need{redis.SubscribingNeed},
-		Caps:    impl.LeaseTTL | impl.Renewal,
-		Theory:  &Theory,
-		New:     New,
-		Cleanup: Cleanup,
-		Residue: Residue,
+			"release through Redisson 4's unlock latch; on a Redis Cluster with --redis-topology cluster, publishing sharded as Redisson does since 3.22.0 " +
+			"(SPUBLISH/SSUBSCRIBE) or classic (--redis-publish classic)",
+		Recipe:   redis.Redisson + "'s RedissonLock scripts (RLock), in Go",
+		Needs:    []impl.Need{redis.SubscribingNeed},
+		Options:  []impl.Option{redis.TopologyOption, redis.PublishOption},
+		Topology: redis.Topology,
+		Validate: redis.ValidateTopology,
+		Caps:     impl.LeaseTTL | impl.Renewal,
+		Theory:   &Theory,
+		New:      New,
+		Cleanup:  Cleanup,
+		Residue:  Residue,
 	})
 	impl.Register(impl.Driver{
 		Name: "redis-fenced",
 		Description: "single Redis, Redisson's RFencedLock: redis-pubsub's RLock whose acquire also INCRs a token beside the hash " +
-			"and returns it with the grant",
-		Recipe:  redis.Redisson + "'s RedissonFencedLock scripts (RFencedLock), in Go",
-		Needs:   []impl.Need{redis.SubscribingNeed},
-		Caps:    impl.LeaseTTL | impl.Renewal | impl.Fencing,
-		Theory:  &Theory,
-		New:     NewFenced,
-		Cleanup: Cleanup,
-		Residue: Residue,
+			"and returns it with the grant; on a Redis Cluster with --redis-topology cluster as redis-pubsub",
+		Recipe:   redis.Redisson + "'s RedissonFencedLock scripts (RFencedLock), in Go",
+		Needs:    []impl.Need{redis.SubscribingNeed},
+		Options:  []impl.Option{redis.TopologyOption, redis.PublishOption},
+		Topology: redis.Topology,
+		Validate: redis.ValidateTopology,
+		Caps:     impl.LeaseTTL | impl.Renewal | impl.Fencing,
+		Theory:   &Theory,
+		New:      NewFenced,
+		Cleanup:  Cleanup,
+		Residue:  Residue,
 	})
 }
 
@@ -48,19 +55,25 @@ func init() {
 var Theory = result.Theory{Waiters: "all subscribed", Formula: "n(n−1)/2", PerHandoffFormula: "n−1", Poly: [3]float64{0, -0.5, 0.5}}
 
 // Locker is one client: one Redisson instance with its own command
-// connection and its own subscription connection.
+// connection and its own subscription connection (to each master, on a
+// cluster).
 type Locker struct {
-	cl       *redis.Conn // commands, on a dedicated connection
-	ps       *goredis.PubSub
-	addr     string
-	cfg      impl.Config
-	id       string // the hash field: Redisson's uuid:threadId
-	fenced   bool   // RFencedLock: the acquire returns a token
-	token    uint64 // the last grant's token, when fenced
-	ttlMs    int64
-	counters impl.Counters
-	stats    stats
-	timer    *time.Timer
+	cl      redis.Commands // on a dedicated connection, or a cluster client
+	subs    *redis.Subscribers
+	publish string // the release script's publish command
+	// subKind and unsubKind are the confirmations of (S)SUBSCRIBE and
+	// (S)UNSUBSCRIBE; cur is the connection the last subscription went to.
+	subKind, unsubKind string
+	cur                *goredis.PubSub
+	addr               string
+	cfg                impl.Config
+	id                 string // the hash field: Redisson's uuid:threadId
+	fenced             bool   // RFencedLock: the acquire returns a token
+	token              uint64 // the last grant's token, when fenced
+	ttlMs              int64
+	counters           impl.Counters
+	stats              stats
+	timer              *time.Timer
 
 	// held counts the leases this client holds, by key: an Acquire whose
 	// script may have run without its reply reaching us is undone only
@@ -100,12 +113,13 @@ func NewFenced(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 
 func newLocker(ctx context.Context, cfg impl.Config, fenced bool) (impl.Locker, error) {
 	cfg = cfg.WithDefaults()
-	addrs := cfg.Servers[redis.Need.Role]
-	if len(addrs) == 0 {
-		return nil, errors.New("redis-pubsub: no server address")
+	_, addr, err := redis.Addrs(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("redis-pubsub: %w", err)
 	}
 	l := &Locker{
-		addr:    addrs[0],
+		addr:    addr,
+		publish: redis.PublishCommand(cfg),
 		cfg:     cfg,
 		id:      redis.Token() + ":" + strconv.Itoa(cfg.Client),
 		ttlMs:   max(cfg.TTL.Milliseconds(), 1),
@@ -117,20 +131,13 @@ func newLocker(ctx context.Context, cfg impl.Config, fenced bool) (impl.Locker, 
 	}
 	l.timer.Stop()
 	l.stats.init()
-	l.cl = redis.NewConn(redis.NewClient(l.addr, cfg, &l.counters))
+	l.cl, err = redis.DialCommands(ctx, cfg, &l.counters, acquireScript, fencedAcquireScript, releaseScript, redis.HashRenewScript)
+	if err != nil {
+		return nil, fmt.Errorf("redis-pubsub %w", err)
+	}
 	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
-	if err := l.cl.Client().Ping(dctx).Err(); err != nil {
-		l.cl.Close()
-		return nil, fmt.Errorf("redis-pubsub %s: %w: %w", l.addr, impl.ErrUnreachable, err)
-	}
-	for _, s := range []*goredis.Script{acquireScript, fencedAcquireScript, releaseScript, redis.HashRenewScript} {
-		if err := s.Load(dctx, l.cl).Err(); err != nil {
-			l.cl.Close()
-			return nil, fmt.Errorf("redis-pubsub %s: load script: %w", l.addr, err)
-		}
-	}
-	if err := l.openSubscription(dctx); err != nil {
+	if err := l.openSubscription(dctx, cfg); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -267,7 +274,7 @@ func (l *Locker) release(ctx context.Context, key, ch string, pub *atomic.Int64,
 	pub.Add(1)
 	latch := redis.UnlockLatch(key)
 	v, err := releaseScript.Run(ctx, l.cl, []string{key, ch, latch}, unlockMessage, l.ttlMs, l.id,
-		redis.UnlockLatchTTL.Milliseconds()).Result()
+		redis.UnlockLatchTTL.Milliseconds(), l.publish).Result()
 	if err == nil || errors.Is(err, goredis.Nil) {
 		// Redisson deletes the latch once the script answered. It does not
 		// wait for the DEL's reply, which its connection pipelines ahead of
@@ -302,13 +309,13 @@ func (l *Locker) release(ctx context.Context, key, ch string, pub *atomic.Int64,
 // Counters returns this client's counters.
 func (l *Locker) Counters() *impl.Counters { return &l.counters }
 
-// Close closes both connections; what the client holds stays until its TTL.
+// Close closes its connections; what the client holds stays until its TTL.
 func (l *Locker) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
 		close(l.closing)
-		if l.ps != nil {
-			l.ps.Close()
+		if l.subs != nil {
+			l.subs.Close()
 		}
 		err = l.cl.Close()
 	})
@@ -366,8 +373,19 @@ func (s *lease) Renew(ctx context.Context) error {
 // that died or were closed holding), on a connection of its own.
 func Cleanup(ctx context.Context, s impl.Servers, namespace string) error {
 	forget(namespace)
+	if namespace == "" {
+		return nil
+	}
+	if len(s[redis.ClusterNeed.Role]) > 0 {
+		addrs, err := redis.ServerAddrs(ctx, s)
+		if err != nil {
+			return fmt.Errorf("redis-pubsub: %w", err)
+		}
+		ns := redis.GlobEscape(namespace)
+		return redis.DeleteEach(ctx, addrs, Key(ns, "*"), TokenKey(Key(ns, "*")))
+	}
 	addrs := s[redis.Need.Role]
-	if namespace == "" || len(addrs) == 0 {
+	if len(addrs) == 0 {
 		return nil
 	}
 	var c impl.Counters

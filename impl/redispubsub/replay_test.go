@@ -31,7 +31,7 @@ func TestReplayedReleaseAnswersAsTheFirst(t *testing.T) {
 	release := func(latch, owner string) []any {
 		t.Helper()
 		v, err := releaseScript.Run(ctx, c, []string{lock, ch, latch}, unlockMessage, 30000, owner,
-			redis.UnlockLatchTTL.Milliseconds()).Result()
+			redis.UnlockLatchTTL.Milliseconds(), "publish").Result()
 		if err != nil {
 			t.Fatalf("release: %v", err)
 		}

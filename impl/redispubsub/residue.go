@@ -8,7 +8,11 @@ import (
 )
 
 // Residue counts the lock hashes a cell left under its namespace on the
-// server of the lock's role.
+// servers of the lock's roles (every master of a cluster).
 func Residue(ctx context.Context, s impl.Servers, namespace string) (int, error) {
-	return redis.CountKeys(ctx, s[redis.SubscribingNeed.Role], Key(redis.GlobEscape(namespace), "*"))
+	addrs, err := redis.ServerAddrs(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	return redis.CountKeys(ctx, addrs, Key(redis.GlobEscape(namespace), "*"))
 }

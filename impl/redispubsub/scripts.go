@@ -37,7 +37,8 @@ return redis.call('pttl', KEYS[1])`
 // it to its answer for ARGV[4] ms; the client deletes it afterwards.
 // KEYS[1] is the hash, KEYS[2] the channel, KEYS[3] the latch; ARGV[1] the
 // message, ARGV[2] the lease in ms, ARGV[3] the caller's id, ARGV[4] the
-// latch's life in ms.
+// latch's life in ms, ARGV[5] the publish command: publish, or spublish on
+// a cluster, which Redisson too passes to its script.
 const releaseSrc = `local latched = redis.call('get', KEYS[3])
 if latched ~= false then
   return {tonumber(latched), 0}
@@ -52,7 +53,7 @@ if counter > 0 then
   return {0, 0}
 end
 redis.call('del', KEYS[1])
-local receivers = redis.call('publish', KEYS[2], ARGV[1])
+local receivers = redis.call(ARGV[5], KEYS[2], ARGV[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[4])
 return {1, receivers}`
 

@@ -27,35 +27,44 @@ const (
 	readPauseMax = time.Second
 )
 
-// openSubscription makes the subscription connection and starts its
-// reader: a PING on it, answered, says both work.
-func (l *Locker) openSubscription(ctx context.Context) error {
-	l.ps = l.cl.Client().Subscribe(ctx)
-	l.counters.RoundTrips.Add(1)
-	if err := l.ps.Ping(ctx); err != nil {
+// openSubscription makes the subscription connections (one, or one to
+// each master of a cluster) and starts their readers: a PING on each,
+// answered, says they work.
+func (l *Locker) openSubscription(ctx context.Context, cfg impl.Config) error {
+	subs, err := redis.OpenSubscribers(ctx, cfg, l.cl)
+	if err != nil {
 		return fmt.Errorf("redis-pubsub %s: %w: subscription connection: %w", l.addr, impl.ErrUnreachable, err)
 	}
-	go l.read()
-	for {
+	l.subs = subs
+	l.subKind, l.unsubKind = subs.Kinds()
+	for _, ps := range subs.Conns {
+		l.counters.RoundTrips.Add(1)
+		if err := ps.Ping(ctx); err != nil {
+			return fmt.Errorf("redis-pubsub %s: %w: subscription connection: %w", l.addr, impl.ErrUnreachable, err)
+		}
+		go l.read(ps)
+	}
+	for pongs := 0; pongs < len(subs.Conns); {
 		select {
 		case ev := <-l.events:
 			if _, ok := ev.(*goredis.Pong); ok {
-				return nil
+				pongs++
 			}
 		case <-ctx.Done():
 			return fmt.Errorf("redis-pubsub %s: %w: subscription connection: %w", l.addr, impl.ErrUnreachable, ctx.Err())
 		}
 	}
+	return nil
 }
 
-// read is the subscription connection's reader, for the Locker's life. It
+// read is a subscription connection's reader, for the Locker's life. It
 // counts each message as it arrives, before Acquire can see it, so that
 // there is no moment at which a message has arrived and the client still
 // looks settled (see Settled).
-func (l *Locker) read() {
+func (l *Locker) read(ps *goredis.PubSub) {
 	pause := readPause
 	for {
-		v, err := l.ps.Receive(context.Background())
+		v, err := ps.Receive(context.Background())
 		if err != nil {
 			t := time.NewTimer(pause)
 			select {
@@ -87,14 +96,19 @@ func (l *Locker) read() {
 func (l *Locker) subscribe(ctx context.Context, ch string, pub *atomic.Int64) error {
 	wctx, cancel := redis.Uncancelled(ctx)
 	defer cancel()
+	ps, err := l.subs.For(ctx, ch)
+	if err != nil {
+		return fmt.Errorf("redis-pubsub %s: %w", l.addr, err)
+	}
+	l.cur = ps
 	l.counters.RoundTrips.Add(1)
-	if err := l.ps.Subscribe(wctx, ch); err != nil {
+	if err := l.subs.Subscribe(wctx, ps, ch); err != nil {
 		if redis.Expired(ctx) {
 			return redis.CtxErr(ctx)
 		}
 		return redis.Classify(l.addr, err)
 	}
-	if err := l.confirm(ctx, "subscribe", ch); err != nil {
+	if err := l.confirm(ctx, l.subKind, ch); err != nil {
 		return err
 	}
 	l.base.Store(pub.Load())
@@ -110,11 +124,14 @@ func (l *Locker) subscribe(ctx context.Context, ch string, pub *atomic.Int64) er
 func (l *Locker) unsubscribe(ctx context.Context, ch string) error {
 	uctx, cancel := redis.Uncancelled(ctx)
 	defer cancel()
+	if l.cur == nil {
+		return nil
+	}
 	l.counters.RoundTrips.Add(1)
-	if err := l.ps.Unsubscribe(uctx, ch); err != nil {
+	if err := l.subs.Unsubscribe(uctx, l.cur, ch); err != nil {
 		return err
 	}
-	return l.confirm(uctx, "unsubscribe", ch)
+	return l.confirm(uctx, l.unsubKind, ch)
 }
 
 // confirm waits for the server's confirmation of kind for ch. Any message

@@ -29,6 +29,9 @@ type Kind struct {
 	// Default is how many `lockbench sandbox` starts unless told (1 when
 	// 0): a Redis Cluster's 3 masters.
 	Default int
+	// CheckSize, if set, judges an ensemble size the user asks for; nil:
+	// 1, or an odd number ≥ 3 that can form a majority.
+	CheckSize func(n int) error
 	// Start starts n servers (or an ensemble of n) under dir and returns
 	// once every one answers. Servers it returns with an error are stopped
 	// by the caller.

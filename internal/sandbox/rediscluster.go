@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // KindRedisCluster is a Redis Cluster of masters, without replicas.
-const KindRedisCluster = "redis-cluster"
+const KindRedisCluster = serverkind.RedisCluster
 
 // A Redis Cluster is an ensemble kind: n masters share the 16384 slots
 // (`redis-cli --cluster create … --cluster-replicas 0`) and form one
@@ -22,6 +24,14 @@ func init() {
 	RegisterKind(Kind{
 		Name: KindRedisCluster, Flag: "redis-cluster", Ensemble: true, Default: 3,
 		SizeFlag: "redis-cluster-masters", SizeUsage: "masters of the sandboxed Redis Cluster: 3 or more (6 shows what grows with the cluster)",
+		// A cluster's masters need no majority of their own here (no
+		// failover is staged), and 6 is the size that shows the growth.
+		CheckSize: func(n int) error {
+			if n != 1 && n < 3 {
+				return fmt.Errorf("must be 3 or more, got %d", n)
+			}
+			return nil
+		},
 		Start: startRedisCluster,
 		Find: func() error {
 			if _, err := findRedis(); err != nil {
@@ -138,13 +148,25 @@ func waitClusterOK(ctx context.Context, servers []*Server) error {
 // in all (cluster_messages_sent, cluster_messages_received) and by type
 // (cluster_stats_messages_publish_sent, …publishshard_sent: a classic
 // PUBLISH is sent to every other node, a sharded one to the shard's
-// replicas only).
+// replicas only); and each node's PUBLISH and SPUBLISH calls, as
+// node<i>_publish_calls by the node's place in addrs.
 func redisClusterStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 	out, err := redisStats(ctx, addrs)
 	if err != nil {
 		return nil, err
 	}
-	for _, addr := range addrs {
+	for i, addr := range addrs {
+		// Which node ran the publishes: a lock's every release runs on
+		// the master of its slot, classic or sharded alike.
+		one, err := redisStats(ctx, []string{addr})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range []string{"publish", "spublish"} {
+			if n, ok := one["cmdstat_"+c+"_calls"]; ok {
+				out[fmt.Sprintf("node%d_%s_calls", i, c)] = n
+			}
+		}
 		stats, err := redisInfo(ctx, addr, "stats")
 		if err != nil {
 			return nil, err

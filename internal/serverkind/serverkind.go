@@ -13,4 +13,6 @@ const (
 	Postgres  = "postgres"
 	// MySQL is served by MariaDB.
 	MySQL = "mysql"
+	// RedisCluster is a Redis Cluster of masters.
+	RedisCluster = "redis-cluster"
 )

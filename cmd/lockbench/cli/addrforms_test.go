@@ -29,7 +29,9 @@ type addrForm struct {
 // others are refused with one line, exit 2. -v prints the matrix.
 func TestAddressFormsThroughTheCommand(t *testing.T) {
 	rows := map[string]string{"redis": "redis", "redlock": "redlock", "zk": "zk-pred", "etcd": "etcd-recipe",
-		"postgres": "pg-advisory", "mysql": "mysql-getlock", "nats": "nats-kv"}
+		"postgres": "pg-advisory", "mysql": "mysql-getlock", "nats": "nats-kv",
+		// A row that runs on the role with a setting, and the setting.
+		"redis-cluster": "redis-pubsub --redis-topology cluster"}
 	var needs []impl.Need
 	for _, n := range impl.Roles() {
 		if rows[n.Role] == "" {
@@ -39,7 +41,7 @@ func TestAddressFormsThroughTheCommand(t *testing.T) {
 		t.Setenv(impl.EnvName(n.Role), "") // only what a case sets
 	}
 	servers := sandboxtest.Start(t, needs...)
-	all := []string{"redis", "redlock", "zk", "etcd", "postgres", "mysql", "nats"}
+	all := []string{"redis", "redlock", "zk", "etcd", "postgres", "mysql", "nats", "redis-cluster"}
 	forms := []addrForm{
 		{"host:port", func(hp string) string { return hp }, all},
 		// Trusted on loopback, the sandbox's PostgreSQL ignores the
@@ -79,7 +81,9 @@ func TestAddressFormsThroughTheCommand(t *testing.T) {
 // flag or the environment, and says whether the command accepted them.
 func runAddrForm(t *testing.T, row, role, addrs, via string, expectOK bool) string {
 	dir := t.TempDir()
+	row, settings, _ := strings.Cut(row, " ")
 	args := []string{"run", "--impl", row, "--clients", "2", "--acquires", "10", "--warmup", "0s", "-q", "--out", dir}
+	args = append(args, strings.Fields(settings)...)
 	if via == "flag" {
 		args = append(args, "--"+role, addrs)
 	} else {

@@ -253,7 +253,11 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	spec := sandbox.Spec{}
 	for _, k := range sandbox.Kinds() {
 		n := *counts[k.Name]
-		if n < 0 || k.Ensemble && n == 2 {
+		if k.CheckSize != nil && n > 0 {
+			if err := k.CheckSize(n); err != nil {
+				return fmt.Errorf("%w: --%s: %v", errUsage, k.Flag, err)
+			}
+		} else if n < 0 || k.Ensemble && n == 2 {
 			return fmt.Errorf("%w: --%s must be ≥ 0 (an ensemble: 0, 1 or ≥ 3), got %d", errUsage, k.Flag, n)
 		}
 		spec[k.Name] = n
