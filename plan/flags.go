@@ -85,7 +85,7 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 	o.sizes = map[string]*int{}
 	for _, k := range sandbox.Kinds() {
 		if k.Ensemble && k.SizeFlag != "" {
-			o.sizes[k.Name] = fs.Int(k.SizeFlag, 1, k.SizeUsage)
+			o.sizes[k.Name] = fs.Int(k.SizeFlag, max(k.Default, 1), k.SizeUsage)
 		}
 	}
 	fs.StringVar(&o.profile, "servers", string(sandbox.EnvOr(sandbox.DefaultProfile)),
