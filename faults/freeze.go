@@ -128,10 +128,15 @@ func freezeOnce(ctx context.Context, spec engine.CellSpec, s subject, srv *sandb
 // freezeFor stops srv for d (or until ctx ends) and resumes it, whatever
 // happens, before returning when it was stopped and resumed.
 func freezeFor(ctx context.Context, srv *sandbox.Server, d time.Duration) (from, to time.Time, err error) {
-	from = time.Now()
+	// The freeze starts once every process has been sent its stop: finding
+	// them reads all of /proc, which on a loaded machine took long enough
+	// for PostgreSQL to grant a hundred times before the first signal, and
+	// those grants are not the frozen server's.
 	if err := srv.Freeze(); err != nil {
-		return from, from, err
+		now := time.Now()
+		return now, now, err
 	}
+	from = time.Now()
 	sleep(ctx, d)
 	to = time.Now()
 	if err := srv.Thaw(); err != nil {
