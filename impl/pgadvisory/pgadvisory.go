@@ -35,7 +35,8 @@ var need = impl.Need{Role: Role, Kind: serverkind.Postgres,
 	DSN: func(addr string) error {
 		_, err := pgx.ParseConfig(addr)
 		return err
-	}}
+	},
+	Guard: Guard}
 
 func init() {
 	impl.Register(withMode(impl.Driver{Name: "pg-advisory",

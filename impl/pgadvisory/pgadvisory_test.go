@@ -22,3 +22,11 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// The guarded register on PostgreSQL keeps the rules every server kind's
+// must, for the three rows that share it.
+func TestGuard(t *testing.T) {
+	d, _ := impl.Lookup("pg-advisory")
+	servers := sandboxtest.Start(t, d.Needs...)
+	impltest.Register(t, d.Needs[0].Guard, servers[d.Needs[0].Role])
+}
