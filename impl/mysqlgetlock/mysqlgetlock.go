@@ -31,7 +31,8 @@ func init() {
 			DSN: func(addr string) error {
 				_, err := mysql.ParseDSN(addr)
 				return err
-			}}},
+			},
+			Guard: Guard}},
 		Theory: &impl.ServerQueue,
 		// A grant is the connection's: it ends with it.
 		Caps:    impl.LeaseConn,

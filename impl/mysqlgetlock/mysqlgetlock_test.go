@@ -17,3 +17,11 @@ func TestConformance(t *testing.T) {
 	servers := sandboxtest.Start(t, d.Needs...)
 	impltest.Run(t, d, servers, impltest.Options{})
 }
+
+// The guarded register on MariaDB keeps the rules every server kind's
+// must.
+func TestGuard(t *testing.T) {
+	d, _ := impl.Lookup("mysql-getlock")
+	servers := sandboxtest.Start(t, d.Needs...)
+	impltest.Register(t, d.Needs[0].Guard, servers[d.Needs[0].Role])
+}
