@@ -42,7 +42,7 @@ const ClientModule = "github.com/nats-io/nats.go"
 
 // Need is the one NATS server (JetStream on) the lock uses (--nats,
 // LOCKBENCH_NATS).
-var Need = impl.Need{Role: "nats", Kind: "nats", Count: 1, Usage: "NATS server address (JetStream on, 2.11 or later)"}
+var Need = impl.Need{Role: "nats", Kind: "nats", Count: 1, Usage: "NATS server address (JetStream on, 2.11 or later)", Guard: Guard}
 
 // Bucket is the KV bucket every lock lives in; cells are kept apart by
 // their keys' first token.

@@ -97,3 +97,10 @@ func TestReleaseWakesEveryWatcher(t *testing.T) {
 		t.Error("a TTL of 500ms was accepted")
 	}
 }
+
+// The guarded register on NATS KV keeps the rules every server kind's
+// must.
+func TestGuard(t *testing.T) {
+	servers := sandboxtest.Start(t, natskv.Need)
+	impltest.Register(t, natskv.Guard, servers[natskv.Need.Role])
+}
