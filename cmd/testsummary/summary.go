@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +17,7 @@ type event struct {
 	ImportPath string
 	Test       string
 	Output     string
+	Elapsed    float64 // seconds, on a test's pass or fail
 }
 
 // summary is the state of one read: each running test's output, kept
@@ -24,7 +27,19 @@ type summary struct {
 	running map[string][]string // package + " " + test → output lines
 	skipped int
 	failed  bool
+	// slow are the top-level tests that took longest, for keeping CI
+	// within its time.
+	slow []timed
 }
+
+// timed is a test and the seconds it took.
+type timed struct {
+	name string
+	s    float64
+}
+
+// slowShown is how many of the slowest tests close names.
+const slowShown = 10
 
 func newSummary(w io.Writer) *summary {
 	return &summary{w: w, running: map[string][]string{}}
@@ -73,6 +88,9 @@ func (s *summary) handle(e event) {
 	case e.Action == "pass":
 		delete(s.running, key)
 	}
+	if (e.Action == "pass" || e.Action == "fail") && e.Test != "" && !strings.Contains(e.Test, "/") {
+		s.slow = append(s.slow, timed{e.Package + " " + e.Test, e.Elapsed})
+	}
 }
 
 // flush writes the output of the package's tests that never ended.
@@ -88,6 +106,13 @@ func (s *summary) flush(pkg string) {
 // close writes the count of skipped tests.
 func (s *summary) close() {
 	fmt.Fprintf(s.w, "testsummary: %d tests skipped (each listed above as SKIP, with its reason)\n", s.skipped)
+	slices.SortStableFunc(s.slow, func(a, b timed) int { return cmp.Compare(b.s, a.s) })
+	if len(s.slow) > 0 {
+		fmt.Fprintf(s.w, "testsummary: the %d slowest tests (seconds, tests in parallel overlap):\n", min(slowShown, len(s.slow)))
+	}
+	for _, t := range s.slow[:min(slowShown, len(s.slow))] {
+		fmt.Fprintf(s.w, "  %6.1f %s\n", t.s, t.name)
+	}
 }
 
 // reason is what a skipped test said: its log lines, without go test's

@@ -56,7 +56,13 @@ func TestFails(t *testing.T)  { t.Error("seven, want eight") }
 	if strings.Contains(got, "SKIP example.com/p/q") || !strings.Contains(got, "example.com/p/q\t[no test files]") {
 		t.Errorf("a package without tests should show as go test prints it, not as a skip:\n%s", got)
 	}
-	if strings.Contains(got, "quiet") || strings.Contains(got, "TestPasses") {
+	body, slowest, _ := strings.Cut(got, "testsummary: the 2 slowest tests")
+	if strings.Contains(got, "quiet") || strings.Contains(body, "TestPasses") {
 		t.Errorf("summary shows a passing test's output:\n%s", got)
+	}
+	// The slowest tests close it, the skipped one not among them.
+	if !strings.Contains(slowest, " example.com/p TestPasses\n") || !strings.Contains(slowest, " example.com/p TestFails\n") ||
+		strings.Contains(slowest, "TestSkips") {
+		t.Errorf("no list of the slowest tests passed or failed:\n%s", got)
 	}
 }
