@@ -251,7 +251,10 @@ func MetaDifferences(old, new result.Meta) []string {
 			key == "sandboxed" || strings.HasPrefix(key, "server_versions."),
 			// measured, not set: a merged run's shards (their clock skew
 			// above all) are compared by count below, the hash last
-			key == "shards" || strings.HasPrefix(key, "shard.skew."), key == "plan_hash":
+			key == "shards" || strings.HasPrefix(key, "shard.skew."), key == "plan_hash",
+			// measured before the cells, not set: the disk (said below
+			// when it moved by more than 2×) and the servers' warm-up
+			strings.HasPrefix(key, "disk_fdatasync"), strings.HasPrefix(key, "server_warmup"):
 			return ""
 		}
 		return "plan"
@@ -288,6 +291,10 @@ func MetaDifferences(old, new result.Meta) []string {
 		return strings.HasPrefix(l, "plan ") || strings.HasPrefix(l, "implementations ") || strings.HasPrefix(l, "client counts ")
 	}) {
 		out = append(out, fmt.Sprintf("plan differs: plan_hash %s → %s", orNone(old.PlanHash), orNone(new.PlanHash)))
+	}
+	if o, n := old.DiskSync, new.DiskSync; o != nil && n != nil && o.P99Ms > 0 && n.P99Ms > 0 &&
+		(n.P99Ms > 2*o.P99Ms || o.P99Ms > 2*n.P99Ms) {
+		out = append(out, fmt.Sprintf("disk differs: fdatasync p99 %s → %s", result.Dur(1000*o.P99Ms), result.Dur(1000*n.P99Ms)))
 	}
 	if o, n := serverVersions(old), serverVersions(new); o != n {
 		out = append(out, fmt.Sprintf("server versions differ: %s → %s", orNone(o), orNone(n)))

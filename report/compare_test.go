@@ -241,3 +241,29 @@ func TestCompareHandoffCosts(t *testing.T) {
 		}
 	}
 }
+
+// The disk and the warm-up are measured before the cells, not set: two
+// runs of one plan differ in them every time, and only a disk that moved
+// by more than 2× is worth a line.
+func TestMetaDifferencesLeaveTheMeasuredDiskAndWarmupOut(t *testing.T) {
+	meta := func(dir string, p99 float64, rates []float64) result.Meta {
+		m := result.Meta{Impls: []string{"redis"}, Clients: []int{4}, PlanHash: "a",
+			DiskSync:     &result.DiskSync{Dir: dir, Bytes: 2300, Count: 500, P50Ms: p99 / 3, P99Ms: p99, MaxMs: 2 * p99},
+			ServerWarmup: []result.ServerWarmup{{Kind: "redis", Impl: "redis", Clients: 8, RatesPerS: rates, Steady: true}}}
+		b, _ := json.Marshal(m)
+		path := filepath.Join(t.TempDir(), result.MetaFile)
+		os.WriteFile(path, b, 0o644)
+		r, err := result.ReadMeta(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if d := MetaDifferences(meta("/tmp/a", 1.5, []float64{9000, 9100}), meta("/tmp/b", 2.8, []float64{9300, 9200})); len(d) != 0 {
+		t.Errorf("one plan run twice: %q; want no difference", d)
+	}
+	d := MetaDifferences(meta("/tmp/a", 1.5, nil), meta("/tmp/b", 12, nil))
+	if len(d) != 1 || d[0] != "disk differs: fdatasync p99 1.50ms → 12.0ms" {
+		t.Errorf("a disk 8× slower: %q; want one line naming it", d)
+	}
+}
