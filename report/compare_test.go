@@ -182,14 +182,7 @@ func TestMetaDifferencesLeaveMeasuredSkewOut(t *testing.T) {
 			m.Shards = append(m.Shards, result.ShardMeta{Index: i, Count: 2, RunID: "r",
 				Skew: &result.Skew{OffsetUs: offsetUs * float64(i), BoundUs: offsetUs, Samples: 8}})
 		}
-		b, _ := json.Marshal(m)
-		path := filepath.Join(t.TempDir(), result.MetaFile)
-		os.WriteFile(path, b, 0o644)
-		r, err := result.ReadMeta(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return readBack(t, m)
 	}
 	if d := MetaDifferences(meta("a", false, 12), meta("a", false, 30)); len(d) != 0 {
 		t.Errorf("one plan merged twice: %q; want no difference", d)
@@ -250,14 +243,7 @@ func TestMetaDifferencesLeaveTheMeasuredDiskAndWarmupOut(t *testing.T) {
 		m := result.Meta{Impls: []string{"redis"}, Clients: []int{4}, PlanHash: "a",
 			DiskSync:     &result.DiskSync{Dir: dir, Bytes: 2300, Count: 500, P50Ms: p99 / 3, P99Ms: p99, MaxMs: 2 * p99},
 			ServerWarmup: []result.ServerWarmup{{Kind: "redis", Impl: "redis", Clients: 8, RatesPerS: rates, Steady: true}}}
-		b, _ := json.Marshal(m)
-		path := filepath.Join(t.TempDir(), result.MetaFile)
-		os.WriteFile(path, b, 0o644)
-		r, err := result.ReadMeta(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return readBack(t, m)
 	}
 	if d := MetaDifferences(meta("/tmp/a", 1.5, []float64{9000, 9100}), meta("/tmp/b", 2.8, []float64{9300, 9200})); len(d) != 0 {
 		t.Errorf("one plan run twice: %q; want no difference", d)
@@ -266,4 +252,19 @@ func TestMetaDifferencesLeaveTheMeasuredDiskAndWarmupOut(t *testing.T) {
 	if len(d) != 1 || d[0] != "disk differs: fdatasync p99 1.50ms → 12.0ms" {
 		t.Errorf("a disk 8× slower: %q; want one line naming it", d)
 	}
+}
+
+// readBack is m as meta.json gives it back: written, then read.
+func readBack(t *testing.T, m result.Meta) result.Meta {
+	t.Helper()
+	b, _ := json.Marshal(m)
+	path := filepath.Join(t.TempDir(), result.MetaFile)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := result.ReadMeta(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
