@@ -62,8 +62,37 @@ func Guard(ctx context.Context, cfg impl.Config, addrs []string) (impl.Guard, er
 	return &guard{cl: cl, ns: cfg.Namespace}, nil
 }
 
+// ClusterGuard opens the guarded register on a Redis Cluster (ClusterNeed's
+// impl.GuardFunc): the same keys and scripts, their one hash tag putting a
+// lock's three keys on one master, reached through a cluster client of
+// its own.
+func ClusterGuard(ctx context.Context, cfg impl.Config, addrs []string) (impl.Guard, error) {
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("redis: guarded register: no cluster node address")
+	}
+	cfg = cfg.WithDefaults()
+	var c impl.Counters // its round trips are the register's, not the lock's
+	cl := NewClusterClient(addrs, cfg, &c)
+	pctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	if err := cl.ForEachMaster(pctx, func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() }); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("redis: guarded register: %w: %v", impl.ErrUnreachable, err)
+	}
+	return &guard{cl: cl, ns: cfg.Namespace}, nil
+}
+
+// guardClient is what the register needs of a client, one Redis's or a
+// cluster's: the scripts (EVALSHA, EVAL on NOSCRIPT) and MGET of one
+// hash tag's keys.
+type guardClient interface {
+	goredis.Scripter
+	MGet(ctx context.Context, keys ...string) *goredis.SliceCmd
+	Close() error
+}
+
 type guard struct {
-	cl *goredis.Client
+	cl guardClient
 	ns string
 	// last and keys are the last lock's name and keys: a client mostly
 	// guards the same lock again.

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
 
@@ -335,4 +336,10 @@ func TestPollWaitNamesTheRetry(t *testing.T) {
 func TestGuard(t *testing.T) {
 	servers := sandboxtest.Start(t, redis.Need)
 	impltest.Register(t, redis.Guard, servers[redis.Need.Role])
+}
+
+// On a Redis Cluster too, where the Redisson rows' cells guard with it.
+func TestClusterGuard(t *testing.T) {
+	servers := sandboxtest.StartSized(t, map[string]int{sandbox.KindRedisCluster: 3}, redis.ClusterNeed)
+	impltest.Register(t, redis.ClusterNeed.Guard, servers[redis.ClusterNeed.Role])
 }

@@ -40,7 +40,8 @@ var PublishOption = impl.ChoiceOption("redis-publish", "auto",
 // Each client holds a command and a subscription connection to every
 // master; Conns counts them per master.
 var ClusterNeed = impl.Need{Role: "redis-cluster", Kind: serverkind.RedisCluster, Conns: 2, Redirects: true,
-	Usage: "Redis Cluster node addresses for --redis-topology cluster (one is enough: clients learn the others)"}
+	Usage: "Redis Cluster node addresses for --redis-topology cluster (one is enough: clients learn the others)",
+	Guard: ClusterGuard}
 
 // Topology is the Redisson locks' choice of servers, by TopologyOption.
 var Topology = &impl.Topology{Option: TopologyOption, Needs: map[string][]impl.Need{
