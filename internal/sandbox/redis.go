@@ -79,16 +79,7 @@ func startRedis(ctx context.Context, bin, dir string, snapshots bool) (*Server, 
 			"--daemonize", "no", "--protected-mode", "no",
 			"--maxclients", "10000", "--logfile", "",
 		},
-		ready: func(ctx context.Context, addr string) error {
-			r, err := probe(ctx, addr, "PING\r\n")
-			if err != nil {
-				return err
-			}
-			if !strings.HasPrefix(r, "+PONG") {
-				return fmt.Errorf("PING answered %q", r)
-			}
-			return nil
-		},
+		ready: redisReady,
 	}
 	return s, s.start(ctx)
 }
@@ -113,4 +104,17 @@ func startEach(ctx context.Context, dir string, n int, prefix string, find func(
 		}
 	}
 	return out, nil
+}
+
+// redisReady is a Redis server's readiness probe, one node's or a
+// cluster member's: it answers PING.
+func redisReady(ctx context.Context, addr string) error {
+	r, err := probe(ctx, addr, "PING\r\n")
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(r, "+PONG") {
+		return fmt.Errorf("PING answered %q", r)
+	}
+	return nil
 }

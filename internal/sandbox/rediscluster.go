@@ -97,16 +97,7 @@ func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error
 				"--save", "", "--appendonly", "no", "--dir", d, "--daemonize", "no", "--protected-mode", "no",
 				"--maxclients", "10000", "--logfile", "",
 			},
-			ready: func(ctx context.Context, addr string) error {
-				r, err := probe(ctx, addr, "PING\r\n")
-				if err != nil {
-					return err
-				}
-				if !strings.HasPrefix(r, "+PONG") {
-					return fmt.Errorf("PING answered %q", r)
-				}
-				return nil
-			},
+			ready: redisReady,
 		}
 		servers = append(servers, s)
 		if err := s.start(ctx); err != nil {
