@@ -47,8 +47,7 @@ func runOn(t *testing.T, servers impl.Servers, scenario, implName string, client
 	if !ok {
 		t.Fatalf("no scenario %s", scenario)
 	}
-	nsSeq++
-	cfg := impl.Config{Servers: servers, Options: opts, Namespace: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq)}
+	cfg := impl.Config{Servers: servers, Options: opts, Namespace: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq.Add(1))}
 	c, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: implName, Scenario: sc, Clients: clients, Repeat: repeat, ServerKinds: sandbox.Meter{}, Config: cfg, MaxTime: 2 * time.Minute,
 	})
@@ -94,12 +93,15 @@ func TestConnLeaseFaultsApply(t *testing.T) {
 // TestConnLeaseCrashCutAndSilent: a reset holder's lock is freed in every
 // repeat; a silent one's is either freed or reported unfreed, never an
 // error; the keepalive in force is stated, and on PostgreSQL it is the one
-// the scenario set on the session.
+// the scenario set on the session. The rows run side by side, each on a
+// server of its own: most of their time is the silent holder's wait for
+// TCP keepalive (at least 5 s a repeat).
 func TestConnLeaseCrashCutAndSilent(t *testing.T) {
 	servers := dbServers(t)
 	const repeat = 2
 	for _, name := range connLocks {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			c := runOn(t, servers, "crash", name, 3, repeat, nil)
 			cc := c.Faults.ConnCrash
 			if c.SafetyViolations != 0 || c.Errors != 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,7 +77,9 @@ func children() []string {
 	return out
 }
 
-var nsSeq int
+// nsSeq numbers the cells of this process, whose subtests may run side
+// by side.
+var nsSeq atomic.Int64
 
 // run runs one fault cell through the harness, as `lockbench run` does.
 func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) result.Cell {
@@ -85,9 +88,8 @@ func run(t *testing.T, scenario, implName string, repeat int, cfg impl.Config) r
 	if !ok {
 		t.Fatalf("no scenario %s", scenario)
 	}
-	nsSeq++
 	cfg.Servers = servers(t)
-	cfg.Namespace = fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq)
+	cfg.Namespace = fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq.Add(1))
 	start := time.Now()
 	c, err := engine.RunCell(context.Background(), engine.CellSpec{
 		Impl: implName, Scenario: sc, Clients: 2, Repeat: repeat, Config: cfg, MaxTime: 2 * time.Minute,
