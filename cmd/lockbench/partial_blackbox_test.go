@@ -64,8 +64,10 @@ func readPartial(t *testing.T, path string) partialFields {
 // set in one line naming the shard, its directory and the cell; merge
 // --partial merges the first cell, which both shards finished, and every
 // place the result is shown says it is partial and names the missing
-// cell; compare and benchcheck refuse it.
+// cell; compare and benchcheck refuse it. It runs beside the other
+// killed-shard test (see TestMergeRefusesAShardKilledMidCell).
 func TestPartialMergeOfAShardKilledMidCell(t *testing.T) {
+	t.Parallel()
 	b := newBlackBox(t)
 	plan := []string{"--impl", "redis", "--clients", "2,4", "--duration", "3s", "--warmup", "0s"}
 	live, waitLive := b.start(b.shardArgs("part", 0, 2, "10s", plan...)...)

@@ -124,8 +124,11 @@ func TestMergeFindsViolationsAcrossShards(t *testing.T) {
 
 // A shard killed mid-cell leaves a directory merge refuses, naming it,
 // and the shard it left behind gives up waiting with one line naming the
-// one that never came.
+// one that never came. It runs beside the other killed-shard test: both
+// spend most of their time in the living shard's --shard-wait, each on a
+// Redis and in a directory of its own.
 func TestMergeRefusesAShardKilledMidCell(t *testing.T) {
+	t.Parallel()
 	b := newBlackBox(t)
 	plan := []string{"--impl", "redis", "--clients", "4", "--duration", "6s", "--warmup", "0s"}
 	live, waitLive := b.start(b.shardArgs("killed", 0, 2, "10s", plan...)...)
