@@ -28,6 +28,9 @@ import (
 // scenario waiting out a TTL, a sandbox staging a failover) take seconds.
 const commandTimeout = 2 * time.Minute
 
+// filesAtOnce is how many guides' commands run at once.
+const filesAtOnce = 4
+
 // TestGuideCommands runs the commands of the README and of every guide,
 // file by file in order (a later command may read what an earlier one
 // wrote), each in the file's own working directory.
@@ -37,25 +40,34 @@ func TestGuideCommands(t *testing.T) {
 	}
 	h := newHarness(t)
 	// The files run side by side: most of a shortened command's time is
-	// spent waiting (a TTL, a JVM starting), and every unsharded run keeps
-	// its locks in a namespace of its own on the shared servers.
+	// spent waiting (a TTL, a JVM starting, a cell of fixed length), and
+	// every unsharded run keeps its locks in a namespace of its own on the
+	// shared servers. Their subtests run from goroutines, filesAtOnce at a
+	// time, rather than as parallel subtests, which go test caps at
+	// -parallel (the number of cores, 2 here).
 	t.Run("files", func(t *testing.T) {
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, filesAtOnce)
 		for _, file := range guideFiles(t) {
 			cmds := extract(t, file)
 			name := strings.TrimSuffix(strings.ReplaceAll(strings.TrimPrefix(file, "../"), "/", "-"), ".md")
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				work := t.TempDir()
-				// Files a guide's commands read but no command of it writes
-				// (the benchmark outputs of the CI guide) are its testdata.
-				if err := os.CopyFS(work, os.DirFS(filepath.Join("testdata", name))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					t.Fatal(err)
-				}
-				for _, c := range cmds {
-					h.do(t, work, c)
-				}
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				t.Run(name, func(t *testing.T) {
+					work := t.TempDir()
+					// Files a guide's commands read but no command of it writes
+					// (the benchmark outputs of the CI guide) are its testdata.
+					if err := os.CopyFS(work, os.DirFS(filepath.Join("testdata", name))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						t.Fatal(err)
+					}
+					for _, c := range cmds {
+						h.do(t, work, c)
+					}
+				})
 			})
 		}
+		wg.Wait()
 	})
 	t.Logf("ran %d commands, checked %d without running, %d need tools this test does not run (%s)",
 		h.ran.Load(), h.checked.Load(), len(h.unchecked), strings.Join(h.unchecked, "; "))
