@@ -47,12 +47,19 @@ func runPause(ctx context.Context, spec engine.CellSpec, s subject) (result.Cell
 	}
 	fig := &result.PauseFigures{LockFences: s.Caps.Has(impl.Fencing)}
 	t.faults.Pause = fig
+	cell := func() result.Cell {
+		c := t.cell(bound, s.leaseBound())
+		if s.Lease != nil { // the driver's own setting bounds it, as for a crash
+			_, c.Faults.BoundSetting = s.Lease(spec.Config)
+		}
+		return c
+	}
 	for r := range spec.Repeat {
 		if err := pauseOnce(ctx, spec, s, r, fig, t); err != nil {
-			return t.cell(bound, s.leaseBound()), err
+			return cell(), err
 		}
 	}
-	return t.cell(bound, s.leaseBound()), nil
+	return cell(), nil
 }
 
 func pauseOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, fig *result.PauseFigures, t *tally) error {

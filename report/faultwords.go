@@ -165,6 +165,9 @@ func keepaliveWords(k *result.Keepalive) string {
 func pauseSentence(c Cell) string {
 	f, p := c.Faults, c.Faults.Pause
 	bound := boundWords[f.Bound]
+	if f.BoundSetting != "" { // the driver's own: rueidislock's KeyValidity, a Lease's LeaseDuration
+		bound = f.BoundSetting
+	}
 	var v string
 	if f.RecoveryMs != nil {
 		v = fmt.Sprintf("%s: a holder stalled past its %s lost the lock to another client after %s p50 (%s %s); ",

@@ -102,7 +102,8 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 
 // ServerMessages is what the servers of a cell handled, by what their kind
 // counts: ZooKeeper's packets in and out (mntr), etcd's gRPC messages in
-// and out, NATS's messages in and out (/varz), a Redis Cluster's bus
+// and out, NATS's messages in and out (/varz), a Kubernetes apiserver's
+// requests on Leases, a Redis Cluster's bus
 // messages sent but its heartbeats (ClusterBusMessages), Redis's commands
 // (INFO commandstats, INFO itself aside) plus the messages it pushed to
 // subscribers. False when the kind counts none of these.
@@ -123,6 +124,9 @@ func ServerMessages(server map[string]int64) (int64, string, bool) {
 	}
 	if n, ok := server["nats_messages"]; ok {
 		return n, "NATS messages", true
+	}
+	if n, ok := server["apiserver_lease_requests"]; ok {
+		return n, "apiserver Lease requests", true
 	}
 	var cmds int64
 	found := false

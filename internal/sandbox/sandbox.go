@@ -90,7 +90,7 @@ func (f *Fleet) start(ctx context.Context, k Kind, n int) error {
 		ss, err := k.Start(ctx, filepath.Join(f.dir, fmt.Sprintf("%s-%d", k.Name, attempt)), n)
 		if err != nil {
 			for _, s := range ss {
-				s.Kill() // exited or not ready: either way, not ours to leave
+				s.KillAll() // exited or not ready: either way, not ours to leave
 			}
 			return err
 		}
@@ -117,7 +117,7 @@ func (f *Fleet) Close() error {
 		var errs []error
 		for _, ss := range f.Servers {
 			for _, s := range ss {
-				if err := s.Stop(); err != nil {
+				if err := s.StopAll(); err != nil {
 					errs = append(errs, err)
 				}
 			}

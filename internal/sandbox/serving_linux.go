@@ -28,7 +28,16 @@ import (
 // this machine, in another container, or another user's (not readable).
 func Serving(addr string) ([]int, bool) {
 	if pid, ok := pidOf(addr); ok {
-		return family(pid)
+		pids, ok := family(pid)
+		if v, started := running.Load(addr); ok && started {
+			for _, b := range v.(*Server).backing {
+				if bpid, ok := pidOf(b.Addr); ok {
+					more, _ := family(bpid)
+					pids = append(pids, more...)
+				}
+			}
+		}
+		return pids, ok
 	}
 	pid, ok := listener(addr)
 	if !ok {

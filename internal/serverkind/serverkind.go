@@ -15,4 +15,12 @@ const (
 	MySQL = "mysql"
 	// RedisCluster is a Redis Cluster of masters.
 	RedisCluster = "redis-cluster"
+	// KubeAPIServer is a Kubernetes API server over an etcd of its own.
+	KubeAPIServer = "kube-apiserver"
 )
+
+// KubeToken is the bearer token a sandboxed kube-apiserver accepts (its
+// --token-auth-file names it, in group system:masters), and the one
+// lockbench's Kubernetes clients send unless $LOCKBENCH_KUBE_TOKEN says
+// otherwise. The server listens on loopback only.
+const KubeToken = "lockbench-sandbox"

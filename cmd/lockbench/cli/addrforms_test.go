@@ -29,7 +29,7 @@ type addrForm struct {
 // others are refused with one line, exit 2. -v prints the matrix.
 func TestAddressFormsThroughTheCommand(t *testing.T) {
 	rows := map[string]string{"redis": "redis", "redlock": "redlock", "zk": "zk-pred", "etcd": "etcd-recipe",
-		"postgres": "pg-advisory", "mysql": "mysql-getlock", "nats": "nats-kv",
+		"postgres": "pg-advisory", "mysql": "mysql-getlock", "nats": "nats-kv", "kube": "k8s-lease",
 		// A row that runs on the role with a setting, and the setting.
 		"redis-cluster": "redis-pubsub --redis-topology cluster"}
 	var needs []impl.Need
@@ -41,7 +41,7 @@ func TestAddressFormsThroughTheCommand(t *testing.T) {
 		t.Setenv(impl.EnvName(n.Role), "") // only what a case sets
 	}
 	servers := sandboxtest.Start(t, needs...)
-	all := []string{"redis", "redlock", "zk", "etcd", "postgres", "mysql", "nats", "redis-cluster"}
+	all := []string{"redis", "redlock", "zk", "etcd", "postgres", "mysql", "nats", "kube", "redis-cluster"}
 	forms := []addrForm{
 		{"host:port", func(hp string) string { return hp }, all},
 		// Trusted on loopback, the sandbox's PostgreSQL ignores the

@@ -168,7 +168,8 @@ func placeholder(f *pflag.Flag) {
 	case "float64":
 		name = "NUMBER"
 	default:
-		if _, err := time.ParseDuration(f.DefValue); err == nil {
+		// "0" parses as a duration too: a duration's default names its unit.
+		if _, err := time.ParseDuration(f.DefValue); err == nil && strings.Trim(f.DefValue, "0123456789.-") != "" {
 			name = "DURATION"
 		} else {
 			name = strings.ToUpper(f.Name[strings.LastIndexByte(f.Name, '-')+1:])
