@@ -144,8 +144,8 @@ type Locker struct {
 
 	// What the wrapped client sees of the acquisition in progress.
 	acquiring atomic.Bool
-	polls     atomic.Int64  // Gets sent in this acquisition
-	inflight  atomic.Int64  // requests sent and not yet answered
+	polls     atomic.Int64 // Gets sent in this acquisition
+	inflight  atomic.Int64 // requests sent and not yet answered
 
 	// closed makes every request fail once Close ran, so that electors
 	// still running (a grant never released) neither renew nor release:
