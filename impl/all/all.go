@@ -7,7 +7,6 @@ package all
 import (
 	_ "github.com/lockbench/lockbench/impl/etcdmutex"
 	_ "github.com/lockbench/lockbench/impl/inproc"
-	_ "github.com/lockbench/lockbench/impl/k8slease"
 	_ "github.com/lockbench/lockbench/impl/mysqlgetlock"
 	_ "github.com/lockbench/lockbench/impl/natskv"
 	_ "github.com/lockbench/lockbench/impl/pgadvisory"
