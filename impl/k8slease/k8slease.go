@@ -267,11 +267,11 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	select {
 	case <-started:
 		l.acquiring.Store(false)
-		if expired(ctx) { // won as ctx ended: the elector gives it back
+		if impl.Expired(ctx) { // won as ctx ended: the elector gives it back
 			stop()
 			<-stopped
 			l.counters.Retries.Add(l.polls.Load())
-			return nil, ctxErr(ctx)
+			return nil, impl.CtxErr(ctx)
 		}
 		l.counters.Retries.Add(max(l.polls.Load()-1, 0))
 		return l.track(&grant{l: l, at: at, name: lease, stop: stop, stopped: stopped, token: at.token.Load()}), nil
@@ -292,25 +292,6 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		l.counters.Retries.Add(l.polls.Load())
 		return nil, ctx.Err()
 	}
-}
-
-// expired reports whether ctx has ended or its deadline has passed (its
-// timer may not have fired yet).
-func expired(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
-}
-
-// ctxErr is ctx's error, DeadlineExceeded for a deadline passed before
-// its timer fired.
-func ctxErr(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return context.DeadlineExceeded
 }
 
 // Settled reports whether a candidate waits between polls: it has polled

@@ -188,7 +188,7 @@ func (l *Locker) wait(ctx context.Context, key string, val []byte) (impl.Lease, 
 		var e jetstream.KeyValueEntry
 		select {
 		case <-ctx.Done():
-			return nil, ctxErr(ctx)
+			return nil, impl.CtxErr(ctx)
 		case e = <-w.Updates():
 		}
 		l.asleep.Store(false)
@@ -234,38 +234,19 @@ func (l *Locker) create(ctx context.Context, key string, val []byte) (uint64, er
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.DialTimeout)
 	defer cancel()
 	rev, err := l.kv.Create(rctx, key, val, jetstream.KeyTTL(l.ttl))
-	if err == nil && expired(ctx) {
+	if err == nil && impl.Expired(ctx) {
 		l.kv.Delete(rctx, key, jetstream.LastRevision(rev))
-		err = ctxErr(ctx)
+		err = impl.CtxErr(ctx)
 	}
 	l.sent()
 	return rev, err
 }
 
-// expired reports whether ctx has ended or its deadline has passed (its
-// timer may not have fired yet).
-func expired(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
-}
-
-// ctxErr is ctx's error, DeadlineExceeded for a deadline passed before
-// its timer fired.
-func ctxErr(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return context.DeadlineExceeded
-}
-
 // failed ends an Acquire whose request returned err: ctx's error once ctx
 // has ended, whatever the request said.
 func (l *Locker) failed(ctx context.Context, key string, err error) error {
-	if expired(ctx) {
-		return ctxErr(ctx)
+	if impl.Expired(ctx) {
+		return impl.CtxErr(ctx)
 	}
 	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("nats-kv %s: %s: %w: %w", l.addr, key, impl.ErrUnreachable, err)
@@ -313,8 +294,8 @@ func (s *lease) Release(ctx context.Context) error {
 		s.done = true
 		return nil
 	}
-	if expired(ctx) {
-		return fmt.Errorf("nats-kv %s: release %s: %w", l.addr, s.key, ctxErr(ctx))
+	if impl.Expired(ctx) {
+		return fmt.Errorf("nats-kv %s: release %s: %w", l.addr, s.key, impl.CtxErr(ctx))
 	}
 	var api *jetstream.APIError
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {

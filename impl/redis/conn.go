@@ -43,8 +43,8 @@ var HashRenewScript = goredis.NewScript(hashRenewSrc)
 func RenewHash(ctx context.Context, cl goredis.Scripter, addr, key, owner string, ttl time.Duration) error {
 	n, err := HashRenewScript.Run(ctx, cl, []string{key}, owner, ttl.Milliseconds()).Int64()
 	switch {
-	case err != nil && Expired(ctx):
-		return fmt.Errorf("redis %s: renew %s: %w", addr, key, CtxErr(ctx))
+	case err != nil && impl.Expired(ctx):
+		return fmt.Errorf("redis %s: renew %s: %w", addr, key, impl.CtxErr(ctx))
 	case err != nil:
 		return Classify(addr, err)
 	case n == 0:

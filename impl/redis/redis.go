@@ -108,8 +108,8 @@ func (l *Locker) failed(ctx context.Context, key, token string, err error) error
 	if MayHaveLanded(err) {
 		undo(ctx, l.cl, key, token)
 	}
-	if Expired(ctx) {
-		return CtxErr(ctx)
+	if impl.Expired(ctx) {
+		return impl.CtxErr(ctx)
 	}
 	return Classify(l.addr, err)
 }
@@ -137,8 +137,8 @@ func (s *lease) Fence() (uint64, bool) { return 0, false }
 func (s *lease) Release(ctx context.Context) error {
 	n, err := ReleaseScript.Run(ctx, s.l.cl, []string{s.key}, s.token).Int64()
 	if err != nil {
-		if Expired(ctx) {
-			return fmt.Errorf("redis %s: release %s: %w", s.l.addr, s.key, CtxErr(ctx))
+		if impl.Expired(ctx) {
+			return fmt.Errorf("redis %s: release %s: %w", s.l.addr, s.key, impl.CtxErr(ctx))
 		}
 		return Classify(s.l.addr, err)
 	}
@@ -154,8 +154,8 @@ func (s *lease) Release(ctx context.Context) error {
 func (s *lease) Renew(ctx context.Context) error {
 	n, err := RenewScript.Run(ctx, s.l.cl, []string{s.key}, s.token, s.l.cfg.TTL.Milliseconds()).Int64()
 	if err != nil {
-		if Expired(ctx) {
-			return fmt.Errorf("redis %s: renew %s: %w", s.l.addr, s.key, CtxErr(ctx))
+		if impl.Expired(ctx) {
+			return fmt.Errorf("redis %s: renew %s: %w", s.l.addr, s.key, impl.CtxErr(ctx))
 		}
 		return Classify(s.l.addr, err)
 	}

@@ -83,8 +83,8 @@ func New(ctx context.Context, cfg impl.Config) (*Locker, error) {
 	sub, err := newSubscription(ctx, cfg, cl, &l.counters)
 	if err != nil {
 		cl.Close()
-		if redis.Expired(ctx) {
-			return nil, redis.CtxErr(ctx)
+		if impl.Expired(ctx) {
+			return nil, impl.CtxErr(ctx)
 		}
 		return nil, fmt.Errorf("redis %s: subscription: %w: %w", l.addr, impl.ErrUnreachable, err)
 	}
@@ -195,8 +195,8 @@ func (l *Locker) giveUp(ctx context.Context, k keys, owner, ch string, landed bo
 		giveUpScript.Run(uctx, l.cl, []string{k.lock, k.queue, k.timeout, k.channel}, owner, millis(l.wait), unlockMessage, l.publish)
 		cancel()
 	}
-	if redis.Expired(ctx) {
-		return redis.CtxErr(ctx)
+	if impl.Expired(ctx) {
+		return impl.CtxErr(ctx)
 	}
 	if errors.Is(cause, impl.ErrUnreachable) {
 		return fmt.Errorf("redis %s: %w", l.addr, cause)
@@ -251,8 +251,8 @@ func (s *lease) Release(ctx context.Context) error {
 	case errors.Is(err, goredis.Nil) || (err == nil && n < 0):
 		s.l.counters.Lost.Add(1)
 		return fmt.Errorf("redis %s: lock %s: %w", s.l.addr, k.lock, impl.ErrLockLost)
-	case err != nil && redis.Expired(ctx):
-		return fmt.Errorf("redis %s: release %s: %w", s.l.addr, k.lock, redis.CtxErr(ctx))
+	case err != nil && impl.Expired(ctx):
+		return fmt.Errorf("redis %s: release %s: %w", s.l.addr, k.lock, impl.CtxErr(ctx))
 	case err != nil:
 		return redis.Classify(s.l.addr, err)
 	}

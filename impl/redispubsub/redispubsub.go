@@ -256,8 +256,8 @@ func (l *Locker) failed(ctx context.Context, key, ch string, pub *atomic.Int64, 
 		l.release(uctx, key, ch, pub, measured)
 		cancel()
 	}
-	if redis.Expired(ctx) {
-		return redis.CtxErr(ctx)
+	if impl.Expired(ctx) {
+		return impl.CtxErr(ctx)
 	}
 	return redis.Classify(l.addr, err)
 }
@@ -347,8 +347,8 @@ func (s *lease) Release(ctx context.Context) error {
 	}
 	lost, err := l.release(ctx, s.key, s.ch, s.pub, s.measured)
 	if err != nil {
-		if redis.Expired(ctx) {
-			return fmt.Errorf("redis-pubsub %s: release %s: %w", l.addr, s.key, redis.CtxErr(ctx))
+		if impl.Expired(ctx) {
+			return fmt.Errorf("redis-pubsub %s: release %s: %w", l.addr, s.key, impl.CtxErr(ctx))
 		}
 		return redis.Classify(l.addr, err)
 	}

@@ -103,8 +103,8 @@ func (l *Locker) subscribe(ctx context.Context, ch string, pub *atomic.Int64) er
 	l.cur = ps
 	l.counters.RoundTrips.Add(1)
 	if err := l.subs.Subscribe(wctx, ps, ch); err != nil {
-		if redis.Expired(ctx) {
-			return redis.CtxErr(ctx)
+		if impl.Expired(ctx) {
+			return impl.CtxErr(ctx)
 		}
 		return redis.Classify(l.addr, err)
 	}

@@ -165,14 +165,14 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			}
 			return &lease{l: l, key: key, token: token}, nil
 		}
-		if redis.Expired(ctx) {
+		if impl.Expired(ctx) {
 			// The masters' errors are ctx's, not theirs (their socket
 			// deadline is ctx's, which can pass before ctx's timer marks
 			// it done): count nothing, and undo the round for longer
 			// than the per-master bound, since SETs that timed out on the
 			// deadline may still land.
 			l.cleanup(ctx, key, token)
-			return nil, redis.CtxErr(ctx)
+			return nil, impl.CtxErr(ctx)
 		}
 		if measured {
 			l.stats.MastersGranted[granted].Add(1)
@@ -331,8 +331,8 @@ func (s *lease) Release(ctx context.Context) error {
 	if deleted >= l.quorum {
 		return nil
 	}
-	if redis.Expired(ctx) {
-		return fmt.Errorf("redlock: %s: deleted on %d of %d masters when the release was cut short: %w", s.key, deleted, len(l.cls), redis.CtxErr(ctx))
+	if impl.Expired(ctx) {
+		return fmt.Errorf("redlock: %s: deleted on %d of %d masters when the release was cut short: %w", s.key, deleted, len(l.cls), impl.CtxErr(ctx))
 	}
 	l.counters.Lost.Add(1)
 	err := fmt.Errorf("redlock: %s: deleted on %d of %d masters, %d needed: %w",
@@ -365,8 +365,8 @@ func (s *lease) Renew(ctx context.Context) error {
 	if extended >= l.quorum && l.cfg.TTL-time.Since(start)-l.drift > 0 {
 		return nil
 	}
-	if redis.Expired(ctx) {
-		return fmt.Errorf("redlock: %s: renewal cut short: %w", s.key, redis.CtxErr(ctx))
+	if impl.Expired(ctx) {
+		return fmt.Errorf("redlock: %s: renewal cut short: %w", s.key, impl.CtxErr(ctx))
 	}
 	return fmt.Errorf("redlock: %s: extended on %d of %d masters, %d needed: %w",
 		s.key, extended, len(l.cls), l.quorum, impl.ErrLockLost)

@@ -118,9 +118,9 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	if cause := context.Cause(actx); errors.Is(cause, impl.ErrNoQuorum) {
 		return nil, cause // redsync has already undone the try
 	}
-	if redis.Expired(ctx) {
+	if impl.Expired(ctx) {
 		l.cleanup(ctx, key, l.value)
-		return nil, redis.CtxErr(ctx)
+		return nil, impl.CtxErr(ctx)
 	}
 	return nil, fmt.Errorf("redsync: %s: %w", key, err)
 }
@@ -154,10 +154,10 @@ func (l *Locker) cleanup(ctx context.Context, key, value string) {
 // A try cut short by the caller's ctx is neither counted nor a no-quorum:
 // the masters' requests time out on ctx's deadline (go-redis's socket
 // deadline), possibly before ctx's timer has marked it done, so delay
-// looks at the deadline too (redis.Expired) and then ends LockContext for
+// looks at the deadline too (impl.Expired) and then ends LockContext for
 // Acquire to clean up and return ctx.Err().
 func (l *Locker) delay(int) time.Duration {
-	if redis.Expired(l.actx) {
+	if impl.Expired(l.actx) {
 		l.fail(context.DeadlineExceeded) // nothing if actx is already done
 		return time.Hour
 	}
@@ -228,8 +228,8 @@ func (s *lease) Release(ctx context.Context) error {
 	if ok {
 		return nil
 	}
-	if redis.Expired(ctx) {
-		return fmt.Errorf("redsync: %s: release cut short: %w", s.m.Name(), redis.CtxErr(ctx))
+	if impl.Expired(ctx) {
+		return fmt.Errorf("redsync: %s: release cut short: %w", s.m.Name(), impl.CtxErr(ctx))
 	}
 	s.l.counters.Lost.Add(1)
 	lost := fmt.Errorf("redsync: %s: %w", s.m.Name(), impl.ErrLockLost)
@@ -247,8 +247,8 @@ func (s *lease) Renew(ctx context.Context) error {
 	if ok {
 		return nil
 	}
-	if redis.Expired(ctx) {
-		return fmt.Errorf("redsync: %s: renewal cut short: %w", s.m.Name(), redis.CtxErr(ctx))
+	if impl.Expired(ctx) {
+		return fmt.Errorf("redsync: %s: renewal cut short: %w", s.m.Name(), impl.CtxErr(ctx))
 	}
 	lost := fmt.Errorf("redsync: %s: extend: %w", s.m.Name(), impl.ErrLockLost)
 	if err != nil {

@@ -173,10 +173,10 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	switch {
 	case err == nil && !waiting:
 		release()
-		return nil, redis.CtxErr(ctx)
+		return nil, impl.CtxErr(ctx)
 	case err != nil && ctx.Err() != nil:
 		stop()
-		return nil, redis.CtxErr(ctx)
+		return nil, impl.CtxErr(ctx)
 	case err != nil:
 		stop()
 		return nil, fmt.Errorf("rueidislock %s: %s: %w", l.addr, key, err)
