@@ -170,17 +170,27 @@ var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // etcdGet fetches path from the member at addr ("host:port" or a URL).
 func etcdGet(ctx context.Context, addr, path string, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	base := addr
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+path, nil)
+	return httpGet(ctx, etcdHTTP, strings.TrimRight(base, "/")+path, nil, timeout)
+}
+
+// httpGet fetches url with client, the header's fields set, within
+// timeout: the body (16 MB at most), and an error naming the path for any
+// status but 200 OK.
+func httpGet(ctx context.Context, client *http.Client, url string, header http.Header, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := etcdHTTP.Do(req)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +200,7 @@ func etcdGet(ctx context.Context, addr, path string, timeout time.Duration) ([]b
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return body, fmt.Errorf("GET %s: %s", path, resp.Status)
+		return body, fmt.Errorf("GET %s: %s", req.URL.Path, resp.Status)
 	}
 	return body, nil
 }

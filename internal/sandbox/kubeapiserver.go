@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
@@ -160,32 +159,13 @@ var kubeHTTP = &http.Client{Transport: &http.Transport{
 }}
 
 // kubeGet fetches path from the apiserver at addr with the sandbox's
-// token.
+// token ($LOCKBENCH_KUBE_TOKEN when set).
 func kubeGet(ctx context.Context, addr, path string, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+path, nil)
-	if err != nil {
-		return nil, err
-	}
 	tok := os.Getenv("LOCKBENCH_KUBE_TOKEN")
 	if tok == "" {
 		tok = serverkind.KubeToken
 	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := kubeHTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return body, fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return body, nil
+	return httpGet(ctx, kubeHTTP, "https://"+addr+path, http.Header{"Authorization": {"Bearer " + tok}}, timeout)
 }
 
 // kubeReady asks /readyz, which answers 200 once the apiserver's
