@@ -13,7 +13,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,22 +57,7 @@ func init() {
 func findKubeAPIServer() (string, error) {
 	missing := &MissingError{What: "kube-apiserver ($LOCKBENCH_KUBE_APISERVER_BIN, ~/.cache/lockbench/bin/kube-apiserver or PATH)",
 		Install: "cd tools/kube-apiserver && go build -o ~/.cache/lockbench/bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver"}
-	if p := os.Getenv("LOCKBENCH_KUBE_APISERVER_BIN"); p != "" {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-		return "", missing
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(h, ".cache", "lockbench", "bin", "kube-apiserver")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("kube-apiserver"); err == nil {
-		return p, nil
-	}
-	return "", missing
+	return findBuilt("LOCKBENCH_KUBE_APISERVER_BIN", "kube-apiserver", nil, missing)
 }
 
 // startKubeAPIServer starts one etcd member and one kube-apiserver on it,

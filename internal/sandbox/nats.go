@@ -43,22 +43,7 @@ const natsMinor = 11
 func findNATS() (string, error) {
 	missing := &MissingError{What: "nats-server (2.11 or later; $LOCKBENCH_NATS_BIN, ~/.cache/lockbench/bin/nats-server or PATH)",
 		Install: "cd tools/nats-server && go build -o ~/.cache/lockbench/bin/nats-server github.com/nats-io/nats-server/v2"}
-	if p := os.Getenv("LOCKBENCH_NATS_BIN"); p != "" {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-		return "", missing
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(h, ".cache", "lockbench", "bin", "nats-server")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("nats-server"); err == nil && natsRecent(p) {
-		return p, nil
-	}
-	return "", missing
+	return findBuilt("LOCKBENCH_NATS_BIN", "nats-server", natsRecent, missing)
 }
 
 // natsRecent reports whether the nats-server at p says it is 2.11 or later
@@ -185,4 +170,27 @@ func natsVersion(ctx context.Context, addr string) string {
 		return "unknown"
 	}
 	return "nats-server " + v.Version
+}
+
+// findBuilt finds a server lockbench builds from a module of its own (see
+// scripts/install-servers): the path $env names (and only it, when set),
+// ~/.cache/lockbench/bin/NAME where the install step builds it, or NAME on
+// PATH if onPath takes it (nil: any). missing is the error when none is.
+func findBuilt(env, name string, onPath func(string) bool, missing error) (string, error) {
+	if p := os.Getenv(env); p != "" {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+		return "", missing
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(h, ".cache", "lockbench", "bin", name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil && (onPath == nil || onPath(p)) {
+		return p, nil
+	}
+	return "", missing
 }
