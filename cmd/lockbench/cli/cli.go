@@ -49,6 +49,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run implementations × scenarios × client counts and write results", runCmd},
+		{"suite", "run the standard benchmark's workloads over every row, into one bundle", suiteCmd},
 		{"capacity", "find the highest rate at --slo and the best client count (USL fit), per implementation", capacityCmd},
 		{"merge", "join the results of a sharded run's shards into one results directory", mergeCmd},
 		{"report", "re-render tables, plots and report.html from a results directory", reportCmd},
