@@ -185,7 +185,7 @@ func TestFingerprint(t *testing.T) {
 func TestBundleRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	b := &Bundle{Schema: BundleSchema, Suite: "v1", Digest: "d", Tier: Standard, Part: "1/2", Rows: []string{"redis"},
-		Started: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC),
+		Started:   time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC),
 		Workloads: []Run{{Name: "hot", Exit: 0}, {Name: "faults", Exit: 3}, {Name: "herd", Exit: 1, Error: "etcd did not start"}}}
 	if err := b.Write(dir); err != nil {
 		t.Fatal(err)
