@@ -14,11 +14,12 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/plan"
+	"github.com/lockbench/lockbench/report/site"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/suite"
 )
 
-const suiteSynopsis = `suite [list] [flags]
+const suiteSynopsis = `suite [list | render BUNDLE] [flags]
 
 Runs lockbench's standard benchmark: every workload of the suite's tier
 (lockbench suite list shows them, with the commands they run) over every
@@ -39,6 +40,7 @@ Examples:
   lockbench suite --tier standard --impl redis,zk-pred,etcd
   lockbench suite --tier standard --part 0/4      # the first of four parts, by rows
   lockbench suite list --tier full
+  lockbench suite render results/standard          # the site again, from the bundle's files
 
 Exit status: 0 every workload ran, 1 a workload failed (the others' results
 are kept), 2 usage, 130 interrupted (completed workloads are kept).`
@@ -46,6 +48,9 @@ are kept), 2 usage, 130 interrupted (completed workloads are kept).`
 func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "list" {
 		return suiteList(args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "render" {
+		return suiteRender(args[1:], stderr)
 	}
 	fs := newFlags("suite", suiteSynopsis, stdout)
 	tierName := fs.String("tier", string(suite.Quick), "`TIER` to run: quick, standard or full")
@@ -144,6 +149,14 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(stderr, "suite: %s\n", filepath.Join(dir, suite.BundleFile))
+	if err := site.Render(dir); err != nil {
+		fmt.Fprintf(stderr, "lockbench: site: %s\n", oneLine(err.Error()))
+		if runErr == nil {
+			runErr = fmt.Errorf("site: %w", err)
+		}
+	} else {
+		fmt.Fprintf(stderr, "site: %s\n", filepath.Join(dir, site.IndexFile))
+	}
 	if runErr != nil {
 		return runErr
 	}
@@ -272,5 +285,19 @@ func suiteList(args []string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "  %-12s %s\n  %-12s lockbench %s %s\n", w.Name, w.Question, "", w.Command, strings.Join(w.ArgsFor(t), " "))
 		}
 	}
+	return nil
+}
+
+// suiteRender renders a bundle's site again from its files.
+func suiteRender(args []string, stderr io.Writer) error {
+	fs := newFlags("suite render", "suite render BUNDLE", stderr)
+	pos, err := parsePositional(fs, args, "BUNDLE")
+	if err != nil {
+		return err
+	}
+	if err := site.Render(pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "site: %s\n", filepath.Join(pos[0], site.IndexFile))
 	return nil
 }

@@ -1,0 +1,184 @@
+// Package site renders a suite bundle as a static site that opens from
+// the file system: index.html, one row per lock and a column per
+// workload figure, sortable, each figure linking to its evidence; and a
+// page per lock with every cell it ran. It reads the bundle's files
+// only, as package report reads a results directory.
+package site
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/suite"
+)
+
+// Figure is one number of one lock in one workload: a point, the interval
+// around it where rounds gave one, and the cell it came from.
+type Figure struct {
+	Column
+	Impl      string
+	Point     float64
+	Low, High float64 // 0, 0 without an interval
+	// Bad marks a figure that is a finding against the lock (a safety
+	// violation, a lost update).
+	Bad bool
+	// Evidence is the workload's report, relative to the bundle.
+	Evidence string
+	Cell     string
+}
+
+// Column names a figure: which workload, which figure, at how many
+// clients; Unit says how to print it; Lower says smaller is better.
+type Column struct {
+	Workload string
+	Name     string
+	Clients  int
+	Unit     string
+	Lower    bool
+}
+
+func (c Column) key() string { return fmt.Sprintf("%s/%s/%d", c.Workload, c.Name, c.Clients) }
+
+// The units figures are printed in.
+const (
+	unitUs    = "µs"
+	unitMs    = "ms"
+	unitRate  = "/s"
+	unitCount = ""
+	unitRatio = "×"
+)
+
+// Workload is one workload's cells as the bundle holds them.
+type Workload struct {
+	Run   suite.Run
+	Cells []result.Cell
+	Err   error
+}
+
+// Read reads every workload's summary.json in the bundle at dir.
+func Read(dir string, b *suite.Bundle) []Workload {
+	var out []Workload
+	for _, r := range b.Workloads {
+		w := Workload{Run: r}
+		sum, err := result.ReadSummary(filepath.Join(dir, r.Dir, result.SummaryFile))
+		if err != nil {
+			w.Err = err
+		} else {
+			w.Cells = sum.Cells
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// FiguresOf is every figure the workloads' cells give, per cell kind:
+// latency and throughput of the loops, the herd's cost per hand-off,
+// a fault's recovery against its bound and what it cost the guarded
+// register.
+func FiguresOf(ws []Workload) []Figure {
+	var out []Figure
+	for _, w := range ws {
+		evidence := filepath.ToSlash(filepath.Join(w.Run.Dir, "report.html"))
+		largest := map[string]int{} // workload, impl → its largest loop
+		for _, c := range w.Cells {
+			k := w.Run.Name + "\x00" + c.Impl
+			largest[k] = max(largest[k], c.Clients)
+		}
+		for _, c := range w.Cells {
+			add := func(name, unit string, lower bool, point, low, high float64, bad bool) {
+				if math.IsNaN(point) {
+					return
+				}
+				out = append(out, Figure{Column: Column{w.Run.Name, name, c.Clients, unit, lower}, Impl: c.Impl,
+					Point: point, Low: low, High: high, Bad: bad, Evidence: evidence, Cell: result.CellFile(c)})
+			}
+			est := func(name, unit string, lower bool, e *result.Estimate, single float64) {
+				if e != nil && len(e.Rounds) > 1 {
+					add(name, unit, lower, e.Point, e.Low, e.High, false)
+				} else if single > 0 {
+					add(name, unit, lower, single, 0, 0, false)
+				}
+			}
+			switch c.KindOf() {
+			case result.KindBurst:
+				h, ok := result.HandoffCosts(c)
+				if !ok {
+					continue
+				}
+				add("wake-ups / hand-off", unitCount, true, h.Wakeups, 0, 0, false)
+				if h.ServerCPUUs != nil {
+					add("server CPU / hand-off", unitUs, true, *h.ServerCPUUs, 0, 0, false)
+				}
+				if c.HandoffGapUs != nil && c.HandoffGapUs.P50 > 0 {
+					add("gap p50", unitUs, true, c.HandoffGapUs.P50, 0, 0, false)
+				}
+			case result.KindFault:
+				f := c.Faults
+				if f == nil {
+					continue
+				}
+				if f.RecoveryMs != nil && f.RecoveryMs.Count > 0 {
+					add(c.Scenario+": recovery p50", unitMs, true, f.RecoveryMs.P50, 0, 0, false)
+					if f.ConfiguredMs > 0 {
+						add(c.Scenario+": recovery / bound", unitRatio, true, f.RecoveryMs.P50/f.ConfiguredMs, 0, 0, false)
+					}
+				}
+				lost := c.Safety.UsersLost()
+				if c.Safety != nil && c.Safety.Guarded {
+					add(c.Scenario+": lost updates", unitCount, true, float64(lost), 0, 0, lost > 0)
+				}
+				add(c.Scenario+": violations", unitCount, true, float64(c.SafetyViolations), 0, 0, c.SafetyViolations > 0)
+			default:
+				var r result.RoundFigures
+				if c.Rounds != nil {
+					r = *c.Rounds
+				}
+				// Alone, a lock's latency is the figure (its rate is one
+				// client's round trips); contended, its rate and tail.
+				if c.Clients == 1 {
+					est("p50", unitUs, true, pick(c.Rounds != nil, &r.P50), c.AcquireLatencyUs.P50)
+				} else {
+					est("acq/s", unitRate, false, pick(c.Rounds != nil, &r.AcquiresPerS), c.AcquiresPerS)
+				}
+				est("p99", unitUs, true, pick(c.Rounds != nil, &r.P99), c.AcquireLatencyUs.P99)
+				if c.Fairness != nil && c.Clients == largest[w.Run.Name+"\x00"+c.Impl] && c.Clients > 1 {
+					add("fairness (Jain)", unitCount, false, c.Fairness.Jain, 0, 0, false)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func pick(ok bool, e *result.Estimate) *result.Estimate {
+	if ok {
+		return e
+	}
+	return nil
+}
+
+// Columns is the figures' columns in the bundle's workload order, then by
+// client count, then in the order figures were first given.
+func Columns(b *suite.Bundle, figs []Figure) []Column {
+	var cols []Column
+	seen := map[string]bool{}
+	for _, f := range figs {
+		if !seen[f.key()] {
+			seen[f.key()] = true
+			cols = append(cols, f.Column)
+		}
+	}
+	order := func(w string) int {
+		return slices.IndexFunc(b.Workloads, func(r suite.Run) bool { return r.Name == w })
+	}
+	slices.SortStableFunc(cols, func(a, b Column) int {
+		if d := order(a.Workload) - order(b.Workload); d != 0 {
+			return d
+		}
+		return a.Clients - b.Clients
+	})
+	return cols
+}
