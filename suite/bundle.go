@@ -38,8 +38,22 @@ type Bundle struct {
 	Ended     time.Time `json:"ended,omitzero"`
 	// Machine is the fingerprint of where it ran, taken from the
 	// workloads' own meta.json (the first that has each fact).
-	Machine   Fingerprint `json:"machine"`
-	Workloads []Run       `json:"workloads"`
+	Machine Fingerprint `json:"machine"`
+	// Yardstick is the machine's speed, measured beside the workloads.
+	Yardstick *Yardstick `json:"yardstick,omitempty"`
+	Workloads []Run      `json:"workloads"`
+}
+
+// Yardstick is a fixed measure of the machine's speed taken in rounds
+// between a bundle's workloads (redis-benchmark's SET rate): machines
+// drift by ±20 % over minutes, and a comparison of two bundles judges
+// their figures against how far the yardstick moved.
+type Yardstick struct {
+	// What says what was measured, in its unit.
+	What string           `json:"what"`
+	Rate *result.Estimate `json:"rate,omitempty"`
+	// Note says why there is no rate, or why it stopped early.
+	Note string `json:"note,omitempty"`
 }
 
 // Run is one workload as a bundle ran it.

@@ -1,3 +1,8 @@
+// Package site renders a suite bundle as a static site that opens from
+// the file system: index.html, one row per lock and a column per
+// workload figure, sortable, each figure linking to its evidence; and a
+// page per lock with every cell it ran. It reads the bundle's files
+// only, as package report reads a results directory.
 package site
 
 import (
@@ -29,16 +34,16 @@ func Render(dir string) error {
 	if err != nil {
 		return err
 	}
-	ws := Read(dir, b)
-	figs := FiguresOf(ws)
-	cols := Columns(b, figs)
+	ws := suite.ReadResults(dir, b)
+	figs := suite.FiguresOf(ws)
+	cols := suite.Columns(b, figs)
 	rows := b.Rows
-	byCell := map[string]map[string]Figure{} // impl → column → figure
+	byCell := map[string]map[string]suite.Figure{} // impl → column → figure
 	for _, f := range figs {
 		if byCell[f.Impl] == nil {
-			byCell[f.Impl] = map[string]Figure{}
+			byCell[f.Impl] = map[string]suite.Figure{}
 		}
-		byCell[f.Impl][f.key()] = f
+		byCell[f.Impl][f.Key()] = f
 		if !slices.Contains(rows, f.Impl) {
 			rows = append(rows, f.Impl)
 		}
@@ -65,7 +70,7 @@ func Render(dir string) error {
 	for _, impl := range rows {
 		r := rowView{Impl: impl, Page: filepath.ToSlash(filepath.Join(LocksDir, pageName(impl)))}
 		for _, c := range cols {
-			f, ok := byCell[impl][c.key()]
+			f, ok := byCell[impl][c.Key()]
 			if !ok {
 				r.Cells = append(r.Cells, cellView{Text: "—", Sort: "", Missing: true})
 				continue
@@ -181,7 +186,7 @@ type lockFigure struct {
 }
 
 // cellOf formats a figure for a table cell, its link relative to up.
-func cellOf(f Figure, up string) cellView {
+func cellOf(f suite.Figure, up string) cellView {
 	v := cellView{Text: format(f.Point, f.Unit), Sort: strconv.FormatFloat(f.Point, 'g', -1, 64), Bad: f.Bad,
 		Link: up + f.Evidence, Title: f.Cell}
 	if f.High > f.Low {
@@ -193,13 +198,13 @@ func cellOf(f Figure, up string) cellView {
 // format prints a figure in its unit.
 func format(v float64, unit string) string {
 	switch unit {
-	case unitUs:
+	case suite.UnitUs:
 		return result.Dur(v)
-	case unitMs:
+	case suite.UnitMs:
 		return result.Dur(v * 1e3)
-	case unitRate:
+	case suite.UnitRate:
 		return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + "/s"
-	case unitRatio:
+	case suite.UnitRatio:
 		return strconv.FormatFloat(v, 'f', 2, 64) + "×"
 	}
 	if v == math.Trunc(v) {

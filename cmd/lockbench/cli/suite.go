@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report/site"
@@ -19,7 +20,7 @@ import (
 	"github.com/lockbench/lockbench/suite"
 )
 
-const suiteSynopsis = `suite [list | render BUNDLE] [flags]
+const suiteSynopsis = `suite [list | render BUNDLE | compare OLD NEW] [flags]
 
 Runs lockbench's standard benchmark: every workload of the suite's tier
 (lockbench suite list shows them, with the commands they run) over every
@@ -41,9 +42,12 @@ Examples:
   lockbench suite --tier standard --part 0/4      # the first of four parts, by rows
   lockbench suite list --tier full
   lockbench suite render results/standard          # the site again, from the bundle's files
+  lockbench suite compare results/standard-a results/standard-b   # exits 4 when a figure got worse
 
 Exit status: 0 every workload ran, 1 a workload failed (the others' results
-are kept), 2 usage, 130 interrupted (completed workloads are kept).`
+are kept), 2 usage, 130 interrupted (completed workloads are kept);
+compare: 4 a figure got worse beyond the rank test's doubt, after scaling
+by the yardstick when the machine itself moved.`
 
 func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "list" {
@@ -51,6 +55,9 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if len(args) > 0 && args[0] == "render" {
 		return suiteRender(args[1:], stderr)
+	}
+	if len(args) > 0 && args[0] == "compare" {
+		return suiteCompare(args[1:], stdout)
 	}
 	fs := newFlags("suite", suiteSynopsis, stdout)
 	tierName := fs.String("tier", string(suite.Quick), "`TIER` to run: quick, standard or full")
@@ -119,6 +126,10 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stderr, "lockbench suite %s, %s tier, part %s: %d workloads × %d rows → %s\n",
 		s.Version, tier, part, len(workloads), len(rows), dir)
+	prof, _ := sandbox.ParseProfile(*profile)
+	ys := startYardstick(ctx, prof)
+	defer ys.close()
+	ys.round(ctx)
 	var metas []result.Meta
 	var runErr error
 	for i, w := range workloads {
@@ -135,7 +146,8 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if m, err := result.ReadMeta(filepath.Join(dir, w.Name, result.MetaFile)); err == nil {
 			metas = append(metas, m)
 		}
-		b.Machine = suite.FingerprintOf(metas)
+		ys.round(ctx)
+		b.Machine, b.Yardstick = suite.FingerprintOf(metas), ys.figures()
 		if werr := b.Write(dir); werr != nil {
 			return werr
 		}
@@ -299,5 +311,30 @@ func suiteRender(args []string, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "site: %s\n", filepath.Join(pos[0], site.IndexFile))
+	return nil
+}
+
+// suiteCompare compares two bundles figure by figure.
+func suiteCompare(args []string, stdout io.Writer) error {
+	fs := newFlags("suite compare", "suite compare OLD NEW", stdout)
+	dirs, err := parsePositional(fs, args, "OLD", "NEW")
+	if err != nil {
+		return err
+	}
+	var bs [2]*suite.Bundle
+	var figs [2][]suite.Figure
+	for i, d := range dirs {
+		if bs[i], err = suite.ReadBundle(d); err != nil {
+			return fmt.Errorf("suite compare: %w", err)
+		}
+		figs[i] = suite.FiguresOf(suite.ReadResults(d, bs[i]))
+	}
+	c := judge.CompareBundles(bs[0], bs[1], figs[0], figs[1])
+	if err := site.WriteComparison(stdout, bs[0], bs[1], c); err != nil {
+		return err
+	}
+	if r := c.Regressed(); len(r) > 0 {
+		return fmt.Errorf("%w: %d of %d figures worse", errRegressed, len(r), len(c.Figures))
+	}
 	return nil
 }

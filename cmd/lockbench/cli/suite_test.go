@@ -121,3 +121,45 @@ func TestSuiteQuickOnInproc(t *testing.T) {
 		t.Errorf("--force on a directory that is no bundle: exit %d, want 2", code)
 	}
 }
+
+// writeBundle writes a bundle whose hot workload measured redis at 8
+// clients in six rounds around rate acq/s.
+func writeBundle(t *testing.T, rate float64) string {
+	t.Helper()
+	dir := t.TempDir()
+	rounds := []float64{rate * 0.97, rate * 0.99, rate, rate * 1.01, rate * 1.02, rate * 0.98}
+	b := &suite.Bundle{Schema: suite.BundleSchema, Suite: "v1", Tier: suite.Standard, Part: "0/1", Rows: []string{"redis"},
+		Workloads: []suite.Run{{Name: "hot", Command: "run", Dir: "hot"}}}
+	if err := b.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "hot"), 0o755)
+	cell := result.Cell{Impl: "redis", Scenario: "hot", Kind: result.KindClosed, Clients: 8, Acquires: 1000, AcquiresPerS: rate,
+		Rounds: &result.RoundFigures{N: 6, AcquiresPerS: result.EstimateOf(rounds)}}
+	if err := result.WriteJSON(filepath.Join(dir, "hot", result.SummaryFile), &result.Summary{Schema: result.SchemaVersion, Cells: []result.Cell{cell}}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestSuiteCompare(t *testing.T) {
+	t.Parallel()
+	a, same, half := writeBundle(t, 3000), writeBundle(t, 3000), writeBundle(t, 1500)
+	code, stdout, stderr := run("suite", "compare", a, same)
+	if code != ExitOK || !strings.Contains(stdout, "1 figures: 0 worse, 0 better, 1 ~") {
+		t.Errorf("the same rounds: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = run("suite", "compare", a, half)
+	if code != ExitRegressed || !strings.Contains(stdout, "worse (p=") || !strings.Contains(stdout, "0.50 [") {
+		t.Errorf("half the rate: exit %d, want 4\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "yardstick: not in both bundles") {
+		t.Errorf("no word on the missing yardstick:\n%s", stdout)
+	}
+	if code, _, _ := run("suite", "compare", a, t.TempDir()); code != ExitFailure {
+		t.Errorf("a directory without suite.json: exit %d, want 1", code)
+	}
+	if code, _, _ := run("suite", "compare", a); code != ExitUsage {
+		t.Errorf("one bundle: exit %d, want 2", code)
+	}
+}

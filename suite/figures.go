@@ -1,9 +1,4 @@
-// Package site renders a suite bundle as a static site that opens from
-// the file system: index.html, one row per lock and a column per
-// workload figure, sortable, each figure linking to its evidence; and a
-// page per lock with every cell it ran. It reads the bundle's files
-// only, as package report reads a results directory.
-package site
+package suite
 
 import (
 	"fmt"
@@ -12,16 +7,17 @@ import (
 	"slices"
 
 	"github.com/lockbench/lockbench/result"
-	"github.com/lockbench/lockbench/suite"
 )
 
 // Figure is one number of one lock in one workload: a point, the interval
-// around it where rounds gave one, and the cell it came from.
+// around it and the rounds it came from where the workload measured it
+// in rounds, and the cell it came from.
 type Figure struct {
 	Column
 	Impl      string
 	Point     float64
 	Low, High float64 // 0, 0 without an interval
+	Rounds    []float64
 	// Bad marks a figure that is a finding against the lock (a safety
 	// violation, a lost update).
 	Bad bool
@@ -40,29 +36,30 @@ type Column struct {
 	Lower    bool
 }
 
-func (c Column) key() string { return fmt.Sprintf("%s/%s/%d", c.Workload, c.Name, c.Clients) }
+// Key names the column, for joining figures of two bundles.
+func (c Column) Key() string { return fmt.Sprintf("%s/%s/%d", c.Workload, c.Name, c.Clients) }
 
 // The units figures are printed in.
 const (
-	unitUs    = "µs"
-	unitMs    = "ms"
-	unitRate  = "/s"
-	unitCount = ""
-	unitRatio = "×"
+	UnitUs    = "µs"
+	UnitMs    = "ms"
+	UnitRate  = "/s"
+	UnitCount = ""
+	UnitRatio = "×"
 )
 
-// Workload is one workload's cells as the bundle holds them.
-type Workload struct {
-	Run   suite.Run
+// Results is one workload's cells as the bundle holds them.
+type Results struct {
+	Run   Run
 	Cells []result.Cell
 	Err   error
 }
 
-// Read reads every workload's summary.json in the bundle at dir.
-func Read(dir string, b *suite.Bundle) []Workload {
-	var out []Workload
+// ReadResults reads every workload's summary.json in the bundle at dir.
+func ReadResults(dir string, b *Bundle) []Results {
+	var out []Results
 	for _, r := range b.Workloads {
-		w := Workload{Run: r}
+		w := Results{Run: r}
 		sum, err := result.ReadSummary(filepath.Join(dir, r.Dir, result.SummaryFile))
 		if err != nil {
 			w.Err = err
@@ -78,7 +75,7 @@ func Read(dir string, b *suite.Bundle) []Workload {
 // latency and throughput of the loops, the herd's cost per hand-off,
 // a fault's recovery against its bound and what it cost the guarded
 // register.
-func FiguresOf(ws []Workload) []Figure {
+func FiguresOf(ws []Results) []Figure {
 	var out []Figure
 	for _, w := range ws {
 		evidence := filepath.ToSlash(filepath.Join(w.Run.Dir, "report.html"))
@@ -88,16 +85,17 @@ func FiguresOf(ws []Workload) []Figure {
 			largest[k] = max(largest[k], c.Clients)
 		}
 		for _, c := range w.Cells {
-			add := func(name, unit string, lower bool, point, low, high float64, bad bool) {
+			add := func(name, unit string, lower bool, point, low, high float64, bad bool) *Figure {
 				if math.IsNaN(point) {
-					return
+					return nil
 				}
 				out = append(out, Figure{Column: Column{w.Run.Name, name, c.Clients, unit, lower}, Impl: c.Impl,
 					Point: point, Low: low, High: high, Bad: bad, Evidence: evidence, Cell: result.CellFile(c)})
+				return &out[len(out)-1]
 			}
 			est := func(name, unit string, lower bool, e *result.Estimate, single float64) {
 				if e != nil && len(e.Rounds) > 1 {
-					add(name, unit, lower, e.Point, e.Low, e.High, false)
+					add(name, unit, lower, e.Point, e.Low, e.High, false).Rounds = e.Rounds
 				} else if single > 0 {
 					add(name, unit, lower, single, 0, 0, false)
 				}
@@ -108,12 +106,12 @@ func FiguresOf(ws []Workload) []Figure {
 				if !ok {
 					continue
 				}
-				add("wake-ups / hand-off", unitCount, true, h.Wakeups, 0, 0, false)
+				add("wake-ups / hand-off", UnitCount, true, h.Wakeups, 0, 0, false)
 				if h.ServerCPUUs != nil {
-					add("server CPU / hand-off", unitUs, true, *h.ServerCPUUs, 0, 0, false)
+					add("server CPU / hand-off", UnitUs, true, *h.ServerCPUUs, 0, 0, false)
 				}
 				if c.HandoffGapUs != nil && c.HandoffGapUs.P50 > 0 {
-					add("gap p50", unitUs, true, c.HandoffGapUs.P50, 0, 0, false)
+					add("gap p50", UnitUs, true, c.HandoffGapUs.P50, 0, 0, false)
 				}
 			case result.KindFault:
 				f := c.Faults
@@ -121,16 +119,16 @@ func FiguresOf(ws []Workload) []Figure {
 					continue
 				}
 				if f.RecoveryMs != nil && f.RecoveryMs.Count > 0 {
-					add(c.Scenario+": recovery p50", unitMs, true, f.RecoveryMs.P50, 0, 0, false)
+					add(c.Scenario+": recovery p50", UnitMs, true, f.RecoveryMs.P50, 0, 0, false)
 					if f.ConfiguredMs > 0 {
-						add(c.Scenario+": recovery / bound", unitRatio, true, f.RecoveryMs.P50/f.ConfiguredMs, 0, 0, false)
+						add(c.Scenario+": recovery / bound", UnitRatio, true, f.RecoveryMs.P50/f.ConfiguredMs, 0, 0, false)
 					}
 				}
 				lost := c.Safety.UsersLost()
 				if c.Safety != nil && c.Safety.Guarded {
-					add(c.Scenario+": lost updates", unitCount, true, float64(lost), 0, 0, lost > 0)
+					add(c.Scenario+": lost updates", UnitCount, true, float64(lost), 0, 0, lost > 0)
 				}
-				add(c.Scenario+": violations", unitCount, true, float64(c.SafetyViolations), 0, 0, c.SafetyViolations > 0)
+				add(c.Scenario+": violations", UnitCount, true, float64(c.SafetyViolations), 0, 0, c.SafetyViolations > 0)
 			default:
 				var r result.RoundFigures
 				if c.Rounds != nil {
@@ -139,13 +137,13 @@ func FiguresOf(ws []Workload) []Figure {
 				// Alone, a lock's latency is the figure (its rate is one
 				// client's round trips); contended, its rate and tail.
 				if c.Clients == 1 {
-					est("p50", unitUs, true, pick(c.Rounds != nil, &r.P50), c.AcquireLatencyUs.P50)
+					est("p50", UnitUs, true, pick(c.Rounds != nil, &r.P50), c.AcquireLatencyUs.P50)
 				} else {
-					est("acq/s", unitRate, false, pick(c.Rounds != nil, &r.AcquiresPerS), c.AcquiresPerS)
+					est("acq/s", UnitRate, false, pick(c.Rounds != nil, &r.AcquiresPerS), c.AcquiresPerS)
 				}
-				est("p99", unitUs, true, pick(c.Rounds != nil, &r.P99), c.AcquireLatencyUs.P99)
+				est("p99", UnitUs, true, pick(c.Rounds != nil, &r.P99), c.AcquireLatencyUs.P99)
 				if c.Fairness != nil && c.Clients == largest[w.Run.Name+"\x00"+c.Impl] && c.Clients > 1 {
-					add("fairness (Jain)", unitCount, false, c.Fairness.Jain, 0, 0, false)
+					add("fairness (Jain)", UnitCount, false, c.Fairness.Jain, 0, 0, false)
 				}
 			}
 		}
@@ -162,17 +160,17 @@ func pick(ok bool, e *result.Estimate) *result.Estimate {
 
 // Columns is the figures' columns in the bundle's workload order, then by
 // client count, then in the order figures were first given.
-func Columns(b *suite.Bundle, figs []Figure) []Column {
+func Columns(b *Bundle, figs []Figure) []Column {
 	var cols []Column
 	seen := map[string]bool{}
 	for _, f := range figs {
-		if !seen[f.key()] {
-			seen[f.key()] = true
+		if !seen[f.Key()] {
+			seen[f.Key()] = true
 			cols = append(cols, f.Column)
 		}
 	}
 	order := func(w string) int {
-		return slices.IndexFunc(b.Workloads, func(r suite.Run) bool { return r.Name == w })
+		return slices.IndexFunc(b.Workloads, func(r Run) bool { return r.Name == w })
 	}
 	slices.SortStableFunc(cols, func(a, b Column) int {
 		if d := order(a.Workload) - order(b.Workload); d != 0 {
