@@ -92,7 +92,9 @@ func TestCompareBundlesMachineDrift(t *testing.T) {
 }
 
 func TestCompareBundlesUntestedAndOneSided(t *testing.T) {
-	col := func(name string) suite.Column { return suite.Column{Workload: "herd", Name: name, Clients: 8, Lower: true} }
+	col := func(name string) suite.Column {
+		return suite.Column{Workload: "herd", Name: name, Clients: 8, Lower: true}
+	}
 	old := []suite.Figure{
 		{Column: col("wake-ups / hand-off"), Impl: "zk-naive", Point: 4},
 		{Column: col("wake-ups / hand-off"), Impl: "zk-pred", Point: 1},

@@ -117,4 +117,3 @@ func callWord(d judge.FigureDelta) string {
 	}
 	return "~"
 }
-

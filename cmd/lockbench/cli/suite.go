@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
-	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report/site"
 	"github.com/lockbench/lockbench/result"
