@@ -203,20 +203,36 @@ func versionCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// rowNames is the registered implementations a user runs, sorted: not
+// the tests' own drivers (test-…).
+func rowNames() []string {
+	var out []string
+	for _, n := range impl.Names() {
+		if !strings.HasPrefix(n, "test-") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("list", "list", stdout)
+	fs := newFlags("list", "list [--names]", stdout)
+	names := fs.Bool("names", false, "print only the implementations' names, one a line (for scripts)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *names {
+		for _, n := range rowNames() {
+			fmt.Fprintln(stdout, n)
+		}
+		return nil
 	}
 	width := 10
 	for _, n := range impl.Names() {
 		width = max(width, len(n))
 	}
 	fmt.Fprintln(stdout, "Implementations:")
-	for _, n := range impl.Names() {
-		if strings.HasPrefix(n, "test-") {
-			continue
-		}
+	for _, n := range rowNames() {
 		d, _ := impl.Lookup(n)
 		fmt.Fprintf(stdout, "  %-*s %s\n", width, n, d.Description)
 		fmt.Fprintf(stdout, "  %-*s is %s\n", width, "", d.About())
@@ -241,11 +257,19 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	profile := fs.String("servers", string(sandbox.EnvOr(sandbox.DefaultProfile)),
 		"`PROFILE` the servers run in: production (as their distributions ship them: synced, default JVM) or fast (nothing synced, quick JIT)")
 	check := fs.Bool("check", false, "start nothing: print each server kind as installed or missing (and how to install it), exit 1 if any is missing")
+	rows := fs.String("impl", "", "with --check: only the server kinds these rows (`NAMES`, comma-separated) need")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *rows != "" && !*check {
+		return fmt.Errorf("%w: --impl goes with --check", errUsage)
+	}
 	if *check {
-		return checkInstalled(stdout)
+		kinds, err := kindsOf(*rows)
+		if err != nil {
+			return err
+		}
+		return checkInstalled(stdout, kinds)
 	}
 	p, err := sandbox.ParseProfile(*profile)
 	if err != nil {
@@ -284,12 +308,38 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// checkInstalled prints a line per server kind: "installed KIND" or
-// "missing KIND: how to install it". scripts/install-servers reads it, so
-// that the install step means by installed what the sandbox does.
-func checkInstalled(stdout io.Writer) error {
+// kindsOf is the server kinds the rows named need as they run by
+// default; every kind when none are named.
+func kindsOf(rows string) ([]sandbox.Kind, error) {
+	all := sandbox.Kinds()
+	if rows == "" {
+		return all, nil
+	}
+	need := map[string]bool{}
+	for _, name := range strings.Split(rows, ",") {
+		d, ok := impl.Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("%w: --impl: unknown implementation %q (lockbench list shows them)", errUsage, name)
+		}
+		for _, n := range d.Needs {
+			need[n.Kind] = true
+		}
+	}
+	var out []sandbox.Kind
+	for _, k := range all {
+		if need[k.Name] {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// checkInstalled prints a line per server kind of kinds: "installed KIND"
+// or "missing KIND: how to install it". scripts/install-servers reads it,
+// so that the install step means by installed what the sandbox does.
+func checkInstalled(stdout io.Writer, kinds []sandbox.Kind) error {
 	var missing []string
-	for _, k := range sandbox.Kinds() {
+	for _, k := range kinds {
 		if err := sandbox.Installed(k.Name); err != nil {
 			fmt.Fprintf(stdout, "missing %s: %v\n", k.Name, err)
 			missing = append(missing, k.Name)

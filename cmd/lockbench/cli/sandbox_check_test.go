@@ -27,6 +27,34 @@ func TestSandboxCheckNamesWhatIsMissing(t *testing.T) {
 	}
 }
 
+// sandbox --check --impl names only the kinds those rows need, so that
+// the install step builds no server a run of theirs would not start.
+func TestSandboxCheckForRows(t *testing.T) {
+	t.Setenv("LOCKBENCH_ETCD_BIN", t.TempDir()+"/no-etcd")
+	code, stdout, stderr := run("sandbox", "--check", "--impl", "redis,zk-pred,redlock")
+	var kinds []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		f := strings.Fields(l)
+		kinds = append(kinds, strings.TrimSuffix(f[1], ":"))
+	}
+	if strings.Join(kinds, " ") != "redis zookeeper" {
+		t.Errorf("exit %d, kinds %v (stderr %q); want redis and zookeeper only", code, kinds, stderr)
+	}
+	// etcd is missing (above), but these rows do not need it.
+	if code != ExitOK {
+		t.Errorf("exit %d, want 0: no kind these rows need is missing", code)
+	}
+	code, stdout, _ = run("sandbox", "--check", "--impl", "etcd")
+	if code != ExitFailure || !strings.HasPrefix(stdout, "missing etcd: ") {
+		t.Errorf("--impl etcd: exit %d, stdout %q; want etcd named missing", code, stdout)
+	}
+	for _, args := range [][]string{{"sandbox", "--check", "--impl", "nope"}, {"sandbox", "--impl", "redis"}} {
+		if code, _, _ := run(args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
 // lineWriter hands each line written to it to a channel.
 type lineWriter struct{ lines chan string }
 

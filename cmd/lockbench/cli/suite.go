@@ -182,7 +182,7 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // registered row.
 func suiteRows(list string) ([]string, error) {
 	if list == "" {
-		return impl.Names(), nil
+		return rowNames(), nil
 	}
 	var rows []string
 	for _, n := range strings.Split(list, ",") {
