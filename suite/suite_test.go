@@ -66,6 +66,17 @@ func TestV1(t *testing.T) {
 	if got := strings.Join(ws[0].ArgsFor(Standard), " "); got != "--scenario burst --hold 1ms --clients 8,32,128 --repeat 5" {
 		t.Errorf("herd's standard command line %q", got)
 	}
+	// The Lease row's short clock, in the quick and standard tiers only,
+	// and only when the row runs.
+	if got := strings.Join(ws[0].RowArgsFor(Standard, []string{"redis", "k8s-lease"}), " "); got != "--k8s-lease-duration 2s --k8s-renew-deadline 1s --k8s-retry-period 50ms --k8s-qps -1" {
+		t.Errorf("herd's standard flags for k8s-lease %q", got)
+	}
+	if got := ws[0].RowArgsFor(Standard, []string{"redis"}); len(got) != 0 {
+		t.Errorf("flags %q for a row that does not run", got)
+	}
+	if got := ws[0].RowArgsFor(Full, []string{"k8s-lease"}); len(got) != 0 {
+		t.Errorf("the full tier's Lease row runs on client-go's defaults, got %q", got)
+	}
 	if _, err := s.Select(Quick, []string{"capacity"}); !errors.Is(err, ErrSuite) {
 		t.Errorf("capacity in the quick tier: %v, want ErrSuite (it runs in full only)", err)
 	}
@@ -89,6 +100,9 @@ func TestParseRefuses(t *testing.T) {
 		{"not key value", ok + "just words\n", "want key: value"},
 		{"reserved flag", "question: q?\ncommand: run\nargs: --impl redis\nquick: x\n", "--impl is the suite's"},
 		{"reserved flag with =", "question: q?\ncommand: run\nstandard: --out=x\n", "--out=x is the suite's"},
+		{"reserved flag for a row", ok + "quick redis: --impl x\n", "--impl is the suite's"},
+		{"row in a tier not run", ok + "full redis: --ttl 1s\n", "flags for rows in the full tier"},
+		{"row in no tier", ok + "fast redis: --ttl 1s\n", "unknown key \"fast redis\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parse("w", tc.text)

@@ -137,7 +137,7 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		args := suiteArgs(w, tier, rows, filepath.Join(dir, w.Name), *profile, *quiet)
 		start := time.Now()
 		err := runWorkload(ctx, w, args, stdout, stderr)
-		r := suite.Run{Name: w.Name, Question: w.Question, Command: w.Command, Args: w.ArgsFor(tier), Dir: w.Name,
+		r := suite.Run{Name: w.Name, Question: w.Question, Command: w.Command, Args: append(w.ArgsFor(tier), w.RowArgsFor(tier, rows)...), Dir: w.Name,
 			Exit: exitCode(err, ctx, stderr), Seconds: time.Since(start).Seconds()}
 		if err != nil && !errors.Is(err, errUnsafe) && !errors.Is(err, errSLO) {
 			r.Error = oneLine(err.Error())
@@ -200,7 +200,8 @@ func suiteRows(list string) ([]string, error) {
 // suiteArgs is the command line workload w runs with: its own flags,
 // then the suite's — the rows, the results directory, the profile.
 func suiteArgs(w suite.Workload, t suite.Tier, rows []string, out, profile string, quiet bool) []string {
-	args := append(w.ArgsFor(t), "--impl", strings.Join(rows, ","), "--servers", profile)
+	args := append(w.ArgsFor(t), w.RowArgsFor(t, rows)...)
+	args = append(args, "--impl", strings.Join(rows, ","), "--servers", profile)
 	if out != "" {
 		args = append(args, "--out", out)
 	}
@@ -295,6 +296,11 @@ func suiteList(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "\n%s:\n", t)
 		for _, w := range ws {
 			fmt.Fprintf(stdout, "  %-12s %s\n  %-12s lockbench %s %s\n", w.Name, w.Question, "", w.Command, strings.Join(w.ArgsFor(t), " "))
+			for _, row := range rowNames() {
+				if a := w.RowArgsFor(t, []string{row}); len(a) > 0 {
+					fmt.Fprintf(stdout, "  %-12s   with %s: %s\n", "", row, strings.Join(a, " "))
+				}
+			}
 		}
 	}
 	return nil
