@@ -119,3 +119,31 @@ func TestRenderKeepsAFailedWorkload(t *testing.T) {
 		t.Error("a failed workload hid the table or its reason")
 	}
 }
+
+func TestWriteMarkdown(t *testing.T) {
+	dir := bundle(t)
+	b, err := suite.ReadBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Ended = b.Started.Add(61 * time.Minute)
+	var buf strings.Builder
+	if err := WriteMarkdown(&buf, dir, b); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{
+		"# The lockbench table: suite v1, standard tier",
+		"`lockbench suite --suite v1 --tier standard`",
+		"The run took 1h1m0s.",
+		"| lock | acq/s (8) | p99 (8) |",
+		"| redis | 3000/s [2900/s, 3100/s] | 900µs [800µs, 1.00ms] |",
+		"| zk-pred | 1000/s | 2.50ms |",
+		"**2** ✗", // redis's lost updates
+		"- **wake-ups / hand-off**: ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks %q", want)
+		}
+	}
+}

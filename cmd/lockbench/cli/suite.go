@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -308,7 +309,8 @@ func suiteList(args []string, stdout io.Writer) error {
 
 // suiteRender renders a bundle's site again from its files.
 func suiteRender(args []string, stderr io.Writer) error {
-	fs := newFlags("suite render", "suite render BUNDLE", stderr)
+	fs := newFlags("suite render", "suite render BUNDLE [--publish FILE]", stderr)
+	publish := fs.String("publish", "", "also write the table as the guide publishes it (markdown) to `FILE`, e.g. docs/results.md")
 	pos, err := parsePositional(fs, args, "BUNDLE")
 	if err != nil {
 		return err
@@ -317,6 +319,21 @@ func suiteRender(args []string, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "site: %s\n", filepath.Join(pos[0], site.IndexFile))
+	if *publish == "" {
+		return nil
+	}
+	b, err := suite.ReadBundle(pos[0])
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := site.WriteMarkdown(&buf, pos[0], b); err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(*publish, buf.Bytes()); err != nil {
+		return fmt.Errorf("--publish: %w", err)
+	}
+	fmt.Fprintf(stderr, "published: %s\n", *publish)
 	return nil
 }
 
