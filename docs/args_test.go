@@ -94,6 +94,26 @@ func shorten(sub string, args []string) []string {
 	return joinFlags(out)
 }
 
+// shortenSuite rewrites a suite run's arguments so that it ends in
+// seconds: the quick tier's first workload (one cell a row), whatever
+// tier and workloads the guide names, and results under the working
+// directory.
+func shortenSuite(args []string) []string {
+	fs := parseFlags(args)
+	out := fs[:0]
+	for _, f := range fs {
+		switch f.name {
+		case "--tier", "--workload":
+			continue
+		case "--out":
+			f.value = strings.TrimPrefix(f.value, "/")
+		}
+		out = append(out, f)
+	}
+	out = append(out, flag{"--tier", "quick"}, flag{"--workload", "uncontended"})
+	return joinFlags(out)
+}
+
 // shortValue is one flag's shortened value, or drop for an address off
 // loopback.
 func shortValue(f flag) (v string, drop bool) {

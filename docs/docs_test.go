@@ -192,6 +192,9 @@ func (h *harness) lockbench(t *testing.T, work string, c command, args []string,
 	if len(args) > 1 && (args[1] == "run" || args[1] == "capacity") {
 		args = append(args[:2:2], shorten(args[1], args[2:])...)
 	}
+	if len(args) > 1 && args[1] == "suite" && (len(args) == 2 || strings.HasPrefix(args[2], "-")) {
+		args = append(args[:2:2], shortenSuite(args[2:])...)
+	}
 	if i, n := shardsOf(args); n > 0 {
 		h.shards(t, work, c, args, i, n)
 		return
