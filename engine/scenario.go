@@ -145,6 +145,12 @@ type LoadSpec struct {
 	// added to each repeat's cell (a burst's theory, its barrier's
 	// outcome).
 	Merge func(into *result.Cell, repeats []result.Cell)
+	// WarmupRun says the scenario's warm-up is one whole run of its shape,
+	// discarded, rather than time before measuring: a burst acquires once
+	// a client, so a JVM's server meets the burst's code path cold in the
+	// first one, and its compile would be counted against the hand-offs.
+	// CellSpec.Warmup > 0 asks for it.
+	WarmupRun bool
 }
 
 // Load makes the scenario s declares; RegisterScenario makes it
@@ -187,10 +193,29 @@ func (s loadScenario) Check(spec *CellSpec) error {
 func (s loadScenario) NewShape() Shape { return s.s.NewShape() }
 
 func (s loadScenario) Run(ctx context.Context, spec CellSpec) (Result, error) {
+	if s.s.WarmupRun && spec.Warmup > 0 {
+		if err := s.warmUp(ctx, spec); err != nil {
+			return Result{}, err
+		}
+		spec.Warmup = 0 // warm: the repeats run no other
+	}
 	if s.s.Repeatable && spec.Repeat > 1 {
 		return s.runRepeats(ctx, spec)
 	}
 	return runLoad(ctx, spec, s.s.NewShape())
+}
+
+// warmUp runs the scenario once in a namespace of its own and discards
+// what it measured: the servers have then run its code path before the
+// cell's first measured run.
+func (s loadScenario) warmUp(ctx context.Context, spec CellSpec) error {
+	w := spec
+	w.Repeat = 1
+	w.Config.Namespace = spec.Config.Namespace + "-warm"
+	if _, err := runLoad(ctx, w, s.s.NewShape()); err != nil {
+		return fmt.Errorf("warm-up run of %s: %w", s.s.Name, err)
+	}
+	return nil
 }
 
 // runRepeats runs a repeatable scenario spec.Repeat times as one cell:

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "burst", Kind: result.KindBurst, Shardable: true, Repeatable: true, Merge: mergeBursts, NewShape: func() engine.Shape { return new(burstRun) },
+	engine.RegisterScenario(engine.Load(engine.LoadSpec{Name: "burst", Kind: result.KindBurst, Shardable: true, Repeatable: true, Merge: mergeBursts, WarmupRun: true, NewShape: func() engine.Shape { return new(burstRun) },
 		NoTimeout:   "the lock passes down the whole queue once and its theory counts assume no waiter gives up",
 		Description: "the herd: all clients queue at once, the first holder waits until all are queued, then the lock passes down the queue once"}))
 }
@@ -28,9 +28,9 @@ type burstRun struct {
 // HandoffBarrier is the barrier the burst's hand-offs wait on.
 func (b *burstRun) HandoffBarrier() *engine.Barrier { return &b.Barrier }
 
-// Prepare drops the warm-up (one acquisition each leaves nothing to warm)
-// and, for drivers whose waiters are woken, holds each release until the
-// remaining waiters have settled again.
+// Prepare drops the warm-up time (a burst's warm-up is a whole burst,
+// discarded: LoadSpec.WarmupRun) and, for drivers whose waiters are woken,
+// holds each release until the remaining waiters have settled again.
 func (b *burstRun) Prepare(r *engine.Cell) {
 	r.Spec.Warmup, r.Spec.Duration = 0, 0
 	if r.Driver.Theory != nil {

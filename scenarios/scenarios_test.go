@@ -3,7 +3,9 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,5 +236,57 @@ func TestRepeatIsRefusedWhereItDoesNotApply(t *testing.T) {
 		Repeat: 3, Config: impl.Config{Namespace: t.Name() + "burst"}})
 	if err != nil || c.Repeats != 3 || c.Acquires != 12 {
 		t.Fatalf("burst with --repeat 3: %d repeats, %d acquires, %v; want 3 and 12", c.Repeats, c.Acquires, err)
+	}
+}
+
+// countingLocker counts the acquisitions an inproc lock grants.
+type countingLocker struct {
+	impl.Locker
+	n *atomic.Int64
+}
+
+func (c countingLocker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	l, err := c.Locker.Acquire(ctx, name)
+	if err == nil {
+		c.n.Add(1)
+	}
+	return l, err
+}
+
+// A burst's warm-up is one whole burst, discarded: the servers then meet
+// the measured burst's code path warm. With --warmup 0 there is none.
+func TestBurstWarmsUpWithADiscardedBurst(t *testing.T) {
+	t.Parallel()
+	var granted atomic.Int64
+	inproc, _ := impl.Lookup("inproc")
+	d := inproc
+	d.Name = "test-counting-burst"
+	d.New = func(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+		l, err := inproc.New(ctx, cfg)
+		return countingLocker{l, &granted}, err
+	}
+	impl.Register(d)
+	for _, tc := range []struct {
+		warmup       time.Duration
+		repeat       int
+		wantGranted  int64
+		wantAcquires int64
+	}{
+		{0, 1, 8, 8},
+		{time.Second, 1, 16, 8},
+		{time.Second, 3, 32, 24},
+	} {
+		granted.Store(0)
+		cell, err := engine.RunCell(context.Background(), engine.CellSpec{
+			Impl: d.Name, Scenario: scenario(t, "burst"), Clients: 8, Warmup: tc.warmup, Repeat: tc.repeat,
+			Config: impl.Config{Namespace: fmt.Sprintf("%s-%v-%d", t.Name(), tc.warmup, tc.repeat)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if granted.Load() != tc.wantGranted || cell.Acquires != tc.wantAcquires {
+			t.Errorf("warm-up %v, %d repeats: the lock granted %d, the cell counted %d; want %d and %d (the warm-up burst granted, not counted)",
+				tc.warmup, tc.repeat, granted.Load(), cell.Acquires, tc.wantGranted, tc.wantAcquires)
+		}
 	}
 }

@@ -79,6 +79,25 @@ func FiguresOf(ws []Results) []Figure {
 	var out []Figure
 	for _, w := range ws {
 		evidence := filepath.ToSlash(filepath.Join(w.Run.Dir, "report.html"))
+		// A herd's server CPU is each hand-off's own: the slope over the
+		// lock's bursts of every size (result.MarginalCPU), not one burst's
+		// CPU over its hand-offs.
+		bursts := map[string][]result.Cell{}
+		var order []string
+		for _, c := range w.Cells {
+			if c.KindOf() == result.KindBurst {
+				if bursts[c.Impl] == nil {
+					order = append(order, c.Impl)
+				}
+				bursts[c.Impl] = append(bursts[c.Impl], c)
+			}
+		}
+		for _, impl := range order {
+			if e := result.MarginalCPU(bursts[impl]); e != nil {
+				out = append(out, Figure{Column: Column{w.Run.Name, "server CPU / hand-off, marginal", 0, UnitUs, true}, Impl: impl,
+					Point: e.Point, Low: e.Low, High: e.High, Evidence: evidence, Cell: result.CellFile(bursts[impl][0])})
+			}
+		}
 		largest := map[string]int{} // workload, impl → its largest loop
 		for _, c := range w.Cells {
 			k := w.Run.Name + "\x00" + c.Impl
@@ -107,9 +126,6 @@ func FiguresOf(ws []Results) []Figure {
 					continue
 				}
 				add("wake-ups / hand-off", UnitCount, true, h.Wakeups, 0, 0, false)
-				if h.ServerCPUUs != nil {
-					add("server CPU / hand-off", UnitUs, true, *h.ServerCPUUs, 0, 0, false)
-				}
 				if c.HandoffGapUs != nil && c.HandoffGapUs.P50 > 0 {
 					add("gap p50", UnitUs, true, c.HandoffGapUs.P50, 0, 0, false)
 				}
