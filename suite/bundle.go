@@ -62,8 +62,10 @@ type Run struct {
 	Question string   `json:"question"`
 	Command  string   `json:"command"`
 	Args     []string `json:"args"`
-	// Dir is the workload's results directory, relative to the bundle.
-	Dir string `json:"dir"`
+	// Dir is the workload's results directory, relative to the bundle;
+	// in a bundle joined from parts, Dirs are the parts' (Dir empty).
+	Dir  string   `json:"dir,omitempty"`
+	Dirs []string `json:"dirs,omitempty"`
 	// Exit is the command's exit status: 0, 3 (a mutual-exclusion
 	// violation found — a result, not a failure of the suite), 5 (an SLO
 	// missed), 1 (it failed; Error says why).
@@ -107,12 +109,15 @@ func FingerprintOf(metas []result.Meta) Fingerprint {
 		f.Arch = first(f.Arch, h["arch"])
 		f.Go = first(f.Go, m.GoVersion)
 		f.Profile = first(f.Profile, m.ServerProfile)
+		// meta.json keys a version by role and address ("redis
+		// 127.0.0.1:6379"); the address changes every run.
 		for k, v := range m.ServerVersions {
 			if f.Servers == nil {
 				f.Servers = map[string]string{}
 			}
-			if _, ok := f.Servers[k]; !ok {
-				f.Servers[k] = v
+			role, _, _ := strings.Cut(k, " ")
+			if _, ok := f.Servers[role]; !ok {
+				f.Servers[role] = v
 			}
 		}
 		if f.Disk == nil {
@@ -130,8 +135,9 @@ func first(a, b string) string {
 }
 
 // Differences names each fact two fingerprints state differently, as
-// "cpu_model: A | B"; the disk's latency is left out, as it moves on
-// every run (a disk that changed by more than twice is named).
+// "cpu_model: A | B"; a server only one of them ran is none (their rows
+// differ), and the disk's latency is left out, as it moves on every run
+// (a disk that changed by more than twice is named).
 func (f Fingerprint) Differences(o Fingerprint) []string {
 	var out []string
 	diff := func(name, a, b string) {
@@ -145,15 +151,10 @@ func (f Fingerprint) Differences(o Fingerprint) []string {
 	diff("kernel", f.Kernel, o.Kernel)
 	diff("os/arch", f.OS+"/"+f.Arch, o.OS+"/"+o.Arch)
 	diff("server_profile", f.Profile, o.Profile)
-	kinds := slices.Sorted(maps.Keys(f.Servers))
-	for k := range o.Servers {
-		if !slices.Contains(kinds, k) {
-			kinds = append(kinds, k)
+	for _, k := range slices.Sorted(maps.Keys(f.Servers)) {
+		if v, ok := o.Servers[k]; ok {
+			diff(k, f.Servers[k], v)
 		}
-	}
-	slices.Sort(kinds)
-	for _, k := range kinds {
-		diff(k, f.Servers[k], o.Servers[k])
 	}
 	if f.Disk != nil && o.Disk != nil && f.Disk.P50Ms > 0 && o.Disk.P50Ms > 0 {
 		if r := f.Disk.P50Ms / o.Disk.P50Ms; r > 2 || r < 0.5 {
@@ -194,4 +195,12 @@ func (b *Bundle) Failed() []string {
 		}
 	}
 	return out
+}
+
+// Sources is the workload's results directories, relative to the bundle.
+func (r Run) Sources() []string {
+	if len(r.Dirs) > 0 {
+		return r.Dirs
+	}
+	return []string{r.Dir}
 }

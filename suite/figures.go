@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -48,10 +49,12 @@ const (
 	UnitRatio = "×"
 )
 
-// Results is one workload's cells as the bundle holds them.
+// Results is one workload's cells as the bundle holds them; From[i] is
+// the results directory cell i came from, relative to the bundle.
 type Results struct {
 	Run   Run
 	Cells []result.Cell
+	From  []string
 	Err   error
 }
 
@@ -60,11 +63,15 @@ func ReadResults(dir string, b *Bundle) []Results {
 	var out []Results
 	for _, r := range b.Workloads {
 		w := Results{Run: r}
-		sum, err := result.ReadSummary(filepath.Join(dir, r.Dir, result.SummaryFile))
-		if err != nil {
-			w.Err = err
-		} else {
-			w.Cells = sum.Cells
+		for _, src := range r.Sources() {
+			sum, err := result.ReadSummary(filepath.Join(dir, src, result.SummaryFile))
+			if err != nil {
+				w.Err = errors.Join(w.Err, err)
+				continue
+			}
+			for _, c := range sum.Cells {
+				w.Cells, w.From = append(w.Cells, c), append(w.From, src)
+			}
 		}
 		out = append(out, w)
 	}
@@ -78,16 +85,17 @@ func ReadResults(dir string, b *Bundle) []Results {
 func FiguresOf(ws []Results) []Figure {
 	var out []Figure
 	for _, w := range ws {
-		evidence := filepath.ToSlash(filepath.Join(w.Run.Dir, "report.html"))
+		evidenceOf := func(i int) string { return filepath.ToSlash(filepath.Join(w.From[i], "report.html")) }
 		// A herd's server CPU is each hand-off's own: the slope over the
 		// lock's bursts of every size (result.MarginalCPU), not one burst's
 		// CPU over its hand-offs.
 		bursts := map[string][]result.Cell{}
+		first := map[string]int{}
 		var order []string
-		for _, c := range w.Cells {
+		for i, c := range w.Cells {
 			if c.KindOf() == result.KindBurst {
 				if bursts[c.Impl] == nil {
-					order = append(order, c.Impl)
+					order, first[c.Impl] = append(order, c.Impl), i
 				}
 				bursts[c.Impl] = append(bursts[c.Impl], c)
 			}
@@ -95,7 +103,7 @@ func FiguresOf(ws []Results) []Figure {
 		for _, impl := range order {
 			if e := result.MarginalCPU(bursts[impl]); e != nil {
 				out = append(out, Figure{Column: Column{w.Run.Name, "server CPU / hand-off, marginal", 0, UnitUs, true}, Impl: impl,
-					Point: e.Point, Low: e.Low, High: e.High, Evidence: evidence, Cell: result.CellFile(bursts[impl][0])})
+					Point: e.Point, Low: e.Low, High: e.High, Evidence: evidenceOf(first[impl]), Cell: result.CellFile(bursts[impl][0])})
 			}
 		}
 		largest := map[string]int{} // workload, impl → its largest loop
@@ -103,7 +111,8 @@ func FiguresOf(ws []Results) []Figure {
 			k := w.Run.Name + "\x00" + c.Impl
 			largest[k] = max(largest[k], c.Clients)
 		}
-		for _, c := range w.Cells {
+		for i, c := range w.Cells {
+			evidence := evidenceOf(i)
 			add := func(name, unit string, lower bool, point, low, high float64, bad bool) *Figure {
 				if math.IsNaN(point) {
 					return nil

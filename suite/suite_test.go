@@ -216,3 +216,47 @@ func TestBundleRoundTrip(t *testing.T) {
 		t.Errorf("failed %q", f)
 	}
 }
+
+func TestJoin(t *testing.T) {
+	est := func(vs ...float64) *result.Estimate { e := result.EstimateOf(vs); return &e }
+	part := func(p string, rows ...string) *Bundle {
+		return &Bundle{Suite: "v1", Digest: "d", Tier: Standard, Part: p, Rows: rows,
+			Started:   time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC),
+			Machine:   Fingerprint{CPUModel: "Xeon", Cores: 2, Servers: map[string]string{"redis": "7.0.15"}},
+			Yardstick: &Yardstick{What: "SET/s", Rate: est(40000, 41000)},
+			Workloads: []Run{{Name: "hot", Dir: "hot", Exit: 0}, {Name: "faults", Dir: "faults", Exit: 3}}}
+	}
+	a, b := part("0/2", "etcd", "redis"), part("1/2", "zk-pred")
+	b.Workloads[0].Exit, b.Workloads[0].Error = 1, "zookeeper did not start"
+	j, err := Join([]*Bundle{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Part != "0/2+1/2" || !slices.Equal(j.Rows, []string{"etcd", "redis", "zk-pred"}) || len(j.Yardstick.Rate.Rounds) != 4 {
+		t.Errorf("joined %+v", j)
+	}
+	hot := j.Workloads[0]
+	if !slices.Equal(hot.Sources(), []string{"parts/0/hot", "parts/1/hot"}) || hot.Exit != 1 || hot.Error != "part 1/2: zookeeper did not start" {
+		t.Errorf("hot %+v", hot)
+	}
+	if j.Workloads[1].Exit != 3 {
+		t.Errorf("faults exit %d, want 3 (both parts found a violation)", j.Workloads[1].Exit)
+	}
+	for name, tc := range map[string]struct {
+		edit func(*Bundle)
+		want string
+	}{
+		"another machine": {func(b *Bundle) { b.Machine.Cores = 8 }, "another machine than part 0: cores: 2 | 8"},
+		"another server":  {func(b *Bundle) { b.Machine.Servers = map[string]string{"redis": "7.2.4"} }, "redis: 7.0.15 | 7.2.4"},
+		"another tier":    {func(b *Bundle) { b.Tier = Quick }, "the quick tier"},
+		"another suite":   {func(b *Bundle) { b.Digest = "e" }, "ran suite v1 (e)"},
+		"the same part":   {func(b *Bundle) { b.Part = "0/2" }, "both part 0/2"},
+		"a row twice":     {func(b *Bundle) { b.Rows = []string{"redis"} }, "row redis is in parts 0 and 1"},
+	} {
+		b := part("1/2", "zk-pred")
+		tc.edit(b)
+		if _, err := Join([]*Bundle{a, b}); !errors.Is(err, ErrSuite) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrSuite saying %q", name, err, tc.want)
+		}
+	}
+}

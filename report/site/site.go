@@ -50,7 +50,7 @@ func Render(dir string) error {
 	}
 	idx := indexPage{Bundle: b, Fingerprint: fingerprintLines(b.Machine)}
 	for _, w := range ws {
-		p := workloadView{Run: w.Run, Report: filepath.ToSlash(filepath.Join(w.Run.Dir, "report.html"))}
+		p := workloadView{Run: w.Run, Report: filepath.ToSlash(filepath.Join(w.Run.Sources()[0], "report.html"))}
 		if w.Err != nil {
 			p.Note = "no results: " + w.Err.Error()
 		}
@@ -88,15 +88,26 @@ func Render(dir string) error {
 	for _, impl := range rows {
 		lp := lockPage{Impl: impl, Bundle: b}
 		for _, w := range ws {
-			sec := lockSection{Run: w.Run, Report: "../" + filepath.ToSlash(filepath.Join(w.Run.Dir, "report.html"))}
+			var mine []string // the results directories this lock's cells are in
+			for i, c := range w.Cells {
+				if c.Impl == impl && !slices.Contains(mine, w.From[i]) {
+					mine = append(mine, w.From[i])
+				}
+			}
+			if len(mine) == 0 {
+				continue
+			}
+			sec := lockSection{Run: w.Run, Report: "../" + filepath.ToSlash(filepath.Join(mine[0], "report.html"))}
 			for _, f := range figs {
 				if f.Impl == impl && f.Workload == w.Run.Name {
 					v := cellOf(f, "../")
 					sec.Figures = append(sec.Figures, lockFigure{Name: f.Name, Clients: f.Clients, Cell: v})
 				}
 			}
-			for _, plot := range plotsOf(filepath.Join(dir, w.Run.Dir), impl) {
-				sec.Plots = append(sec.Plots, "../"+filepath.ToSlash(filepath.Join(w.Run.Dir, plot)))
+			for _, src := range mine {
+				for _, plot := range plotsOf(filepath.Join(dir, src), impl) {
+					sec.Plots = append(sec.Plots, "../"+filepath.ToSlash(filepath.Join(src, plot)))
+				}
 			}
 			if len(sec.Figures) > 0 {
 				lp.Sections = append(lp.Sections, sec)

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
@@ -21,7 +24,7 @@ import (
 	"github.com/lockbench/lockbench/suite"
 )
 
-const suiteSynopsis = `suite [list | render BUNDLE | compare OLD NEW] [flags]
+const suiteSynopsis = `suite [list | render BUNDLE | compare OLD NEW | join --out DIR PART…] [flags]
 
 Runs lockbench's standard benchmark: every workload of the suite's tier
 (lockbench suite list shows them, with the commands they run) over every
@@ -41,6 +44,7 @@ Examples:
   lockbench suite --tier standard --out results/standard
   lockbench suite --tier standard --impl redis,zk-pred,etcd
   lockbench suite --tier standard --part 0/4      # the first of four parts, by rows
+  lockbench suite join --out results/standard part-0 part-1 part-2 part-3   # one table, if the machines agree
   lockbench suite list --tier full
   lockbench suite render results/standard          # the site again, from the bundle's files
   lockbench suite compare results/standard-a results/standard-b   # exits 4 when a figure got worse
@@ -59,6 +63,9 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if len(args) > 0 && args[0] == "compare" {
 		return suiteCompare(args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "join" {
+		return suiteJoin(args[1:], stderr)
 	}
 	fs := newFlags("suite", suiteSynopsis, stdout)
 	tierName := fs.String("tier", string(suite.Quick), "`TIER` to run: quick, standard or full")
@@ -359,5 +366,53 @@ func suiteCompare(args []string, stdout io.Writer) error {
 	if r := c.Regressed(); len(r) > 0 {
 		return fmt.Errorf("%w: %d of %d figures worse", errRegressed, len(r), len(c.Figures))
 	}
+	return nil
+}
+
+// suiteJoin joins the bundles of a tier's parts into one, each part kept
+// as it was written under the new bundle's parts/.
+func suiteJoin(args []string, stderr io.Writer) error {
+	fs := newFlags("suite join", "suite join --out DIR PART PART…", stderr)
+	out := fs.String("out", "", "the joined bundle's `DIR`, new or empty")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	dirs := fs.Args()
+	switch {
+	case *out == "":
+		return fmt.Errorf("%w: suite join needs --out DIR", errUsage)
+	case len(dirs) < 2:
+		return fmt.Errorf("%w: suite join needs two parts or more", errUsage)
+	}
+	var parts []*suite.Bundle
+	for _, d := range dirs {
+		b, err := suite.ReadBundle(d)
+		if err != nil {
+			return fmt.Errorf("suite join: %w", err)
+		}
+		parts = append(parts, b)
+	}
+	b, err := suite.Join(parts)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := suiteDir(*out, false); err != nil {
+		return err
+	}
+	for i, d := range dirs {
+		if err := os.CopyFS(filepath.Join(*out, suite.PartsDir, strconv.Itoa(i)), os.DirFS(d)); err != nil {
+			return fmt.Errorf("suite join: %w", err)
+		}
+	}
+	if err := b.Write(*out); err != nil {
+		return err
+	}
+	if err := site.Render(*out); err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	fmt.Fprintf(stderr, "suite: %s (parts %s, %d rows)\nsite: %s\n", filepath.Join(*out, suite.BundleFile), b.Part, len(b.Rows), filepath.Join(*out, site.IndexFile))
 	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,5 +162,46 @@ func TestSuiteCompare(t *testing.T) {
 	}
 	if code, _, _ := run("suite", "compare", a); code != ExitUsage {
 		t.Errorf("one bundle: exit %d, want 2", code)
+	}
+}
+
+// TestSuitePartsJoin runs a tier in two parts by rows and joins them: the
+// joined bundle's table has both parts' rows; a part joined with itself is
+// refused.
+func TestSuitePartsJoin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var parts []string
+	for i := range 2 {
+		p := filepath.Join(dir, fmt.Sprintf("part-%d", i))
+		code, stdout, stderr := run("suite", "--impl", "inproc,redis", "--workload", "uncontended", "--servers", "fast",
+			"--part", fmt.Sprintf("%d/2", i), "--out", p, "--quiet")
+		if code != ExitOK {
+			t.Fatalf("part %d: exit %d\n%s%s", i, code, stdout, stderr)
+		}
+		parts = append(parts, p)
+	}
+	joined := filepath.Join(dir, "joined")
+	if code, _, stderr := run("suite", "join", "--out", joined, parts[0], parts[1]); code != ExitOK {
+		t.Fatalf("join: exit %d: %s", code, stderr)
+	}
+	b, err := suite.ReadBundle(joined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.Rows, []string{"inproc", "redis"}) || b.Part != "0/2+1/2" || len(b.Workloads) != 1 || len(b.Workloads[0].Dirs) != 2 {
+		t.Errorf("joined bundle %+v", b)
+	}
+	page, err := os.ReadFile(filepath.Join(joined, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{`locks/inproc.html`, `locks/redis.html`, `href="parts/1/uncontended/report.html"`} {
+		if !strings.Contains(string(page), row) {
+			t.Errorf("the joined table lacks %s", row)
+		}
+	}
+	if code, _, stderr := run("suite", "join", "--out", filepath.Join(dir, "twice"), parts[0], parts[0]); code != ExitUsage || !strings.Contains(stderr, "both part 0/2") {
+		t.Errorf("a part joined with itself: exit %d, %q; want 2", code, stderr)
 	}
 }
