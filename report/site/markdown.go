@@ -24,7 +24,7 @@ var meanings = []struct{ figure, means, not string }{
 	{"wake-ups / hand-off", "clients woken by one release in a burst of queued waiters: 1 for a queue, about n/2 for a herd, 0 for pollers",
 		"the cost of polling, which wakes nobody but asks the server every retry (the server CPU column counts it)"},
 	{"server CPU / hand-off, marginal", "the servers' CPU time one more hand-off costs: the slope of each burst's server CPU (above the servers' rate at rest) against its hand-offs, over every burst size and repeat, each lock's path warmed by a discarded burst",
-		"what a burst costs in all: the intercept (set-up, a JVM's first compile) is left out, and the workload's report has each burst's own figure"},
+		"what a burst costs in all: the intercept (set-up, a JVM's first compile) is left out; and where a lock's wake-ups grow with the queue (a herd), the slope is their average over the sizes — the workload's report has each burst's own figure"},
 	{"gap p50", "the median time from a holder's release call to the next holder's grant",
 		"the acquire latency: a waiter's whole wait includes every holder before it"},
 	{"recovery p50", "the time from the fault (a holder crashed or paused) until the next client held the lock",
