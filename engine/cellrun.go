@@ -154,8 +154,9 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	defer r.release()
-	// A burst's cost per hand-off is read above the servers' idle rate.
-	srv := startServerCounters(ctx, r.Spec.ServerKinds, r.Driver, r.Spec.Config.Servers, r.Spec.Scenario.Kind() == result.KindBurst)
+	// A burst's cost per hand-off, and a wait's per waiter, are read above
+	// the servers' idle rate.
+	srv := startServerCounters(ctx, r.Spec.ServerKinds, r.Driver, r.Spec.Config.Servers, readsIdle(r.Spec.Scenario))
 	if err := sleepUntil(ctx, at); err != nil {
 		return Result{}, err
 	}

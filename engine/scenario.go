@@ -151,6 +151,18 @@ type LoadSpec struct {
 	// first one, and its compile would be counted against the hand-offs.
 	// CellSpec.Warmup > 0 asks for it.
 	WarmupRun bool
+	// ServerIdle says the cell's figures are read above the servers' CPU
+	// at rest, read just before the cell (as a burst's are).
+	ServerIdle bool
+}
+
+// readsIdle says the scenario's cells read the servers' CPU at rest
+// first.
+func readsIdle(s Scenario) bool {
+	if l, ok := s.(loadScenario); ok && l.s.ServerIdle {
+		return true
+	}
+	return s.Kind() == result.KindBurst
 }
 
 // Load makes the scenario s declares; RegisterScenario makes it

@@ -123,6 +123,8 @@ type Cell struct {
 	CPU     *CPUShares   `json:"cpu,omitempty"`
 	Wake    *WakeFigures `json:"wake,omitempty"`
 	Handoff *HandoffCost `json:"handoff_cost,omitempty"`
+	// Wait is the wait scenario's shape: how many waited, how long.
+	Wait *WaitFigures `json:"wait,omitempty"`
 
 	// Fairness is how the acquisitions were shared among clients.
 	Fairness *Fairness `json:"fairness,omitempty"`

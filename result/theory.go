@@ -13,6 +13,7 @@ const (
 	KindBurst  Kind = "burst"  // all clients queue at once and acquire once each
 	KindOpen   Kind = "open"   // arrivals at a rate, latency from the intended time
 	KindFault  Kind = "fault"  // a scripted failure, repeated
+	KindWait   Kind = "wait"   // one client holds, the others wait: what waiting costs
 )
 
 // legacyKinds are the kinds of the scenarios of schema 1, whose cells did

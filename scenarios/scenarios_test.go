@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/result"
 )
 
 func TestKeysScenarioSpreadsOverNames(t *testing.T) {
@@ -287,6 +288,38 @@ func TestBurstWarmsUpWithADiscardedBurst(t *testing.T) {
 		if granted.Load() != tc.wantGranted || cell.Acquires != tc.wantAcquires {
 			t.Errorf("warm-up %v, %d repeats: the lock granted %d, the cell counted %d; want %d and %d (the warm-up burst granted, not counted)",
 				tc.warmup, tc.repeat, granted.Load(), cell.Acquires, tc.wantGranted, tc.wantAcquires)
+		}
+	}
+}
+
+// The wait scenario: one holder for the whole cell, the others waiting
+// and never granted; a lock that grants everyone at once (inproc-unsafe)
+// shows in Granted.
+func TestWaitHoldsWhileOthersWait(t *testing.T) {
+	t.Parallel()
+	for _, unsafe := range []bool{false, true} {
+		cfg := impl.Config{Namespace: fmt.Sprintf("%s-%v", t.Name(), unsafe)}
+		if unsafe {
+			cfg.Options = map[string]string{"inproc-unsafe": "true"}
+		}
+		cell, err := engine.RunCell(context.Background(), engine.CellSpec{
+			Impl: "inproc", Scenario: scenario(t, "wait"), Clients: 5, Duration: 300 * time.Millisecond, Config: cfg,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := cell.Wait
+		if w == nil || w.Waiters != 4 || w.WaitS <= 0 || w.WaitS > 0.3 {
+			t.Fatalf("unsafe=%v: wait figures %+v, want 4 waiters over at most the cell", unsafe, w)
+		}
+		if !unsafe && (w.Granted != 0 || cell.Acquires != 1) {
+			t.Errorf("a safe lock granted %d waiters (%d acquisitions) while its holder held it", w.Granted, cell.Acquires)
+		}
+		if unsafe && w.Granted == 0 {
+			t.Error("a lock granting everyone at once showed no waiter granted")
+		}
+		if _, ok := result.WaitCostOf(cell); !ok {
+			t.Error("no cost of waiting derived")
 		}
 	}
 }

@@ -138,6 +138,16 @@ func FiguresOf(ws []Results) []Figure {
 				if c.HandoffGapUs != nil && c.HandoffGapUs.P50 > 0 {
 					add("gap p50", UnitUs, true, c.HandoffGapUs.P50, 0, 0, false)
 				}
+			case result.KindWait:
+				wc, ok := result.WaitCostOf(c)
+				if !ok {
+					continue
+				}
+				add("lockbench CPU / waiter-s", UnitUs, true, wc.LockbenchCPUUs, 0, 0, false)
+				if wc.ServerCPUUs != nil {
+					add("server CPU / waiter-s", UnitUs, true, *wc.ServerCPUUs, 0, 0, false)
+				}
+				add("requests / waiter-s", UnitCount, true, wc.Requests, 0, 0, false)
 			case result.KindFault:
 				f := c.Faults
 				if f == nil {

@@ -36,7 +36,7 @@ func TestV1(t *testing.T) {
 		names = append(names, w.Name)
 	}
 	// The order the suite runs them in: the cheap questions first.
-	want := []string{"uncontended", "hot", "zipf-keys", "herd", "faults", "faults-more", "capacity"}
+	want := []string{"uncontended", "hot", "zipf-keys", "herd", "wait", "faults", "faults-more", "capacity"}
 	if !slices.Equal(names, want) {
 		t.Errorf("workloads %v, want %v", names, want)
 	}
@@ -53,7 +53,7 @@ func TestV1(t *testing.T) {
 	if got := tiers[Quick]; !slices.Equal(got, []string{"uncontended", "hot", "zipf-keys", "herd"}) {
 		t.Errorf("quick %v", got)
 	}
-	if got := tiers[Standard]; !slices.Equal(got, []string{"uncontended", "hot", "zipf-keys", "herd", "faults"}) {
+	if got := tiers[Standard]; !slices.Equal(got, []string{"uncontended", "hot", "zipf-keys", "herd", "wait", "faults"}) {
 		t.Errorf("standard %v", got)
 	}
 	if got := tiers[Full]; !slices.Equal(got, want) {
