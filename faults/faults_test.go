@@ -117,7 +117,8 @@ func checkFigures(t *testing.T, c result.Cell, scenario, implName string) {
 	}
 	set := 0
 	for _, p := range []bool{f.Crash != nil, f.ConnCrash != nil, f.Pause != nil, f.ConnPause != nil, f.Failover != nil,
-		f.Restart != nil, f.ConnRestart != nil, f.Latency != nil, f.Partition != nil, f.EnsemblePartition != nil, f.Freeze != nil} {
+		f.Restart != nil, f.ConnRestart != nil, f.Latency != nil, f.Partition != nil, f.EnsemblePartition != nil, f.Freeze != nil,
+		f.DeadWaiters != nil} {
 		if p {
 			set++
 		}
@@ -342,5 +343,57 @@ func TestScenarioSaysWhyItDoesNotApply(t *testing.T) {
 		if !errors.Is(err, engine.ErrNotApplicable) || !strings.Contains(fmt.Sprint(err), tc.why) {
 			t.Errorf("%s on %s: %v; want not-applicable saying %q", tc.scenario, tc.impl, err, tc.why)
 		}
+	}
+}
+
+// TestDeadWaitersStallAsTheLockKeepsThem: a dead waiter holds up the
+// live one behind it for as long as the lock keeps what it left queued —
+// a ZooKeeper recipe's node until its session expires, Redisson's fair
+// lock's place until the lock's TTL and the wait timeout pass — and a
+// poller's for no longer than its next poll.
+func TestDeadWaitersStallAsTheLockKeepsThem(t *testing.T) {
+	const ttl, session, fairWait = time.Second, time.Second, 500 * time.Millisecond
+	for _, tc := range []struct {
+		impl    string
+		bound   time.Duration
+		lo, hi  time.Duration
+		setting string
+	}{
+		{"redis", 0, 0, 500 * time.Millisecond, ""},
+		{"zk-pred", session, session / 2, 2*session + 2*time.Second, "session timeout"},
+		{"redis-fair", ttl + fairWait, (ttl + fairWait) * 8 / 10, ttl + fairWait + 1500*time.Millisecond, "--ttl + --fair-wait"},
+	} {
+		t.Run(tc.impl, func(t *testing.T) {
+			sc, _ := engine.LookupScenario("deadwait")
+			cfg := impl.Config{TTL: ttl, SessionTimeout: session, Servers: servers(t),
+				Namespace: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq.Add(1)), Options: map[string]string{"fair-wait": fairWait.String()}}
+			c, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: tc.impl, Scenario: sc, Clients: 3, Repeat: 1, Config: cfg, MaxTime: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(report.FaultSentence(c))
+			checkFigures(t, c, "deadwait", tc.impl)
+			d := c.Faults.DeadWaiters
+			if d.Dead != 1 || d.BoundMs != float64(tc.bound.Milliseconds()) || d.BoundSetting != tc.setting {
+				t.Errorf("figures %+v, want 1 dead waiter and a bound of %v (%s)", d, tc.bound, tc.setting)
+			}
+			st := d.Reset.StallMs
+			if st == nil || st.Count != 1 || d.Reset.Unfreed != 0 {
+				t.Fatalf("stall %+v, unfreed %d: want the live waiter granted in the one repeat", st, d.Reset.Unfreed)
+			}
+			if lo, hi := float64(tc.lo.Milliseconds()), float64(tc.hi.Milliseconds()); st.P50 < lo || st.P50 > hi {
+				t.Errorf("stall %.0f ms, want within [%.0f, %.0f]", st.P50, lo, hi)
+			}
+			if c.SafetyViolations != 0 {
+				t.Errorf("violations %d", c.SafetyViolations)
+			}
+		})
+	}
+	// Two clients leave no room for a dead waiter and a live one.
+	sc, _ := engine.LookupScenario("deadwait")
+	_, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: "redis", Scenario: sc, Clients: 2, Repeat: 1,
+		Config: impl.Config{Servers: servers(t), Namespace: t.Name()}})
+	if !errors.Is(err, engine.ErrUsage) {
+		t.Errorf("2 clients: %v, want a usage error", err)
 	}
 }

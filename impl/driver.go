@@ -49,6 +49,11 @@ type Driver struct {
 	// rather than the TTL or session timeout its Caps name. Fault
 	// scenarios compare recovery with it (see LeaseBound).
 	Lease func(cfg Config) (time.Duration, string)
+	// WaiterBound, if set, is how long a waiter that died while queued can
+	// hold up the waiters behind it under cfg, and the driver's name for
+	// that setting (Redisson's fair lock: each place's wait timeout). Nil:
+	// see DeadWaiterBound.
+	WaiterBound func(cfg Config) (time.Duration, string)
 	// Wait, if set, says what an acquisition that finds the lock held
 	// waits for, when that is a step of its own rather than the release's
 	// round trip (a poll interval, a server's resync period): the step
@@ -238,6 +243,23 @@ func (d Driver) LeaseBound(cfg Config) (time.Duration, string) {
 		return d.Lease(cfg)
 	}
 	return d.Caps.Lease(cfg)
+}
+
+// DeadWaiterBound is how long a waiter that died while queued (its
+// process gone, its connection reset) can hold up the waiters behind it
+// under cfg, by what the lock keeps of a waiter: the driver's own
+// WaiterBound; else a session lease's bound, where each waiter holds a
+// lease of its own in the queue (a ZooKeeper node, an etcd key) that only
+// its session's end removes; else none — a poller keeps nothing queued,
+// and a server's queue drops a waiter with its connection.
+func (d Driver) DeadWaiterBound(cfg Config) (time.Duration, string) {
+	switch {
+	case d.WaiterBound != nil:
+		return d.WaiterBound(cfg)
+	case d.Caps.Has(LeaseSession):
+		return d.LeaseBound(cfg)
+	}
+	return 0, ""
 }
 
 // Option is a setting a driver or a scenario declares: a flag of `lockbench

@@ -40,6 +40,7 @@ func FaultSentence(c Cell) string {
 		{f.Partition != nil, partitionSentence},
 		{f.EnsemblePartition != nil, ensemblePartitionSentence},
 		{f.Freeze != nil, freezeSentence},
+		{f.DeadWaiters != nil, deadWaitSentence},
 	} {
 		if s.has {
 			return s.phrase(c)

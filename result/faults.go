@@ -40,6 +40,7 @@ type Faults struct {
 	Partition         *PartitionFigures         `json:"partition,omitempty"`
 	EnsemblePartition *EnsemblePartitionFigures `json:"ensemble_partition,omitempty"`
 	Freeze            *FreezeFigures            `json:"freeze,omitempty"`
+	DeadWaiters       *DeadWaiterFigures        `json:"dead_waiters,omitempty"`
 
 	// Details are the per-scenario figures of results written before
 	// schema 3, by name ("masters_cut_majority": 3).

@@ -28,10 +28,17 @@ func init() {
 		Topology: redis.Topology,
 		Validate: redis.ValidateTopology,
 		Caps:     impl.LeaseTTL | impl.Renewal,
-		Theory:   &HeadWaiter,
-		New:      func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
-		Cleanup:  Cleanup,
-		Residue:  Residue,
+		// A dead waiter's place expires WaitOption after the one ahead of
+		// it, the first's after the lock's TTL as it stood when it queued
+		// (the acquire script's timeout = pttl + wait): until then, the
+		// waiters behind it are not told.
+		WaiterBound: func(cfg impl.Config) (time.Duration, string) {
+			return cfg.TTL + cfg.Duration(WaitOption), "--ttl + --" + WaitOption.Name
+		},
+		Theory:  &HeadWaiter,
+		New:     func(ctx context.Context, cfg impl.Config) (impl.Locker, error) { return New(ctx, cfg) },
+		Cleanup: Cleanup,
+		Residue: Residue,
 	})
 }
 
