@@ -77,7 +77,7 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 		return err
 	}
 	defer ps.Close()
-	var ls []impl.Locker
+	var ls []impl.Locker // the holder and the live waiter: the dead are buried
 	defer func() { closeAll(t, ls...) }()
 	holder, err := dial(ctx, s.Driver, cfg, cfg.Servers, 0)
 	if err != nil {
@@ -85,12 +85,28 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	}
 	ls = append(ls, holder)
 	var deads []impl.Locker
+	// bury ends the dead waiters: their clients closed first — a library
+	// may be cleaning up over the cut connection with a context of its own
+	// (etcd's Mutex.Lock unlocks with the client's when its wait is
+	// cancelled), which only Close ends — then their goroutines waited for.
+	var wg sync.WaitGroup
+	buried := false
+	bury := func() {
+		if buried {
+			return
+		}
+		buried = true
+		ps.Close()
+		closeAll(t, deads...)
+		wg.Wait()
+	}
+	defer bury()
 	for i := range dead {
 		d, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, ps.Addrs()), 1+i)
 		if err != nil {
 			return err
 		}
-		ls, deads = append(ls, d), append(deads, d)
+		deads = append(deads, d)
 	}
 	live, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1+dead)
 	if err != nil {
@@ -127,7 +143,6 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	defer cancel()
 	// The dead-to-be queue one after another, each settled before the
 	// next, so that the queue's order is theirs; then the live waiter.
-	var wg sync.WaitGroup
 	for _, d := range deads {
 		wg.Go(func() { deadWaiter(ctx, wctx, t, d, name, cfg.Retry) })
 		settle(ctx, 2*time.Second, d)
@@ -155,13 +170,12 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	h.exit(held, rel)
 	if err := release(ctx, t, lease); err != nil {
 		cancel()
-		wg.Wait()
+		bury()
 		return fmt.Errorf("faults: the holder's release: %w", err)
 	}
 	at := <-liveAt
 	cancel()
-	ps.Close()
-	wg.Wait()
+	bury()
 	t.violate(h.overlaps(t, time.Now())...)
 	if at.IsZero() {
 		if ctx.Err() != nil {
