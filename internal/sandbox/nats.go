@@ -30,6 +30,9 @@ func init() {
 		Find:    func() error { _, err := findNATS(); return err },
 		Stats:   natsStats,
 		Version: natsVersion,
+		// Both profiles run JetStream as nats-server ships it: a file store
+		// synced every 2 minutes (sync_interval), not on every write.
+		Settings: func(Profile) string { return "-js with nats-server's defaults (file store, sync_interval 2m)" },
 	})
 }
 

@@ -42,6 +42,13 @@ func init() {
 		},
 		Stats:   redisClusterStats,
 		Version: redisVersion,
+		// Each master snapshots as a single Redis does, in the profile.
+		Settings: func(p Profile) string {
+			if p == ProfileFast {
+				return "--save '' on every master"
+			}
+			return "--save '" + redisSave + "' on every master (Debian's redis.conf leaves Redis's own rules)"
+		},
 	})
 }
 
@@ -67,6 +74,10 @@ func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error
 	}
 	if n < 3 {
 		return nil, fmt.Errorf("sandbox: a Redis Cluster needs 3 masters or more, not %d", n)
+	}
+	save := ""
+	if !fast(ctx) {
+		save = redisSave // as a single Redis: production snapshots
 	}
 	bin, err := findRedis()
 	if err != nil {
@@ -94,7 +105,7 @@ func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error
 				"--port", port, "--bind", "127.0.0.1", "--cluster-enabled", "yes",
 				"--cluster-port", strconv.Itoa(ports[2*i+1]), "--cluster-config-file", filepath.Join(d, "nodes.conf"),
 				"--cluster-node-timeout", "5000",
-				"--save", "", "--appendonly", "no", "--dir", d, "--daemonize", "no", "--protected-mode", "no",
+				"--save", save, "--appendonly", "no", "--dir", d, "--daemonize", "no", "--protected-mode", "no",
 				"--maxclients", "10000", "--logfile", "",
 			},
 			ready: redisReady,
