@@ -134,8 +134,7 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stderr, "lockbench suite %s, %s tier, part %s: %d workloads × %d rows → %s\n",
 		s.Version, tier, part, len(workloads), len(rows), dir)
-	prof, _ := sandbox.ParseProfile(*profile)
-	ys := startYardstick(ctx, prof)
+	ys := startYardstick(ctx)
 	defer ys.close()
 	ys.round(ctx)
 	var metas []result.Meta
