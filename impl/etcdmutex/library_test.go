@@ -32,6 +32,9 @@ func TestLibraryConformance(t *testing.T) {
 		"abandoned-grant": "concurrency.Mutex.Lock leaves its key queued when ctx ends between the create and its reply " +
 			"(tryAcquire returns the error without deleting; the key goes with the session's lease): the library's " +
 			"behaviour, which the etcd row keeps; etcd-recipe deletes it",
+		"expired-release": "concurrency.Mutex.Unlock deletes its own key and returns nil after the session's lease expired " +
+			"and another client holds the lock: the library's silent loss, which the etcd row keeps as users calling it see it; " +
+			"etcd-recipe reports it",
 	}})
 }
 

@@ -19,6 +19,8 @@ type CutProxy struct {
 	mu     sync.Mutex
 	pairs  [][2]*net.TCPConn
 	silent bool
+	// refuse: Cut, until Heal: new connections are closed at once.
+	refuse bool
 }
 
 // NewCutProxy listens on a free loopback port in front of target; the
@@ -43,6 +45,13 @@ func (p *CutProxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		refuse := p.refuse
+		p.mu.Unlock()
+		if refuse {
+			c.Close()
+			continue
 		}
 		s, err := net.Dial("tcp", p.target)
 		if err != nil {
@@ -99,4 +108,20 @@ func (p *CutProxy) Silence() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.silent = true
+}
+
+// Cut partitions the clients off: every forwarded connection is reset and
+// new ones are closed at once, until Heal.
+func (p *CutProxy) Cut() {
+	p.mu.Lock()
+	p.refuse = true
+	p.mu.Unlock()
+	p.Reset()
+}
+
+// Heal ends a Cut or a Silence: new connections are forwarded again.
+func (p *CutProxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuse, p.silent = false, false
 }

@@ -26,7 +26,8 @@
 //   - expired-release: with impl.LeaseTTL, a lease left past a short TTL
 //     is taken by another client, and the stale holder's Release then
 //     wraps impl.ErrLockLost, is counted in Counters.Lost, and leaves the
-//     new holder's lock alone.
+//     new holder's lock alone; with impl.LeaseSession, the same after the
+//     holder is cut off from its servers past its session's bound.
 //   - cancelled-acquire: an Acquire waiting behind a holder returns
 //     ctx.Err() once its ctx is cancelled, and neither it nor Acquires
 //     whose deadlines pass at random points of their wait leave anything
@@ -76,6 +77,9 @@ type Options struct {
 	// ShortTTL is the TTL of the expired-release check. It must pass the
 	// driver's Validate. Default 100ms.
 	ShortTTL time.Duration
+	// SessionTTL is the session timeout (and TTL) of the expired-release
+	// check's holder for a lease that ends with its session. Default 1s.
+	SessionTTL time.Duration
 	// Configure, if set, adjusts every client's configuration once the
 	// suite has made it (driver options, say). It is for bounds the test
 	// machine's load could exceed, not for making a check pass.
@@ -110,6 +114,9 @@ func Run(t *testing.T, d impl.Driver, servers impl.Servers, opts Options) {
 	}
 	if opts.ShortTTL <= 0 {
 		opts.ShortTTL = 100 * time.Millisecond
+	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = time.Second
 	}
 	s := &suite{d: d, servers: servers, opts: opts, closed: map[impl.Locker]bool{}}
 	checks := []check{
@@ -451,7 +458,8 @@ func (s *suite) expiredRelease(t *testing.T) {
 	switch {
 	case s.d.Caps.Has(impl.LeaseTTL):
 	case s.d.Caps.Has(impl.LeaseSession):
-		t.Skipf("%s leases end with the holder's session, not a TTL: expiring one takes cutting the holder off for longer than the session timeout, which is the driver's own tests' to stage", s.d.Name)
+		s.sessionLost(t)
+		return
 	default:
 		t.Skipf("%s leases never expire by themselves", s.d.Name)
 	}
@@ -474,6 +482,72 @@ func (s *suite) expiredRelease(t *testing.T) {
 	}
 	if err := next.Release(ctx); err != nil {
 		t.Fatalf("the stale Release broke the next holder's lock: its Release says %v", err)
+	}
+}
+
+// sessionLost is expired-release for a lease that ends with its holder's
+// session: the holder, connected through a proxy, is cut off for longer
+// than its lease's bound (a short session timeout, or the driver's own
+// setting: LeaseBound), another client is granted the lock, the link
+// heals, and the stale holder's Release wraps impl.ErrLockLost.
+func (s *suite) sessionLost(t *testing.T) {
+	if len(s.d.Needs) == 0 {
+		t.Skipf("%s has no server to be cut off from", s.d.Name)
+	}
+	role := s.d.Needs[0].Role
+	ns := s.namespace(t)
+	short := s.config(ns, s.opts.SessionTTL)
+	var addrs []string
+	var ps []*CutProxy
+	for _, a := range s.servers[role] {
+		p := NewCutProxy(t, a)
+		ps, addrs = append(ps, p), append(addrs, p.Addr())
+	}
+	short.Servers = short.Servers.With(role, addrs)
+	a := s.client(t, short)
+	b := s.client(t, s.config(ns, LongTTL))
+	stale := acquire(t, a, lockName)
+	bound, what := s.d.LeaseBound(short)
+	for _, p := range ps {
+		p.Cut()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Guard+3*bound)
+	defer cancel()
+	next, err := b.Acquire(ctx, lockName)
+	if err != nil {
+		t.Fatalf("no other client was granted the lock within %v of cutting its holder off (its %s: %v): %v", Guard+3*bound, what, bound, err)
+	}
+	for _, p := range ps {
+		p.Heal()
+	}
+	// A client that counts its sessions (ZooKeeper's, etcd's) learns of
+	// the expiry on reconnecting; its Release before then could only say
+	// the server is unreachable. Those that count none are not waited for
+	// beyond the bound.
+	waitUntil(reconnectBound, func() bool { return a.Counters().SessionLost.Load() > 0 })
+	lostBefore := a.Counters().Lost.Load()
+	rctx, rcancel := context.WithTimeout(context.Background(), Guard)
+	defer rcancel()
+	err = stale.Release(rctx)
+	if !errors.Is(err, impl.ErrLockLost) || impl.Class(err) != impl.ClassLockLost {
+		t.Fatalf("Release of a lease whose session ended and whose lock another client holds: %v, want an error wrapping impl.ErrLockLost", err)
+	}
+	if n := a.Counters().Lost.Load() - lostBefore; n != 1 {
+		t.Errorf("Counters().Lost grew by %d for one lost lease, want 1", n)
+	}
+	if err := next.Release(rctx); err != nil {
+		t.Fatalf("the stale Release broke the next holder's lock: its Release says %v", err)
+	}
+}
+
+// reconnectBound bounds sessionLost's wait for the stale holder's client
+// to reconnect and learn that its session ended.
+const reconnectBound = 3 * time.Second
+
+// waitUntil polls cond every millisecond until it holds or max passes.
+func waitUntil(max time.Duration, cond func() bool) {
+	for deadline := time.Now().Add(max); !cond() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
 	}
 }
 

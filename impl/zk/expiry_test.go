@@ -3,73 +3,13 @@ package zk_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/zk"
 )
-
-// cutProxy forwards loopback TCP to a server until cut: then it drops every
-// connection and refuses new ones until restored, like a partition.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  []net.Conn
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target}
-	t.Cleanup(func() { ln.Close(); p.setCut(true) })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			if p.cut {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *cutProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.conns = nil
-	}
-}
 
 // A holder and a waiter lose their sessions behind a partition longer than
 // the session timeout: both are counted, neither hangs, the holder's release
@@ -77,8 +17,8 @@ func (p *cutProxy) setCut(cut bool) {
 func TestSessionExpiryIsCountedAndNothingHangs(t *testing.T) {
 	ctx := context.Background()
 	servers := ensemble(t)
-	p := newCutProxy(t, servers[zk.Ensemble.Role][0])
-	behind := impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {p.addr()}}, Namespace: "expiry",
+	p := impltest.NewCutProxy(t, servers[zk.Ensemble.Role][0])
+	behind := impl.Config{Servers: impl.Servers{zk.Ensemble.Role: {p.Addr()}}, Namespace: "expiry",
 		SessionTimeout: time.Second, DialTimeout: 5 * time.Second}
 	direct := behind
 	direct.Servers = servers
@@ -117,7 +57,7 @@ func TestSessionExpiryIsCountedAndNothingHangs(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	p.setCut(true)
+	p.Cut()
 	// The server expires both sessions; their nodes go, so a client on the
 	// server's side of the cut gets the lock.
 	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -126,7 +66,7 @@ func TestSessionExpiryIsCountedAndNothingHangs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the lock never passed on after the holder's session expired: %v", err)
 	}
-	p.setCut(false)
+	p.Heal()
 
 	select {
 	case err := <-waitErr:
