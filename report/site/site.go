@@ -105,7 +105,7 @@ func Render(dir string) error {
 				}
 			}
 			for _, src := range mine {
-				for _, plot := range plotsOf(filepath.Join(dir, src), impl) {
+				for _, plot := range plotsOf(filepath.Join(dir, src)) {
 					sec.Plots = append(sec.Plots, "../"+filepath.ToSlash(filepath.Join(src, plot)))
 				}
 			}
@@ -123,17 +123,16 @@ func Render(dir string) error {
 // pageName is a lock's page's file name.
 func pageName(impl string) string { return result.FileSafe(impl) + ".html" }
 
-// plotsOf lists a workload's plots that are the lock's own, relative to
-// its results directory.
-func plotsOf(dir, impl string) []string {
+// plotsOf lists a workload's plots, relative to its results directory:
+// each shows every lock of the workload, this one beside the others.
+func plotsOf(dir string) []string {
 	ents, err := os.ReadDir(filepath.Join(dir, "plots"))
 	if err != nil {
 		return nil
 	}
 	var out []string
-	prefix := result.FileSafe(impl) + "_"
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), ".png") {
+		if strings.HasSuffix(e.Name(), ".png") {
 			out = append(out, filepath.Join("plots", e.Name()))
 		}
 	}
@@ -234,7 +233,10 @@ func fingerprintLines(f suite.Fingerprint) []string {
 	}
 	var kinds []string
 	for k, v := range f.Servers {
-		kinds = append(kinds, k+" "+v)
+		if !strings.HasPrefix(v, k) { // "redis 7.0.15" names itself
+			v = k + " " + v
+		}
+		kinds = append(kinds, v)
 	}
 	slices.Sort(kinds)
 	if len(kinds) > 0 {

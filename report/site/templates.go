@@ -66,7 +66,7 @@ var lockTmpl = template.Must(template.New("lock").Parse(`<!doctype html>
 {{range .Sections}}<h2>{{.Run.Name}}: {{.Run.Question}}</h2>
 <p class="meta"><code>lockbench {{.Run.Command}}{{range .Run.Args}} {{.}}{{end}}</code> · <a href="{{.Report}}">the workload's report</a></p>
 <table><thead><tr><th class="impl">figure</th><th>clients</th><th>value</th></tr></thead><tbody>
-{{range .Figures}}<tr><td class="impl">{{.Name}}</td><td>{{.Clients}}</td><td{{if .Cell.Bad}} class="bad"{{end}}><a href="{{.Cell.Link}}" title="{{.Cell.Title}}">{{.Cell.Text}}</a>{{if .Cell.Interval}}<span class="iv">{{.Cell.Interval}}</span>{{end}}</td></tr>
+{{range .Figures}}<tr><td class="impl">{{.Name}}</td><td>{{if .Clients}}{{.Clients}}{{else}}every size{{end}}</td><td{{if .Cell.Bad}} class="bad"{{end}}><a href="{{.Cell.Link}}" title="{{.Cell.Title}}">{{.Cell.Text}}</a>{{if .Cell.Interval}}<span class="iv">{{.Cell.Interval}}</span>{{end}}</td></tr>
 {{end}}</tbody></table>
 {{range .Plots}}<a href="{{.}}"><img src="{{.}}" alt="{{.}}"></a>{{end}}
 {{end}}</body></html>
