@@ -27,6 +27,9 @@ type summary struct {
 	running map[string][]string // package + " " + test → output lines
 	skipped int
 	failed  bool
+	// ci fails a skip that is not on the allowed list; strays are those.
+	ci     bool
+	strays int
 	// slow are the top-level tests that took longest, for keeping CI
 	// within its time.
 	slow []timed
@@ -41,8 +44,8 @@ type timed struct {
 // slowShown is how many of the slowest tests close names.
 const slowShown = 10
 
-func newSummary(w io.Writer) *summary {
-	return &summary{w: w, running: map[string][]string{}}
+func newSummary(w io.Writer, ci bool) *summary {
+	return &summary{w: w, running: map[string][]string{}, ci: ci}
 }
 
 // read handles every line of r; a line that is not an event (go's own
@@ -79,7 +82,13 @@ func (s *summary) handle(e event) {
 		s.running[key] = append(s.running[key], e.Output)
 	case e.Action == "skip":
 		s.skipped++
-		fmt.Fprintf(s.w, "SKIP %s %s: %s\n", e.Package, e.Test, reason(s.running[key]))
+		why := reason(s.running[key])
+		fmt.Fprintf(s.w, "SKIP %s %s: %s\n", e.Package, e.Test, why)
+		if s.ci && !allowedSkip(key, why) {
+			s.strays++
+			s.failed = true
+			fmt.Fprintf(s.w, "FAIL %s %s: skipped with CI set, and the skip is not on the allowed list (cmd/testsummary/allow.go, docs/ci.md)\n", e.Package, e.Test)
+		}
 		delete(s.running, key)
 	case e.Action == "fail":
 		s.failed = true
@@ -106,6 +115,9 @@ func (s *summary) flush(pkg string) {
 // close writes the count of skipped tests.
 func (s *summary) close() {
 	fmt.Fprintf(s.w, "testsummary: %d tests skipped (each listed above as SKIP, with its reason)\n", s.skipped)
+	if s.strays > 0 {
+		fmt.Fprintf(s.w, "testsummary: %d of them not on the allowed list with CI set: each failed the run\n", s.strays)
+	}
 	slices.SortStableFunc(s.slow, func(a, b timed) int { return cmp.Compare(b.s, a.s) })
 	if len(s.slow) > 0 {
 		fmt.Fprintf(s.w, "testsummary: the %d slowest tests (seconds, tests in parallel overlap):\n", min(slowShown, len(s.slow)))

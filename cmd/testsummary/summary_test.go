@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestFails(t *testing.T)  { t.Error("seven, want eight") }
 	cmd.Dir = dir
 	raw, _ := cmd.Output() // exit 1: a test failed
 	var out strings.Builder
-	failed, err := summarise(strings.NewReader(string(raw)), &out)
+	failed, err := summarise(strings.NewReader(string(raw)), &out, false)
 	got := out.String()
 	if err != nil || !failed {
 		t.Fatalf("summarise = %v, %v; want failed:\n%s", failed, err, got)
@@ -64,5 +65,51 @@ func TestFails(t *testing.T)  { t.Error("seven, want eight") }
 	if !strings.Contains(slowest, " example.com/p TestPasses\n") || !strings.Contains(slowest, " example.com/p TestFails\n") ||
 		strings.Contains(slowest, "TestSkips") {
 		t.Errorf("no list of the slowest tests passed or failed:\n%s", got)
+	}
+}
+
+// skipRun is go test -json of one package whose tests skip for the given
+// reasons, one test each.
+func skipRun(pkg string, reasons ...string) string {
+	var b strings.Builder
+	for i, r := range reasons {
+		test := "TestS" + string(rune('a'+i))
+		fmt.Fprintf(&b, `{"Action":"run","Package":%q,"Test":%q}`+"\n", pkg, test)
+		fmt.Fprintf(&b, `{"Action":"output","Package":%q,"Test":%q,"Output":"    x_test.go:9: %s\n"}`+"\n", pkg, test, r)
+		fmt.Fprintf(&b, `{"Action":"skip","Package":%q,"Test":%q}`+"\n", pkg, test)
+	}
+	return b.String()
+}
+
+// With CI set, a skip on the allowed list passes and any other fails the
+// run, naming the list; without CI, skips only count.
+func TestSkipsWithCI(t *testing.T) {
+	pkg := "github.com/lockbench/lockbench/impl/redisfair"
+	for _, tc := range []struct {
+		name   string
+		ci     bool
+		reason string
+		fail   bool
+	}{
+		{"measurement, CI", true, "set LOCKBENCH_MEASURE=1 to measure", false},
+		{"capability, CI", true, "redis-fair declares no fencing tokens", false},
+		{"missing server, CI", true, "sandboxtest: redis-server not installed", true},
+		{"one core, CI", true, "one core: nothing to leave the servers", true},
+		{"missing server, no CI", false, "sandboxtest: redis-server not installed", false},
+	} {
+		var out strings.Builder
+		failed, err := summarise(strings.NewReader(skipRun(pkg, tc.reason)), &out, tc.ci)
+		if err != nil || failed != tc.fail {
+			t.Errorf("%s: failed=%v (%v), want %v:\n%s", tc.name, failed, err, tc.fail, out.String())
+		}
+		if tc.fail && !strings.Contains(out.String(), "not on the allowed list") {
+			t.Errorf("%s: the failure does not name the list:\n%s", tc.name, out.String())
+		}
+	}
+	// The etcd row's named library behaviours are allowed for that row's
+	// tests only.
+	etcd := "github.com/lockbench/lockbench/impl/etcdmutex TestLibraryConformance/abandoned-grant"
+	if !allowedSkip(etcd, "the library's behaviour") || allowedSkip("github.com/lockbench/lockbench/impl/zk TestConformance/abandoned-grant", "the library's behaviour") {
+		t.Error("the etcd row's library skips are not allowed for it alone")
 	}
 }
