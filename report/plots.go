@@ -162,7 +162,7 @@ func (st styler) add(p *plot.Plot, legend *plot.Legend, ss ...series) error {
 			eb, err := plotter.NewYErrorBars(struct {
 				plotter.XYs
 				plotter.YErrors
-			}{s.XYs, s.Errs})
+			}{s.XYs, positiveErrs(s.XYs, s.Errs)})
 			if err != nil {
 				return fmt.Errorf("report: plot %q: %w", s.Label, err)
 			}
@@ -195,6 +195,20 @@ func (st styler) add(p *plot.Plot, legend *plot.Legend, ss ...series) error {
 		}
 	}
 	return nil
+}
+
+// positiveErrs is errs with every bar's low end kept above zero: the
+// figures plotted are rates and latencies, and a t interval on a few noisy
+// rounds can reach below zero, which a log axis cannot draw (gonum's
+// LogScale panics on it). The bar then runs off the axis's bottom.
+func positiveErrs(xys plotter.XYs, errs plotter.YErrors) plotter.YErrors {
+	out := slices.Clone(errs)
+	for i := range out {
+		if y := xys[i].Y; y > 0 && y-out[i].Low <= 0 {
+			out[i].Low = y * (1 - 1e-6)
+		}
+	}
+	return out
 }
 
 // bounds is the range of xs and ys over series.
