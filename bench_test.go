@@ -3,6 +3,7 @@ package lockbench_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,12 +53,7 @@ func BenchmarkLock(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if cell.SafetyViolations > 0 {
-						b.Fatalf("%d mutual-exclusion violations: %+v", cell.SafetyViolations, cell.Violations)
-					}
-					if cell.Errors > 0 {
-						b.Errorf("%d errors: %v", cell.Errors, cell.ErrorsByClass)
-					}
+					checkCell(b, cell, int64(b.N))
 					b.ReportMetric(cell.AcquiresPerS, "acquires/s")
 					b.ReportMetric(cell.AcquireLatencyUs.P50*1e3, "p50-ns")
 					b.ReportMetric(cell.AcquireLatencyUs.P99*1e3, "p99-ns")
@@ -153,6 +149,35 @@ func benchCycle(b *testing.B, d impl.Driver, srv impl.Servers) {
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
+// checkCell fails the benchmark on a cell whose figures would mislead: a
+// violation of mutual exclusion, an error, a cell cut short, or fewer
+// acquisitions than it was asked for.
+func checkCell(b *testing.B, cell result.Cell, want int64) {
+	b.Helper()
+	switch {
+	case cell.SafetyViolations > 0:
+		b.Fatalf("%d mutual-exclusion violations: %+v", cell.SafetyViolations, cell.Violations)
+	case cell.Errors > 0:
+		b.Fatalf("%d errors: %v", cell.Errors, cell.ErrorsByClass)
+	case cell.Truncated != "":
+		b.Fatalf("the cell was cut short: %s", cell.Truncated)
+	case cell.Acquires < want:
+		b.Fatalf("%d acquisitions, want %d", cell.Acquires, want)
+	}
+}
+
+// reportKnown reports a figure that a machine may not be able to read (the
+// servers' CPU, where their processes cannot be seen) as NaN there, so
+// that every machine prints the same metrics and the gate reads the figure
+// as unknown rather than missing by chance.
+func reportKnown(b *testing.B, v *float64, unit string) {
+	if v == nil {
+		b.ReportMetric(math.NaN(), unit)
+		return
+	}
+	b.ReportMetric(*v, unit)
+}
+
 // processCPU is the user and system CPU time this process has used.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
@@ -224,17 +249,37 @@ func BenchmarkHerd(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			checkCell(b, cell, int64(32*b.N))
 			h, ok := result.HandoffCosts(cell)
 			if !ok {
 				b.Fatalf("no cost per hand-off: %+v", cell)
 			}
 			b.ReportMetric(h.Wakeups, "wakeups/handoff")
-			if h.ServerCPUUs != nil {
-				b.ReportMetric(*h.ServerCPUUs, "server-cpu-us/handoff")
-			}
-			if h.GeneratorCPUUs != nil {
-				b.ReportMetric(*h.GeneratorCPUUs, "cpu-us/handoff")
-			}
+			reportKnown(b, h.ServerCPUUs, "server-cpu-us/handoff")
+			reportKnown(b, h.GeneratorCPUUs, "cpu-us/handoff")
 		})
+	}
+}
+
+// TestBenchmarksFailBrokenCells: a benchmark's figures from a cell that
+// broke mutual exclusion, erred, was cut short or made too few
+// acquisitions are not reported: the benchmark fails.
+func TestBenchmarksFailBrokenCells(t *testing.T) {
+	good := result.Cell{Acquires: 10}
+	for name, tc := range map[string]struct {
+		cell result.Cell
+		fail bool
+	}{
+		"good":       {good, false},
+		"violation":  {result.Cell{Acquires: 10, SafetyViolations: 1}, true},
+		"error":      {result.Cell{Acquires: 10, Errors: 1}, true},
+		"cut short":  {result.Cell{Acquires: 10, Truncated: "max cell time"}, true},
+		"too few":    {result.Cell{Acquires: 9}, true},
+		"more is ok": {result.Cell{Acquires: 11}, false},
+	} {
+		r := testing.Benchmark(func(b *testing.B) { checkCell(b, tc.cell, 10) })
+		if failed := r.N == 0; failed != tc.fail {
+			t.Errorf("%s: failed=%v, want %v", name, failed, tc.fail)
+		}
 	}
 }

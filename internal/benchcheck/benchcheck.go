@@ -129,9 +129,15 @@ func Read(r io.Reader, name string) (map[string]map[string][]float64, error) {
 				if v.OrigUnit != "" {
 					unit, val = v.OrigUnit, v.OrigValue
 				}
-				if math.IsNaN(val) || math.IsInf(val, 0) {
-					// A benchmark that ran and printed NaN or ±Inf measured
-					// nothing usable, and either compares as no change.
+				if math.IsNaN(val) {
+					// NaN is a figure the benchmark reports as unknown on
+					// this machine (the servers' CPU where their processes
+					// cannot be seen), so that every machine prints the same
+					// metrics: it is not a measurement, and a unit known in
+					// the old run and unknown in the new one is missing there.
+					continue
+				}
+				if math.IsInf(val, 0) {
 					return nil, fmt.Errorf("%s: %s: %s is %v, not a measurement", name, bench, unit, val)
 				}
 				out[bench][unit] = append(out[bench][unit], val)

@@ -194,3 +194,20 @@ func TestReadRefusesPartialResults(t *testing.T) {
 		t.Fatalf("the same without its partial line: %v", err)
 	}
 }
+
+// A metric a benchmark reports as NaN is unknown on that machine: it is
+// read as absent, so a unit known in the old run and unknown in the new
+// one shows as missing there, and an infinity is still refused.
+func TestReadUnknownMetrics(t *testing.T) {
+	got, err := Read(strings.NewReader("BenchmarkH-2 10 5 ns/op 3.0 wakeups/handoff NaN server-cpu-us/handoff\n"), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := got["BenchmarkH"]
+	if len(units["wakeups/handoff"]) != 1 || units["server-cpu-us/handoff"] != nil {
+		t.Errorf("read %v, want wakeups and no server CPU", units)
+	}
+	if _, err := Read(strings.NewReader("BenchmarkH-2 10 5 ns/op +Inf p99-ns\n"), "x"); err == nil {
+		t.Error("an infinity was read as a measurement")
+	}
+}
