@@ -278,12 +278,21 @@ func TestBurstWarmsUpWithADiscardedBurst(t *testing.T) {
 		{time.Second, 3, 32, 24},
 	} {
 		granted.Store(0)
+		var seen atomic.Int64 // acquisitions in the intervals the cell's observer got
 		cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 			Impl: d.Name, Scenario: scenario(t, "burst"), Clients: 8, Warmup: tc.warmup, Repeat: tc.repeat,
 			Config: impl.Config{Namespace: fmt.Sprintf("%s-%v-%d", t.Name(), tc.warmup, tc.repeat)},
+			OnInterval: func(_ result.Cell, _ time.Time, iv result.Interval) {
+				if iv.Acquire != nil {
+					seen.Add(iv.Acquire.TotalCount())
+				}
+			},
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if seen.Load() != tc.wantAcquires {
+			t.Errorf("warm-up %v, %d repeats: the intervals held %d acquisitions, want %d (none of the warm-up's)", tc.warmup, tc.repeat, seen.Load(), tc.wantAcquires)
 		}
 		if granted.Load() != tc.wantGranted || cell.Acquires != tc.wantAcquires {
 			t.Errorf("warm-up %v, %d repeats: the lock granted %d, the cell counted %d; want %d and %d (the warm-up burst granted, not counted)",
