@@ -26,10 +26,10 @@ var layers = []struct {
 	name     string
 	patterns []string
 }{
-	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files", []string{
-		"result", "dist", "capacity", "internal/ranktest", "internal/serverkind", "internal/dsn", "internal/benchcheck", "compose", "deploy/..."}},
+	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files, the suite's definition", []string{
+		"result", "suite", "dist", "capacity", "internal/ranktest", "internal/serverkind", "internal/dsn", "internal/benchcheck", "compose", "deploy/..."}},
 	{"judgement: typed findings from result data; histories checked for linearizability", []string{"judge", "linear"}},
-	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report"}},
+	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report", "report/site"}},
 	{"the drivers and the engine; the servers for tests", []string{"impl/", "engine", "sandboxtest"}},
 	{"what runs on the engine: load and fault scenarios, the shards' rendezvous", []string{"scenarios", "faults", "rendezvous"}},
 	{"runs: plans, capacity searches, the facade", []string{"plan", "."}},

@@ -72,47 +72,14 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	if how == crashSilent {
 		end = fig.Silent
 	}
-	ps, err := newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed)
+	c, err := deadCast(ctx, cfg, s, dead, t)
+	defer c.close()
 	if err != nil {
 		return err
 	}
-	defer ps.Close()
-	var ls []impl.Locker // the holder and the live waiter: the dead are buried
-	defer func() { closeAll(t, ls...) }()
-	holder, err := dial(ctx, s.Driver, cfg, cfg.Servers, 0)
-	if err != nil {
-		return err
-	}
-	ls = append(ls, holder)
-	var deads []impl.Locker
-	// bury ends the dead waiters: their clients closed first — a library
-	// may be cleaning up over the cut connection with a context of its own
-	// (etcd's Mutex.Lock unlocks with the client's when its wait is
-	// cancelled), which only Close ends — then their goroutines waited for.
+	holder, deads, live, ps := c.holder, c.deads, c.live, c.ps
 	var wg sync.WaitGroup
-	buried := false
-	bury := func() {
-		if buried {
-			return
-		}
-		buried = true
-		ps.Close()
-		closeAll(t, deads...)
-		wg.Wait()
-	}
-	defer bury()
-	for i := range dead {
-		d, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, ps.Addrs()), 1+i)
-		if err != nil {
-			return err
-		}
-		deads = append(deads, d)
-	}
-	live, err := dial(ctx, s.Driver, cfg, cfg.Servers, 1+dead)
-	if err != nil {
-		return err
-	}
-	ls = append(ls, live)
+	defer func() { c.bury(); wg.Wait() }()
 	// The wait's bound: several of the lock's own, and for a silent
 	// connection what the keepalive asked of the dead waiters' sessions
 	// takes; a stall past it is counted, not waited out.
@@ -170,12 +137,14 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	h.exit(held, rel)
 	if err := release(ctx, t, lease); err != nil {
 		cancel()
-		bury()
+		c.bury()
+		wg.Wait()
 		return fmt.Errorf("faults: the holder's release: %w", err)
 	}
 	at := <-liveAt
 	cancel()
-	bury()
+	c.bury()
+	wg.Wait()
 	t.violate(h.overlaps(t, time.Now())...)
 	if at.IsZero() {
 		if ctx.Err() != nil {
@@ -187,6 +156,65 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	t.update(func() { stalls[how] = append(stalls[how], ms(at.Sub(rel))) })
 	t.recovered(at.Sub(rel))
 	return nil
+}
+
+// deadCasting is a deadwait repeat's clients: the holder and the live
+// waiter connected directly, the dead-to-be through proxies (ps).
+type deadCasting struct {
+	t      *tally
+	ps     proxies
+	holder impl.Locker
+	deads  []impl.Locker
+	live   impl.Locker
+	buried bool
+}
+
+// deadCast connects a deadwait repeat's clients; what it connected before
+// an error is returned with it, for close.
+func deadCast(ctx context.Context, cfg impl.Config, s subject, dead int, t *tally) (*deadCasting, error) {
+	c := &deadCasting{t: t}
+	var err error
+	if c.ps, err = newProxies(s.targets(cfg.Servers), 0, 0, cfg.Seed); err != nil {
+		return c, err
+	}
+	if c.holder, err = dial(ctx, s.Driver, cfg, cfg.Servers, 0); err != nil {
+		return c, err
+	}
+	for i := range dead {
+		d, err := dial(ctx, s.Driver, cfg, s.with(cfg.Servers, c.ps.Addrs()), 1+i)
+		if err != nil {
+			return c, err
+		}
+		c.deads = append(c.deads, d)
+	}
+	c.live, err = dial(ctx, s.Driver, cfg, cfg.Servers, 1+dead)
+	return c, err
+}
+
+// bury ends the dead waiters: their proxies and clients closed — a
+// library may be cleaning up over the cut connection with a context of its
+// own (etcd's Mutex.Lock unlocks with the client's when its wait is
+// cancelled), which only Close ends. Their goroutines are the caller's to
+// wait for afterwards.
+func (c *deadCasting) bury() {
+	if c.buried {
+		return
+	}
+	c.buried = true
+	c.ps.Close()
+	closeAll(c.t, c.deads...)
+}
+
+// close buries the dead and closes the others.
+func (c *deadCasting) close() {
+	c.bury()
+	var rest []impl.Locker
+	for _, l := range []impl.Locker{c.holder, c.live} {
+		if l != nil {
+			rest = append(rest, l)
+		}
+	}
+	closeAll(c.t, rest...)
 }
 
 // deadWaiter asks for the lock until wctx ends, as a waiter whose process

@@ -86,26 +86,7 @@ func FiguresOf(ws []Results) []Figure {
 	var out []Figure
 	for _, w := range ws {
 		evidenceOf := func(i int) string { return filepath.ToSlash(filepath.Join(w.From[i], "report.html")) }
-		// A herd's server CPU is each hand-off's own: the slope over the
-		// lock's bursts of every size (result.MarginalCPU), not one burst's
-		// CPU over its hand-offs.
-		bursts := map[string][]result.Cell{}
-		first := map[string]int{}
-		var order []string
-		for i, c := range w.Cells {
-			if c.KindOf() == result.KindBurst {
-				if bursts[c.Impl] == nil {
-					order, first[c.Impl] = append(order, c.Impl), i
-				}
-				bursts[c.Impl] = append(bursts[c.Impl], c)
-			}
-		}
-		for _, impl := range order {
-			if e := result.MarginalCPU(bursts[impl]); e != nil {
-				out = append(out, Figure{Column: Column{w.Run.Name, "server CPU / hand-off, marginal", 0, UnitUs, true}, Impl: impl,
-					Point: e.Point, Low: e.Low, High: e.High, Evidence: evidenceOf(first[impl]), Cell: result.CellFile(bursts[impl][0])})
-			}
-		}
+		out = append(out, marginals(w, evidenceOf)...)
 		largest := map[string]int{} // workload, impl → its largest loop
 		for _, c := range w.Cells {
 			k := w.Run.Name + "\x00" + c.Impl
@@ -181,6 +162,31 @@ func FiguresOf(ws []Results) []Figure {
 					add("fairness (Jain)", UnitCount, false, c.Fairness.Jain, 0, 0, false)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// marginals is each lock's herd cost in w: its server CPU per hand-off as
+// the slope over its bursts of every size (result.MarginalCPU), not one
+// burst's CPU over its hand-offs.
+func marginals(w Results, evidenceOf func(int) string) []Figure {
+	var out []Figure
+	bursts := map[string][]result.Cell{}
+	first := map[string]int{}
+	var order []string
+	for i, c := range w.Cells {
+		if c.KindOf() == result.KindBurst {
+			if bursts[c.Impl] == nil {
+				order, first[c.Impl] = append(order, c.Impl), i
+			}
+			bursts[c.Impl] = append(bursts[c.Impl], c)
+		}
+	}
+	for _, impl := range order {
+		if e := result.MarginalCPU(bursts[impl]); e != nil {
+			out = append(out, Figure{Column: Column{w.Run.Name, "server CPU / hand-off, marginal", 0, UnitUs, true}, Impl: impl,
+				Point: e.Point, Low: e.Low, High: e.High, Evidence: evidenceOf(first[impl]), Cell: result.CellFile(bursts[impl][0])})
 		}
 	}
 	return out

@@ -127,6 +127,25 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := suiteDir(dir, *force); err != nil {
 		return err
 	}
+	return runSuite(ctx, suiteRun{s: s, tier: tier, part: part, workloads: workloads, rows: rows, profile: *profile, dir: dir, quiet: *quiet}, stdout, stderr)
+}
+
+// suiteRun is a suite run as its flags chose it, checked.
+type suiteRun struct {
+	s         *suite.Suite
+	tier      suite.Tier
+	part      suite.Part
+	workloads []suite.Workload
+	rows      []string
+	profile   string
+	dir       string
+	quiet     bool
+}
+
+// runSuite runs r's workloads one after another into its bundle, the
+// yardstick measured beside them, and renders the bundle's site.
+func runSuite(ctx context.Context, r suiteRun, stdout, stderr io.Writer) error {
+	s, tier, part, workloads, rows, dir := r.s, r.tier, r.part, r.workloads, r.rows, r.dir
 	b := &suite.Bundle{Schema: suite.BundleSchema, Suite: s.Version, Digest: s.Digest, Tier: tier,
 		Part: part.String(), Lockbench: plan.Version, Rows: rows, Started: time.Now().UTC()}
 	if err := b.Write(dir); err != nil {
@@ -141,15 +160,15 @@ func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var runErr error
 	for i, w := range workloads {
 		fmt.Fprintf(stdout, "\n== %s (%d of %d): %s\n", w.Name, i+1, len(workloads), w.Question)
-		args := suiteArgs(w, tier, rows, filepath.Join(dir, w.Name), *profile, *quiet)
+		args := suiteArgs(w, tier, rows, filepath.Join(dir, w.Name), r.profile, r.quiet)
 		start := time.Now()
 		err := runWorkload(ctx, w, args, stdout, stderr)
-		r := suite.Run{Name: w.Name, Question: w.Question, Command: w.Command, Args: append(w.ArgsFor(tier), w.RowArgsFor(tier, rows)...), Dir: w.Name,
+		run := suite.Run{Name: w.Name, Question: w.Question, Command: w.Command, Args: append(w.ArgsFor(tier), w.RowArgsFor(tier, rows)...), Dir: w.Name,
 			Exit: exitCode(err, ctx, stderr), Seconds: time.Since(start).Seconds()}
 		if err != nil && !errors.Is(err, errUnsafe) && !errors.Is(err, errSLO) {
-			r.Error = oneLine(err.Error())
+			run.Error = oneLine(err.Error())
 		}
-		b.Workloads = append(b.Workloads, r)
+		b.Workloads = append(b.Workloads, run)
 		if m, err := result.ReadMeta(filepath.Join(dir, w.Name, result.MetaFile)); err == nil {
 			metas = append(metas, m)
 		}
