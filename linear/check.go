@@ -42,6 +42,12 @@ type Report struct {
 
 // Check checks h within budget and returns the figures it derives.
 func Check(h *result.History, budget time.Duration) Report {
+	return check(h, budget, WindowOps)
+}
+
+// check is Check with windows of about n operations: tests shrink n so
+// that short histories are cut into many windows.
+func check(h *result.History, budget time.Duration, n int) Report {
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	began := time.Now()
@@ -63,7 +69,7 @@ func Check(h *result.History, budget time.Duration) Report {
 		if rep.Linearizable == result.NotLinearizable {
 			continue // counted, not checked: one illegal window is named
 		}
-		ws := windows(part, WindowOps)
+		ws := windows(part, n)
 		rep.Windows += len(ws)
 		for _, w := range ws {
 			left := time.Until(deadline)

@@ -9,13 +9,17 @@
 // answer that says "different" is a false alarm.
 //
 //	lockbench run --impl redis --clients 1,2,…,20 --repeat 8 --out DIR
-//	go run ./cmd/aacheck DIR
+//	go run ./cmd/aacheck [-assert] DIR
+//
+// With -assert it exits 1 when either test's false-alarm rate is far
+// above its nominal level (see tally.excessive).
 package main
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -24,11 +28,20 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: aacheck RESULTS_DIR")
+	args := os.Args[1:]
+	assert := len(args) == 2 && args[0] == "-assert"
+	if assert {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: aacheck [-assert] RESULTS_DIR")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1], os.Stdout); err != nil {
+	t, err := run(args[0], os.Stdout)
+	if err == nil && assert {
+		err = t.excessive()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "aacheck:", err)
 		os.Exit(1)
 	}
@@ -39,10 +52,37 @@ type tally struct {
 	cells, figures, tested, rankAlarms, ratioAlarms int
 }
 
-func run(dir string, w io.Writer) error {
+// nominal is the highest false-alarm rate either test is built for: the
+// rank test calls a difference at p < 1 − Confidence (at 4 rounds a side
+// it is discrete and its exact rate 2/70), the paired ratio's interval is
+// at Confidence.
+const nominal = 1 - ranktest.Confidence
+
+// excessive says whether a test's false-alarm rate is far above nominal:
+// more than three binomial standard deviations over it, for as many
+// figures as were tested. Figures of one cell are not independent, so
+// this bound is for alarms, not a proof of calibration.
+func (t tally) excessive() error {
+	for _, c := range []struct {
+		name          string
+		alarms, tests int
+	}{{"rank test", t.rankAlarms, t.tested}, {"paired ratio", t.ratioAlarms, t.figures}} {
+		if c.tests == 0 {
+			continue
+		}
+		bound := nominal + 3*math.Sqrt(nominal*(1-nominal)/float64(c.tests))
+		if rate := float64(c.alarms) / float64(c.tests); rate > bound {
+			return fmt.Errorf("%s: false-alarm rate %.1f %% of %d, far above its nominal %.0f %% (bound %.1f %%)",
+				c.name, 100*rate, c.tests, 100*nominal, 100*bound)
+		}
+	}
+	return nil
+}
+
+func run(dir string, w io.Writer) (tally, error) {
 	s, err := result.ReadSummary(filepath.Join(dir, result.SummaryFile))
 	if err != nil {
-		return err
+		return tally{}, err
 	}
 	var t tally
 	for _, c := range s.Cells {
@@ -56,14 +96,14 @@ func run(dir string, w io.Writer) error {
 		}
 	}
 	if t.cells == 0 {
-		return errors.New("no cell has 8 rounds or more: run with --repeat 8")
+		return t, errors.New("no cell has 8 rounds or more: run with --repeat 8")
 	}
 	_, err = fmt.Fprintf(w, "A/A over %d cells, %d figures (acq/s, p50, p99), each cell's rounds split odd against even:\n"+
 		"  rank test (compare): %d of %d called different at p < %.2f (%.1f %%)\n"+
 		"  paired ratio (verdict): %d of %d intervals excluded 1 (%.1f %%)\n",
 		t.cells, t.figures, t.rankAlarms, t.tested, 1-ranktest.Confidence, pct(t.rankAlarms, t.tested),
 		t.ratioAlarms, t.figures, pct(t.ratioAlarms, t.figures))
-	return err
+	return t, err
 }
 
 // add splits one figure's rounds into interleaved halves and tests them.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,7 +40,7 @@ func TestOddAgainstEvenRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := run(dir, &b); err != nil {
+	if _, err := run(dir, &b); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -46,7 +49,71 @@ func TestOddAgainstEvenRounds(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if err := run(t.TempDir(), &b); err == nil {
+	if _, err := run(t.TempDir(), &b); err == nil {
 		t.Error("a directory without results: want an error")
+	}
+}
+
+// simulate writes cells whose eight rounds are drawn from one lognormal
+// (±10 %), each figure independently, the even rounds multiplied by shift,
+// and returns aacheck's tally of them.
+func simulate(t *testing.T, r *rand.Rand, cells int, shift float64) tally {
+	t.Helper()
+	draw := func() float64 { return 100 * math.Exp(0.1*r.NormFloat64()) }
+	var s result.Summary
+	for c := range cells {
+		rs := make([]result.Cell, 8)
+		for i := range rs {
+			k := 1.0
+			if i%2 == 1 {
+				k = shift
+			}
+			rs[i] = result.Cell{AcquiresPerS: k * draw(), Acquires: 100,
+				AcquireLatencyUs: result.Latency{P50: k * draw(), P99: k * draw(), P999: k * draw()}}
+		}
+		s.Cells = append(s.Cells, cell(c+1, rs))
+	}
+	dir := t.TempDir()
+	if err := result.WriteJSON(filepath.Join(dir, result.SummaryFile), s); err != nil {
+		t.Fatal(err)
+	}
+	tl, err := run(dir, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+// Many A/A cells drawn from one distribution raise alarms at the tests'
+// exact rates — the rank test at 4 against 4 at 2/70 (its only p-value
+// below 0.05), the paired ratio's t interval on lognormal rounds at 5 % —
+// within four binomial standard deviations; a 2× shift is caught almost
+// every time; -assert passes the first and fails the second.
+func TestFalseAlarmRate(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(51, 4))
+	aa := simulate(t, r, 600, 1)
+	for _, c := range []struct {
+		name          string
+		alarms, tests int
+		level         float64
+	}{{"rank test", aa.rankAlarms, aa.tested, 2.0 / 70}, {"paired ratio", aa.ratioAlarms, aa.figures, 0.05}} {
+		rate := float64(c.alarms) / float64(c.tests)
+		sd := math.Sqrt(c.level * (1 - c.level) / float64(c.tests))
+		t.Logf("A/A %s: %d of %d false alarms (%.2f %%), exact level %.2f %%", c.name, c.alarms, c.tests, 100*rate, 100*c.level)
+		if c.tests != 1800 || math.Abs(rate-c.level) > 4*sd {
+			t.Errorf("A/A %s: %d alarms of %d, want 1800 tested at %.4f ± %.4f", c.name, c.alarms, c.tests, c.level, 4*sd)
+		}
+	}
+	if err := aa.excessive(); err != nil {
+		t.Errorf("A/A at the nominal rate: %v", err)
+	}
+	ab := simulate(t, r, 200, 2)
+	t.Logf("2× shift: rank test caught %d of %d, paired ratio %d of %d", ab.rankAlarms, ab.tested, ab.ratioAlarms, ab.figures)
+	if ab.rankAlarms < ab.tested*99/100 || ab.ratioAlarms < ab.figures*99/100 {
+		t.Errorf("2× shift: rank test caught %d of %d, paired ratio %d of %d; want 99 %%", ab.rankAlarms, ab.tested, ab.ratioAlarms, ab.figures)
+	}
+	if err := (tally{figures: 100, tested: 100, rankAlarms: 15, ratioAlarms: 5}).excessive(); err == nil {
+		t.Error("15 % rank alarms of 100: -assert passed it")
 	}
 }
