@@ -35,8 +35,8 @@ func judgeTrial(c result.Cell, slo result.SLO, tail bool) (pass bool, why string
 		}
 		miss = append(miss, b.Threshold+": "+b.Over)
 	}
-	if c.SafetyViolations > 0 {
-		miss = append(miss, fmt.Sprintf("%d safety violations", c.SafetyViolations))
+	if u := CellSafety(c); u.Bad() {
+		miss = append(miss, fmt.Sprintf("%d safety violations", u.Violations()))
 	}
 	if o := c.Open; o != nil && o.Dropped > 0 {
 		miss = append(miss, fmt.Sprintf("%d of %d arrivals dropped", o.Dropped, o.Offered))

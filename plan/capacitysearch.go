@@ -191,7 +191,7 @@ func (c *Capacity) share(t capacity.Tail) *result.PooledShare {
 func searchTrial(cell result.Cell, slo result.SLO, rate float64, phase capacity.Phase, full bool, dir string) result.SearchTrial {
 	t := result.SearchTrial{Rate: rate, Phase: string(phase), Full: full, DurationS: cell.DurationS,
 		LatencyUs: slo.Of(cell.AcquireLatencyUs), AcquiresPerS: cell.AcquiresPerS, Errors: cell.Errors,
-		SafetyViolations: cell.SafetyViolations, Dir: dir}
+		SafetyViolations: cell.SafetyViolations, Unsafe: judge.CellSafety(cell).Bad(), Dir: dir}
 	if cell.Open != nil {
 		t.Dropped, t.ScheduleLagP99Us = cell.Open.Dropped, cell.Open.ScheduleLagUs.P99
 	}

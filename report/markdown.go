@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 
 	"fmt"
@@ -26,7 +27,7 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 			P50:  result.Dur(c.AcquireLatencyUs.P50), P99: p99Interval(c), P999: result.Dur(c.AcquireLatencyUs.P999),
 			Errors:  commas(c.Errors),
 			Retries: perAcq(c.RetriesPerAcquire), Notif: perAcq(c.NotificationsPerAcquire),
-			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: c.SafetyViolations > 0,
+			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: judge.CellSafety(c).Bad(),
 		}
 		if n, _ := releaseWakeups(c); n > 0 || c.TheoryWakeups != nil {
 			wakeups = true

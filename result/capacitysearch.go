@@ -171,8 +171,11 @@ type SearchTrial struct {
 	Decided          bool    `json:"decided,omitempty"`
 
 	// SafetyViolations is the trial's count of mutual-exclusion
-	// violations.
+	// violations; Unsafe is package judge's verdict on the trial's
+	// mutual exclusion (violations, lost updates, a history that is not
+	// linearizable), absent from files written before it.
 	SafetyViolations int64 `json:"safety_violations,omitempty"`
+	Unsafe           bool  `json:"unsafe,omitempty"`
 
 	// Pass is the verdict of the trial's pool, when it was pooled; Why
 	// says what failed the trial on its own. PoolShare, when the verdict
