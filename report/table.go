@@ -286,8 +286,8 @@ func notes(c Cell) []string {
 	if g := c.Generator; g != nil && g.Warning != "" {
 		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")
 	}
-	if m := judge.MachineBusy(c); m != "" {
-		out = append(out, "! machine: "+m+" — the figures are partly theirs")
+	if m := judge.MachineBusy(c); m.Kind != "" {
+		out = append(out, "! machine: "+busyWords(m)+" — the figures are partly theirs")
 	}
 	return append(out, cpuNotes(c)...)
 }

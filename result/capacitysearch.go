@@ -133,6 +133,33 @@ type QuantileInterval struct {
 	Trials   int     `json:"trials"`
 }
 
+// LimitKind names what other than the lock limited a trial.
+type LimitKind string
+
+// Limit kinds: lockbench sent arrivals late, lockbench's CPU took near
+// all it could use, or other processes kept the machine's cores busy.
+const (
+	LimitLate         LimitKind = "generator late"
+	LimitGeneratorCPU LimitKind = "generator cpu"
+	LimitMachineBusy  LimitKind = "machine busy"
+)
+
+// TrialLimit is what other than the lock limited a trial, as package
+// judge found it, with the figures behind it; the zero value blames the
+// lock. ScheduleLagP99Us is lockbench's lateness (LimitLate),
+// GeneratorCPUShare its CPU's share of all cores (LimitGeneratorCPU),
+// OtherCores of Cores the cores other processes kept busy and
+// WakeLate… how late a thread sleeping 1 ms woke (LimitMachineBusy).
+type TrialLimit struct {
+	Kind              LimitKind `json:"kind"`
+	ScheduleLagP99Us  float64   `json:"schedule_lag_p99_us,omitempty"`
+	GeneratorCPUShare float64   `json:"generator_cpu_share,omitempty"`
+	OtherCores        float64   `json:"other_cores,omitempty"`
+	Cores             int       `json:"cores,omitempty"`
+	WakeLateP99Us     float64   `json:"wake_late_p99_us,omitempty"`
+	WakeLateMaxUs     float64   `json:"wake_late_max_us,omitempty"`
+}
+
 // SearchTrial is one cell of a search, kept in Dir (relative to the
 // results directory) with its own summary and histogram log.
 type SearchTrial struct {
@@ -187,8 +214,14 @@ type SearchTrial struct {
 	PoolShare *PooledShare `json:"pool_share,omitempty"`
 	// PoolTrials is how many trials' tails the verdict rests on, when
 	// more than one: the trial's verdict is its pool's, not its own.
-	PoolTrials int    `json:"pool_trials,omitempty"`
-	Limit      string `json:"limit,omitempty"`
+	PoolTrials int `json:"pool_trials,omitempty"`
+	// LimitedBy is what other than the lock failed the trial, when
+	// something did.
+	LimitedBy *TrialLimit `json:"limited_by,omitempty"`
+	// Limit is LimitedBy as the sentence files written before it hold.
+	//
+	// Deprecated: only read from files written before LimitedBy.
+	Limit string `json:"limit,omitempty"`
 	// Unknown names what other than the lock limited a trial that
 	// passed (the machine busy, lockbench late): its pool counted it
 	// neither as a pass nor as a failure, as a failure there is set
