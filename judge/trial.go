@@ -44,7 +44,7 @@ func judgeTrial(c result.Cell, slo result.SLO, tail bool) (pass bool, why string
 	if o := c.Open; o != nil && o.Unfinished > 0 {
 		miss = append(miss, fmt.Sprintf("%d arrivals unserved", o.Unfinished))
 	}
-	if !result.Healthy(c) && c.Errors > 0 {
+	if !Healthy(c) && c.Errors > 0 {
 		miss = append(miss, fmt.Sprintf("%d errors", c.Errors))
 	}
 	if c.Truncated != "" {

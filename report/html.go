@@ -99,7 +99,7 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 	}
 	s, _ := effectiveSLO(slo)
 	p.SLO = sloLabel(slo)
-	for _, row := range result.Capacity(capacityCells(cells), s) {
+	for _, row := range judge.Capacity(capacityCells(cells), s) {
 		p.Capacity = append(p.Capacity, capacityView{row.Impl, row.Scenario, DescribeCapacity(row, s)})
 	}
 	for i, f := range figs {

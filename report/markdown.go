@@ -104,7 +104,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 		fmt.Fprintf(&b, "\n### %sBest client count tried at %s ≤ %v\n\n", partialMark(partial), slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
 		mdRow(&b, []string{":--", ":--", ":--"})
-		for _, r := range result.Capacity(cells, *slo) {
+		for _, r := range judge.Capacity(cells, *slo) {
 			mdRow(&b, []string{mdEscape(r.Impl), mdEscape(r.Scenario), mdEscape(DescribeCapacity(r, *slo))})
 		}
 		mdBreaches(&b, cells, *slo)
