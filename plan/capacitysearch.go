@@ -218,7 +218,10 @@ func (c *Capacity) sweep(ctx context.Context, name string) (result.Knee, error) 
 			return 0, err
 		}
 		p := result.KneePoint{Clients: n, AcquiresPerS: cell.AcquiresPerS, P99Us: cell.AcquireLatencyUs.P99,
-			Little: result.LittleCheck(cell, hold, think), Dir: dir}
+			Little: judge.LittleCheck(cell, hold, think), Dir: dir}
+		if judge.LittleOff(p.Little) { // the note capacity.json keeps, as files before Clients did
+			p.Little.Note = report.LittleNote(p.Little)
+		}
 		k.Points = append(k.Points, p)
 		if c.OnKneePoint != nil {
 			c.OnKneePoint(name, p)

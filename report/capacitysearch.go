@@ -340,3 +340,14 @@ func trialLimitText(t result.SearchTrial) string {
 	}
 	return t.Limit
 }
+
+// LittleNote says in words what a cell judge.LittleOff found: "Little's
+// law: 8 clients, but throughput × cycle is 6.0 (-25%): …".
+func LittleNote(l result.Little) string {
+	s := "s"
+	if l.Clients == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("Little's law: %d client%s, but throughput × cycle is %.1f (%+.0f%%): time is lost where nothing measures it",
+		l.Clients, s, l.Expected, 100*l.Off)
+}

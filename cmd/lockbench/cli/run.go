@@ -284,8 +284,8 @@ func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Wri
 		table.Row(c)
 		// Little's law on every closed-loop cell: one far off it lost time
 		// where nothing measures it.
-		if l := result.LittleCheck(c, p.Cell.Hold, p.Cell.Think); l.Note != "" {
-			fmt.Fprintf(stderr, "note: %s: %s\n", c.Key(), l.Note)
+		if l := judge.LittleCheck(c, p.Cell.Hold, p.Cell.Think); judge.LittleOff(l) {
+			fmt.Fprintf(stderr, "note: %s: %s\n", c.Key(), report.LittleNote(l))
 		}
 	}
 	for _, o := range observers {
