@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -93,18 +94,18 @@ func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan 
 		g.CPUShare = h.cpu.Seconds() / (h.wall.Seconds() * float64(runtime.NumCPU()))
 	}
 	var warn []string
-	if g.CPUShare > 0.8 {
+	if judge.GeneratorBusy(g) {
 		warn = append(warn, fmt.Sprintf("lockbench used %.0f%% of all CPUs", 100*g.CPUShare))
 	}
 	if h.wall > 0 && h.gcPause > h.wall/100 {
 		warn = append(warn, fmt.Sprintf("GC paused lockbench %.1f%% of the time", 100*float64(h.gcPause)/float64(h.wall)))
 	}
-	// Lateness matters when it is a sizeable part of what was measured.
-	if c.Open != nil {
-		if lag := c.Open.ScheduleLagUs.P99; lag > 1000 && lag > c.AcquireLatencyUs.P99/10 {
-			warn = append(warn, fmt.Sprintf("arrivals fired up to %s late (p99), against a lock p99 of %s",
-				result.Dur(lag), result.Dur(c.AcquireLatencyUs.P99)))
-		}
+	// Lateness is judged by judge's one rule, which a capacity trial asks
+	// too.
+	if judge.Late(c, nil) {
+		lag := c.Open.ScheduleLagUs.P99
+		warn = append(warn, fmt.Sprintf("arrivals fired up to %s late (p99), against a lock p99 of %s",
+			result.Dur(lag), result.Dur(c.AcquireLatencyUs.P99)))
 	}
 	g.Warning = strings.Join(warn, "; ")
 	return g

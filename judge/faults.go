@@ -7,16 +7,16 @@ import "github.com/lockbench/lockbench/result"
 type Fault struct {
 	CellRef
 	Cell result.Cell
-	// Violations, StaleRepeats and Fenced: breaches of mutual exclusion,
+	// Unsafety is what broke mutual exclusion; StaleRepeats and Fenced:
 	// repeats that ended in a stale write, and stale grants whose write
 	// the fencing token turned away.
-	Violations   int64
+	Unsafety     Unsafety
 	StaleRepeats int64
 	Fenced       int64
 }
 
 // Bad says the fault broke mutual exclusion.
-func (f Fault) Bad() bool { return f.Violations > 0 }
+func (f Fault) Bad() bool { return f.Unsafety.Bad() }
 
 func faults(cells []result.Cell) []Fault {
 	var out []Fault
@@ -24,7 +24,7 @@ func faults(cells []result.Cell) []Fault {
 		if c.KindOf() != result.KindFault || c.Faults == nil {
 			continue
 		}
-		out = append(out, Fault{CellRef: Ref(c), Cell: c, Violations: c.SafetyViolations,
+		out = append(out, Fault{CellRef: Ref(c), Cell: c, Unsafety: CellSafety(c),
 			StaleRepeats: StaleWrites(c.Faults), Fenced: FencedStale(c)})
 	}
 	return out

@@ -166,3 +166,26 @@ func TestLostUpdatesAreUnsafe(t *testing.T) {
 		t.Errorf("lost updates: %+v, want redis (2) and zk-pred (1), bad", s.LostUpdates)
 	}
 }
+
+// A change within noise, or twice the rounds' standard error, is noise;
+// beyond it, the direction decides better or worse.
+func TestJudgeChange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name             string
+		old, new, sd     float64
+		higherBetter     bool
+		noise, regressed bool
+	}{
+		{"within 5%", 1000, 1040, 0, true, true, false},
+		{"throughput down 10%", 1000, 900, 0, true, false, true},
+		{"latency down 10%", 1000, 900, 0, false, false, false},
+		{"latency up 10%, rounds spread 60", 1000, 1100, 60, false, true, false},
+		{"latency up 10%, rounds spread 40", 1000, 1100, 40, false, false, true},
+	} {
+		c := JudgeChange(tc.old, tc.new, tc.higherBetter, 0, tc.sd)
+		if c.Noise != tc.noise || c.Regressed() != tc.regressed {
+			t.Errorf("%s: %+v, want noise %v regressed %v", tc.name, c, tc.noise, tc.regressed)
+		}
+	}
+}

@@ -140,7 +140,7 @@ func bestTried(cells []result.Cell, slo result.SLO) []BestTried {
 	}
 	var out []BestTried
 	at := map[string]int{}
-	for _, r := range result.Capacity(loops, slo) {
+	for _, r := range Capacity(loops, slo) {
 		i, ok := at[r.Scenario]
 		if !ok {
 			i = len(out)

@@ -2,15 +2,18 @@ package judge
 
 import "github.com/lockbench/lockbench/result"
 
-// Safety is the run's mutual exclusion: violations by cell, stale grants
-// whose write a fencing token turned away (the remedy working, not a
-// violation), and, for cells merged from shards, grants of two shards that
-// overlapped by no more than the clocks' skew (neither proof of a
-// violation nor of safety).
+// Safety is the run's mutual exclusion: the unsafe cells, each with what
+// broke it, stale grants whose write a fencing token turned away (the
+// remedy working, not a violation), and, for cells merged from shards,
+// grants of two shards that overlapped by no more than the clocks' skew
+// (neither proof of a violation nor of safety).
 type Safety struct {
-	Grants     int64
+	Grants int64
+	// Violations is the unsafe cells' overlaps, token regressions and
+	// other breaches the checkers counted, in all.
 	Violations int64
-	Unsafe     []Count
+	// Unsafe are the cells Bad judged unsafe, in the cells' order.
+	Unsafe []Unsafety
 	// Fenced is stale grants fenced, in FencedBy's cells.
 	Fenced   int64
 	FencedBy []CellRef
@@ -21,11 +24,14 @@ type Safety struct {
 	// the overlaps cost, and the one figure that shows a stale write
 	// the overlap checker could not see.
 	LostUpdates []Count
+	// NotLinearizable are the cells whose recorded history no order of
+	// its operations explains.
+	NotLinearizable []CellRef
 }
 
-// Bad says the run broke mutual exclusion: a violation, or an update
-// lost on the counter the lock guarded.
-func (s Safety) Bad() bool { return s.Violations > 0 || len(s.LostUpdates) > 0 }
+// Bad says the run broke mutual exclusion in some cell (see
+// Unsafety.Bad).
+func (s Safety) Bad() bool { return len(s.Unsafe) > 0 }
 
 // Lost is how many updates the cells lost in all.
 func (s Safety) Lost() int64 {
@@ -36,20 +42,79 @@ func (s Safety) Lost() int64 {
 	return n
 }
 
+// Unsafety is what broke mutual exclusion in one cell, by kind. It is
+// the one meaning of unsafe: the exit status, the report's headline and
+// Safety line, the fault sentences, merge and the capacity trial all ask
+// Bad.
+type Unsafety struct {
+	CellRef
+	// Overlaps and TokenRegressions are the overlap checker's, as the
+	// cell's safety figures split them.
+	Overlaps         int64
+	TokenRegressions int64
+	// Other is the violations counted in neither: a fault's stale write
+	// accepted where the lock's users would write, or a checker's count
+	// in a cell whose figures do not split it.
+	Other int64
+	// LostUpdates are the guarded counter's, on the counter the lock's
+	// users would write.
+	LostUpdates int64
+	// NotLinearizable says no order of the recorded history's operations
+	// explains it. A check that ran out of its budget decides nothing.
+	NotLinearizable bool
+}
+
+// Bad says the cell broke mutual exclusion: an overlap, a token out of
+// order, another violation, a lost update where the lock's users would
+// write, or a history that is not linearizable.
+func (u Unsafety) Bad() bool {
+	return u.Violations() > 0 || u.LostUpdates > 0 || u.NotLinearizable
+}
+
+// Violations is the cell's overlaps, token regressions and other
+// violations together.
+func (u Unsafety) Violations() int64 { return u.Overlaps + u.TokenRegressions + u.Other }
+
+// CellSafety judges one cell's mutual exclusion.
+func CellSafety(c result.Cell) Unsafety {
+	u := Unsafety{CellRef: Ref(c), LostUpdates: c.Safety.UsersLost()}
+	if s := c.Safety; s != nil {
+		u.Overlaps, u.TokenRegressions = s.Overlaps, s.TokenRegressions
+		u.NotLinearizable = s.Linearizable == result.NotLinearizable
+	}
+	u.Other = max(c.SafetyViolations-u.Overlaps-u.TokenRegressions, 0)
+	return u
+}
+
+// UnsafeCells are the cells that broke mutual exclusion, in order.
+func UnsafeCells(cells []result.Cell) []Unsafety {
+	var out []Unsafety
+	for _, c := range cells {
+		if u := CellSafety(c); u.Bad() {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 func judgeSafety(cells []result.Cell) Safety {
 	var s Safety
 	for _, c := range cells {
 		s.Grants += c.Acquires
-		if c.SafetyViolations > 0 {
-			s.Violations += c.SafetyViolations
-			s.Unsafe = append(s.Unsafe, Count{Ref(c), c.SafetyViolations})
+		u := CellSafety(c)
+		if u.Bad() {
+			s.Unsafe = append(s.Unsafe, u)
+			s.Violations += u.Violations()
 		}
 		if n := FencedStale(c); n > 0 {
 			s.Fenced += n
 			s.FencedBy = append(s.FencedBy, Ref(c))
 		}
-		if n := c.Safety.UsersLost(); n > 0 {
-			s.LostUpdates = append(s.LostUpdates, Count{Ref(c), n})
+		if u.LostUpdates > 0 {
+			s.LostUpdates = append(s.LostUpdates, Count{Ref(c), u.LostUpdates})
+		}
+		if u.NotLinearizable {
+			s.NotLinearizable = append(s.NotLinearizable, Ref(c))
 		}
 		if m := c.Merge; m != nil && m.PossibleOverlaps > 0 {
 			s.PossibleOverlaps = append(s.PossibleOverlaps, Count{Ref(c), m.PossibleOverlaps})
@@ -61,7 +126,7 @@ func judgeSafety(cells []result.Cell) Safety {
 // FencedStale is how many stale grants a cell saw whose write the lock's
 // fencing token turned away.
 func FencedStale(c result.Cell) int64 {
-	if c.Faults == nil || c.SafetyViolations > 0 || StaleWrites(c.Faults) == 0 {
+	if c.Faults == nil || CellSafety(c).Bad() || StaleWrites(c.Faults) == 0 {
 		return 0
 	}
 	return c.Faults.StaleWritesRejected

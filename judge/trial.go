@@ -35,8 +35,8 @@ func judgeTrial(c result.Cell, slo result.SLO, tail bool) (pass bool, why string
 		}
 		miss = append(miss, b.Threshold+": "+b.Over)
 	}
-	if c.SafetyViolations > 0 {
-		miss = append(miss, fmt.Sprintf("%d safety violations", c.SafetyViolations))
+	if u := CellSafety(c); u.Bad() {
+		miss = append(miss, fmt.Sprintf("%d safety violations", u.Violations()))
 	}
 	if o := c.Open; o != nil && o.Dropped > 0 {
 		miss = append(miss, fmt.Sprintf("%d of %d arrivals dropped", o.Dropped, o.Offered))
@@ -44,7 +44,7 @@ func judgeTrial(c result.Cell, slo result.SLO, tail bool) (pass bool, why string
 	if o := c.Open; o != nil && o.Unfinished > 0 {
 		miss = append(miss, fmt.Sprintf("%d arrivals unserved", o.Unfinished))
 	}
-	if !result.Healthy(c) && c.Errors > 0 {
+	if !Healthy(c) && c.Errors > 0 {
 		miss = append(miss, fmt.Sprintf("%d errors", c.Errors))
 	}
 	if c.Truncated != "" {
@@ -56,59 +56,87 @@ func judgeTrial(c result.Cell, slo result.SLO, tail bool) (pass bool, why string
 	return len(miss) == 0, strings.Join(miss, "; ")
 }
 
-// MachineBusyPrefix begins a TrialLimit that blames other work on the
-// machine.
-const MachineBusyPrefix = "machine busy: "
+// Lateness: lockbench sent an open loop's arrivals late, rather than the
+// lock served them late, when the schedule lag's p99 passes LateFloorUs
+// and LateShareOfLatency of the latency measured and, against an SLO, of
+// LateShareOfLimit of its limit as well (a lock that queued arrivals for
+// a second is not excused by 15 ms of lateness). GeneratorCPUMax is the
+// share of all cores lockbench's own CPU may take before it, not the
+// lock, is the bottleneck. OtherCoresTolerance is the share of a
+// machine's cores other processes may keep busy before a cell's figures
+// are partly theirs: a tenth (on 2 cores, a fifth of one) — what a
+// machine's own daemons take, not a second workload.
+const (
+	LateFloorUs         = 1000
+	LateShareOfLatency  = 0.5
+	LateShareOfLimit    = 0.25
+	GeneratorCPUMax     = 0.8
+	OtherCoresTolerance = 0.1
+)
 
-// TrialLimit names what other than the lock failed an open-loop trial:
-// lockbench's own limit (GeneratorLimit), else other work on the machine
-// (MachineBusy); "" when the lock's own latency is to blame.
-// others is the share of the cores other processes may keep busy
-// (result.OtherCoresTolerance by default; 1 or more never blames the machine).
-func TrialLimit(c result.Cell, slo result.SLO, others float64) string {
-	if l := GeneratorLimit(c, slo); l != "" {
+// Late says lockbench, not the lock, sent an open loop's arrivals late:
+// the one rule for it, which a cell's generator note and a capacity trial
+// both ask. slo is what the trial is judged against; nil judges the
+// latency measured alone (its p99).
+func Late(c result.Cell, slo *result.SLO) bool {
+	o := c.Open
+	if o == nil {
+		return false
+	}
+	lag, measured := o.ScheduleLagUs.P99, c.AcquireLatencyUs.P99
+	floor := float64(LateFloorUs)
+	if slo != nil {
+		measured = slo.Of(c.AcquireLatencyUs)
+		floor = max(floor, LateShareOfLimit*float64(slo.Limit)/float64(time.Microsecond))
+	}
+	return lag > floor && lag >= LateShareOfLatency*measured
+}
+
+// GeneratorBusy says lockbench's own CPU took near all of what it could
+// use during the cell.
+func GeneratorBusy(g *result.Generator) bool { return g != nil && g.CPUShare > GeneratorCPUMax }
+
+// TrialLimit names what other than the lock failed an open-loop trial,
+// with its figures: lockbench's own limit (GeneratorLimit), else other
+// work on the machine (result.LimitMachineBusy); the zero value when the
+// lock's own latency is to blame. others is the share of the cores other
+// processes may keep busy (OtherCoresTolerance by default; 1 or more
+// never blames the machine).
+func TrialLimit(c result.Cell, slo result.SLO, others float64) result.TrialLimit {
+	if l := GeneratorLimit(c, slo); l.Kind != "" {
 		return l
 	}
-	if m := machineBusy(c, others); m != "" {
-		return MachineBusyPrefix + m
-	}
-	return ""
+	return machineBusy(c, others)
 }
 
 // GeneratorLimit names lockbench's own limit when it, rather than the
-// lock, failed an open-loop trial: arrivals sent late by a sizeable share
-// of the result.SLO's latency budget and of the latency measured (a lock that
-// queued arrivals for a second is not excused by 15 ms of lateness), or
-// lockbench's CPU near all of what it could use. "" when the lock's own
-// latency is to blame.
-func GeneratorLimit(c result.Cell, slo result.SLO) string {
-	limitUs := float64(slo.Limit) / float64(time.Microsecond)
-	if o := c.Open; o != nil {
-		lag := o.ScheduleLagUs.P99
-		if lag > max(limitUs/4, 1000) && lag >= slo.Of(c.AcquireLatencyUs)/2 {
-			return fmt.Sprintf("schedule lag p99 %s: lockbench sent arrivals late", result.Dur(lag))
-		}
+// lock, failed an open-loop trial: arrivals sent Late, or lockbench's CPU
+// near all of what it could use (GeneratorBusy). The zero value when the
+// lock's own latency is to blame.
+func GeneratorLimit(c result.Cell, slo result.SLO) result.TrialLimit {
+	if Late(c, &slo) {
+		return result.TrialLimit{Kind: result.LimitLate, ScheduleLagP99Us: c.Open.ScheduleLagUs.P99}
 	}
-	if g := c.Generator; g != nil && g.CPUShare > 0.8 {
-		return fmt.Sprintf("generator CPU %.0f%% of all cores", 100*g.CPUShare)
+	if g := c.Generator; GeneratorBusy(g) {
+		return result.TrialLimit{Kind: result.LimitGeneratorCPU, GeneratorCPUShare: g.CPUShare}
 	}
-	return ""
+	return result.TrialLimit{}
 }
 
 // MachineBusy says, when other processes than lockbench and its sandboxed
-// servers kept more than result.OtherCoresTolerance of the machine's cores busy
-// during a cell, how much, with how late a sleeping thread woke then;
-// "" otherwise, or when unknown.
-func MachineBusy(c result.Cell) string { return machineBusy(c, result.OtherCoresTolerance) }
+// servers kept more than OtherCoresTolerance of the machine's cores busy
+// during a cell, how much, with how late a sleeping thread woke then; the
+// zero value otherwise, or when unknown.
+func MachineBusy(c result.Cell) result.TrialLimit { return machineBusy(c, OtherCoresTolerance) }
 
-func machineBusy(c result.Cell, tolerance float64) string {
+func machineBusy(c result.Cell, tolerance float64) result.TrialLimit {
 	g := c.Generator
 	if g == nil || g.Cores <= 0 || g.OtherCores <= tolerance*float64(g.Cores) {
-		return ""
+		return result.TrialLimit{}
 	}
-	s := fmt.Sprintf("other processes kept %.1f of the %d cores busy", g.OtherCores, g.Cores)
+	l := result.TrialLimit{Kind: result.LimitMachineBusy, OtherCores: g.OtherCores, Cores: g.Cores}
 	if w := g.WakeLateUs; w != nil {
-		s += fmt.Sprintf(", and a thread sleeping 1 ms woke up to %s late (p99; max %s)", result.Dur(w.P99), result.Dur(w.Max))
+		l.WakeLateP99Us, l.WakeLateMaxUs = w.P99, w.Max
 	}
-	return s
+	return l
 }

@@ -24,7 +24,7 @@ func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
 	if pass, why := JudgeTrial(slow, slo); pass || !strings.Contains(why, "p99") {
 		t.Errorf("slow cell: %v %q", pass, why)
 	}
-	if GeneratorLimit(slow, slo) != "" {
+	if GeneratorLimit(slow, slo).Kind != "" {
 		t.Error("a slow lock blamed on lockbench")
 	}
 	dropped := ok
@@ -34,19 +34,19 @@ func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
 	}
 	late := slow
 	late.Open = &result.OpenLoop{Offered: 1000, ScheduleLagUs: result.Latency{P99: 20000}}
-	if g := GeneratorLimit(late, slo); !strings.Contains(g, "schedule lag") {
-		t.Errorf("late generator not named: %q", g)
+	if g := GeneratorLimit(late, slo); g.Kind != result.LimitLate || g.ScheduleLagP99Us != 20000 {
+		t.Errorf("late generator not named: %+v", g)
 	}
 	queued := slow // a lock that queues arrivals for a second, on a busy machine
 	queued.AcquireLatencyUs.P99 = 910000
 	queued.Open = &result.OpenLoop{Offered: 1000, ScheduleLagUs: result.Latency{P99: 13000}}
-	if g := GeneratorLimit(queued, slo); g != "" {
-		t.Errorf("a queueing lock blamed on lockbench: %q", g)
+	if g := GeneratorLimit(queued, slo); g.Kind != "" {
+		t.Errorf("a queueing lock blamed on lockbench: %+v", g)
 	}
 	busy := slow
 	busy.Generator = &result.Generator{CPUShare: 0.95}
-	if g := GeneratorLimit(busy, slo); !strings.Contains(g, "CPU") {
-		t.Errorf("busy generator not named: %q", g)
+	if g := GeneratorLimit(busy, slo); g.Kind != result.LimitGeneratorCPU || g.GeneratorCPUShare != 0.95 {
+		t.Errorf("busy generator not named: %+v", g)
 	}
 }
 
@@ -59,26 +59,26 @@ func TestTrialLimitNamesABusyMachine(t *testing.T) {
 	c := result.Cell{Scenario: "rate", Kind: result.KindOpen, AcquireLatencyUs: result.Latency{P99: 18000},
 		Open:      &result.OpenLoop{ScheduleLagUs: result.Latency{P99: 300}},
 		Generator: &result.Generator{Cores: 2, OtherCores: 0.1, WakeLateUs: &result.Latency{P99: 900, Max: 4000}}}
-	if l := TrialLimit(c, slo, result.OtherCoresTolerance); l != "" {
-		t.Errorf("a twentieth of the machine for others: limit %q, want the lock to blame", l)
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l.Kind != "" {
+		t.Errorf("a twentieth of the machine for others: limit %+v, want the lock to blame", l)
 	}
 	c.Generator.OtherCores = 1.3
-	if l := TrialLimit(c, slo, 1); l != "" {
-		t.Errorf("told to judge whatever the machine does: limit %q", l)
+	if l := TrialLimit(c, slo, 1); l.Kind != "" {
+		t.Errorf("told to judge whatever the machine does: limit %+v", l)
 	}
-	l := TrialLimit(c, slo, result.OtherCoresTolerance)
-	if !strings.HasPrefix(l, "machine busy: other processes kept 1.3 of the 2 cores busy") || !strings.Contains(l, "900µs late (p99; max 4.00ms)") {
-		t.Errorf("limit %q does not name the machine's load and noise", l)
+	want := result.TrialLimit{Kind: result.LimitMachineBusy, OtherCores: 1.3, Cores: 2, WakeLateP99Us: 900, WakeLateMaxUs: 4000}
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l != want {
+		t.Errorf("limit %+v, want %+v: the machine's load and noise", l, want)
 	}
 	// lockbench's own lateness comes first: it is the nearer cause.
 	c.Open.ScheduleLagUs.P99 = 12000
-	if l := TrialLimit(c, slo, result.OtherCoresTolerance); !strings.Contains(l, "schedule lag") {
-		t.Errorf("limit %q, want the schedule lag", l)
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l.Kind != result.LimitLate {
+		t.Errorf("limit %+v, want the schedule lag", l)
 	}
 	// Unknown (-1) or unmeasured (0) is no finding.
 	c.Open.ScheduleLagUs.P99, c.Generator.OtherCores = 300, -1
-	if l := TrialLimit(c, slo, result.OtherCoresTolerance); l != "" {
-		t.Errorf("unknown load: limit %q", l)
+	if l := TrialLimit(c, slo, OtherCoresTolerance); l.Kind != "" {
+		t.Errorf("unknown load: limit %+v", l)
 	}
 }
 

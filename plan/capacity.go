@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/judge"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ type Capacity struct {
 	// OthersShare is the share of the cores other processes may keep busy
 	// before a failed trial is blamed on the machine, not the lock (1
 	// judges every trial by the lock). The default is
-	// result.OtherCoresTolerance, a tenth.
+	// judge.OtherCoresTolerance, a tenth.
 	OthersShare float64
 	// Trial is the length of each bracketing and bisecting trial, and of
 	// each knee cell; lengthened so that the SLO's quantile rests on ten
@@ -89,7 +90,7 @@ func (c *Capacity) Validate() error {
 	def(&c.Precision, 0.05)
 	def(&c.StartRate, 500)
 	def(&c.MaxRate, 200000)
-	def(&c.OthersShare, result.OtherCoresTolerance)
+	def(&c.OthersShare, judge.OtherCoresTolerance)
 	for _, d := range []struct {
 		v   *int
 		def int

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,12 +9,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/capacity"
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -32,12 +31,12 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 		if busy {
 			c.waitQuiet(ctx, quietWait)
 		}
-		t, o, cell, err := c.rateTrial(ctx, name, len(out.Trials)+1, rate, phase, full)
+		t, o, limit, cell, err := c.rateTrial(ctx, name, len(out.Trials)+1, rate, phase, full)
 		if err != nil {
 			return o, err
 		}
 		cells = append(cells, cell)
-		busy = strings.HasPrefix(cmp.Or(t.Limit, o.Busy), judge.MachineBusyPrefix)
+		busy = limit.Kind == result.LimitMachineBusy
 		out.Trials = append(out.Trials, t)
 		return o, nil
 	}
@@ -87,8 +86,9 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 }
 
 // rateTrial runs the n-th trial of a search and judges it: the trial as
-// capacity.json keeps it, and the outcome the search goes on from.
-func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float64, phase capacity.Phase, full bool) (result.SearchTrial, capacity.Outcome, result.Cell, error) {
+// capacity.json keeps it, the outcome the search goes on from, and what
+// other than the lock limited it, if anything did.
+func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float64, phase capacity.Phase, full bool) (result.SearchTrial, capacity.Outcome, result.TrialLimit, result.Cell, error) {
 	d := c.Trial
 	if full {
 		d = c.Base.Cell.Duration
@@ -99,27 +99,29 @@ func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float
 	// same arrivals again, and a search is still repeatable.
 	cell, dir, err := c.trial(ctx, name, "rate", c.Inflight, rate, d, fmt.Sprintf("%02d-%s-%.0f", n, phase, rate), c.Base.Cell.Config.Seed+uint64(n))
 	if err != nil {
-		return result.SearchTrial{}, capacity.Outcome{}, cell, err
+		return result.SearchTrial{}, capacity.Outcome{}, result.TrialLimit{}, cell, err
 	}
 	t := searchTrial(cell, c.slo, rate, phase, full, dir)
 	// Whatever the verdict: a pass on a busy machine counted where a
 	// failure there is set aside would bias a pool toward passing.
 	limit := judge.TrialLimit(cell, c.slo, c.OthersShare)
 	o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Besides: judge.JudgeTrialBesidesTail(cell, c.slo)}
-	if t.Pass {
-		o.Busy = limit
-	} else {
-		t.Limit, o.Limit = limit, limit
+	switch words := report.TrialLimitWords(limit); {
+	case limit.Kind == "":
+	case t.Pass:
+		o.Busy = words
+	default:
+		t.LimitedBy, o.Limit = &limit, words
 	}
 	tail, err := c.tail(dir, cell)
 	if err != nil {
-		return t, o, cell, err
+		return t, o, limit, cell, err
 	}
 	if tail.Arrivals > 0 {
 		o.Tail = tail
 		t.Over, t.Arrivals, t.Dispersion = tail.Over, tail.Arrivals, dispersion(tail)
 	}
-	return t, o, cell, nil
+	return t, o, limit, cell, nil
 }
 
 // poolVerdicts gives each trial of a pool the pool's verdict and the
@@ -191,7 +193,7 @@ func (c *Capacity) share(t capacity.Tail) *result.PooledShare {
 func searchTrial(cell result.Cell, slo result.SLO, rate float64, phase capacity.Phase, full bool, dir string) result.SearchTrial {
 	t := result.SearchTrial{Rate: rate, Phase: string(phase), Full: full, DurationS: cell.DurationS,
 		LatencyUs: slo.Of(cell.AcquireLatencyUs), AcquiresPerS: cell.AcquiresPerS, Errors: cell.Errors,
-		SafetyViolations: cell.SafetyViolations, Dir: dir}
+		SafetyViolations: cell.SafetyViolations, Unsafe: judge.CellSafety(cell).Bad(), Dir: dir}
 	if cell.Open != nil {
 		t.Dropped, t.ScheduleLagP99Us = cell.Open.Dropped, cell.Open.ScheduleLagUs.P99
 	}
@@ -216,7 +218,10 @@ func (c *Capacity) sweep(ctx context.Context, name string) (result.Knee, error) 
 			return 0, err
 		}
 		p := result.KneePoint{Clients: n, AcquiresPerS: cell.AcquiresPerS, P99Us: cell.AcquireLatencyUs.P99,
-			Little: result.LittleCheck(cell, hold, think), Dir: dir}
+			Little: judge.LittleCheck(cell, hold, think), Dir: dir}
+		if judge.LittleOff(p.Little) { // the note capacity.json keeps, as files before Clients did
+			p.Little.Note = report.LittleNote(p.Little)
+		}
 		k.Points = append(k.Points, p)
 		if c.OnKneePoint != nil {
 			c.OnKneePoint(name, p)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -82,7 +83,7 @@ func Merge(ctx context.Context, out string, dirs []string, opts MergeOptions) (*
 		sum.Cells = append(sum.Cells, mc)
 	}
 	if slo, err := result.ParseSLO(sum.SLO); err == nil && sum.SLO != "" {
-		sum.Capacity = result.Capacity(sum.Cells, slo)
+		sum.Capacity = judge.Capacity(sum.Cells, slo)
 		sum.SLOBreaches = result.Breaches(sum.Cells, slo)
 		met := len(sum.SLOBreaches) == 0
 		sum.SLOMet = &met

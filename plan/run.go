@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -433,7 +434,7 @@ func (m *matrix) judge() {
 		return
 	}
 	slo, _ := result.ParseSLO(m.plan.SLO)
-	m.sum.Capacity = result.Capacity(m.sum.Cells, slo)
+	m.sum.Capacity = judge.Capacity(m.sum.Cells, slo)
 	m.sum.SLOBreaches = result.Breaches(m.sum.Cells, slo)
 	met := len(m.sum.SLOBreaches) == 0
 	m.sum.SLOMet = &met

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 
 	"errors"
@@ -95,7 +96,7 @@ func TestCapacity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rows := result.Capacity(tc.cells, tc.slo)
+			rows := judge.Capacity(tc.cells, tc.slo)
 			if len(rows) != 1 {
 				t.Fatalf("%d rows, want 1", len(rows))
 			}
@@ -114,7 +115,7 @@ func TestCapacity(t *testing.T) {
 
 func TestCapacityGroups(t *testing.T) {
 	t.Parallel()
-	rows := result.Capacity(append(fixtureCells(), Cell{Impl: "redis", Scenario: "crash", Clients: 2, Acquires: 3}),
+	rows := judge.Capacity(append(fixtureCells(), Cell{Impl: "redis", Scenario: "crash", Clients: 2, Acquires: 3}),
 		SLO{Quantile: "p99", Limit: 10 * time.Millisecond})
 	var got []string
 	for _, r := range rows {
@@ -139,7 +140,7 @@ func TestCapacityRefusesCellsThatShedLoad(t *testing.T) {
 	failing := ok
 	failing.Clients = 16
 	failing.Errors = 50
-	rows := result.Capacity([]Cell{ok, dropping, failing}, slo)
+	rows := judge.Capacity([]Cell{ok, dropping, failing}, slo)
 	if len(rows) != 1 || !rows[0].Met || rows[0].Clients != 4 || rows[0].FirstMissed != 8 {
 		t.Fatalf("%+v", rows)
 	}

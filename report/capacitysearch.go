@@ -64,8 +64,8 @@ func DescribeTrial(t result.SearchTrial, slo result.SLO) string {
 	case !t.Pass:
 		v = "FAIL: " + failText(t, slo)
 	}
-	if t.Limit != "" {
-		v += " — not the lock's limit: " + t.Limit
+	if l := trialLimitText(t); l != "" {
+		v += " — not the lock's limit: " + l
 	}
 	full := "short"
 	if t.Full {
@@ -89,7 +89,7 @@ func failText(t result.SearchTrial, slo result.SLO) string {
 // tailText is a trial's arrivals over the SLO's limit, pooled with those
 // before it at the same rate, and whether they decided its verdict.
 func tailText(t result.SearchTrial) string {
-	if t.Arrivals == 0 || t.Limit != "" || t.Unknown != "" {
+	if t.Arrivals == 0 || trialLimitText(t) != "" || t.Unknown != "" {
 		return ""
 	}
 	over, n, d := t.Over, t.Arrivals, t.Dispersion
@@ -293,7 +293,7 @@ func TailWhy(s result.CapacitySearch, slo result.SLO) string {
 	limitUs := float64(slo.Limit) / float64(time.Microsecond)
 	worst := 0.0
 	for _, t := range s.Trials {
-		if !t.Pass && t.Limit == "" && t.LatencyUs > limitUs {
+		if !t.Pass && trialLimitText(t) == "" && t.LatencyUs > limitUs {
 			worst = math.Max(worst, t.LatencyUs)
 		}
 	}
@@ -303,4 +303,51 @@ func TailWhy(s result.CapacitySearch, slo result.SLO) string {
 	return fmt.Sprintf("why the %s jumps (to %s in the trials that failed): an arrival that finds the lock held waits for %s; "+
 		"above the answer more arrivals than the %s allows find it held",
 		slo.Label(), result.Dur(worst), s.Wait, slo.Label())
+}
+
+// TrialLimitWords phrase what other than the lock limited a trial, as
+// judge found it: "schedule lag p99 20.0ms: lockbench sent arrivals
+// late", "generator CPU 95% of all cores", "machine busy: other
+// processes kept 1.3 of the 2 cores busy, …"; "" when the lock is to
+// blame.
+func TrialLimitWords(l result.TrialLimit) string {
+	switch l.Kind {
+	case result.LimitLate:
+		return fmt.Sprintf("schedule lag p99 %s: lockbench sent arrivals late", result.Dur(l.ScheduleLagP99Us))
+	case result.LimitGeneratorCPU:
+		return fmt.Sprintf("generator CPU %.0f%% of all cores", 100*l.GeneratorCPUShare)
+	case result.LimitMachineBusy:
+		return "machine busy: " + busyWords(l)
+	}
+	return ""
+}
+
+// busyWords say how busy other processes kept the machine, with how late
+// a sleeping thread woke then.
+func busyWords(l result.TrialLimit) string {
+	s := fmt.Sprintf("other processes kept %.1f of the %d cores busy", l.OtherCores, l.Cores)
+	if l.WakeLateP99Us > 0 || l.WakeLateMaxUs > 0 {
+		s += fmt.Sprintf(", and a thread sleeping 1 ms woke up to %s late (p99; max %s)", result.Dur(l.WakeLateP99Us), result.Dur(l.WakeLateMaxUs))
+	}
+	return s
+}
+
+// trialLimitText is what other than the lock failed a trial: judge's
+// finding phrased, or the sentence a file written before it holds.
+func trialLimitText(t result.SearchTrial) string {
+	if l := t.LimitedBy; l != nil {
+		return TrialLimitWords(*l)
+	}
+	return t.Limit
+}
+
+// LittleNote says in words what a cell judge.LittleOff found: "Little's
+// law: 8 clients, but throughput × cycle is 6.0 (-25%): …".
+func LittleNote(l result.Little) string {
+	s := "s"
+	if l.Clients == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("Little's law: %d client%s, but throughput × cycle is %.1f (%+.0f%%): time is lost where nothing measures it",
+		l.Clients, s, l.Expected, 100*l.Off)
 }

@@ -15,17 +15,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockbench/lockbench/internal/ranktest"
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
-
-// DefaultNoise is the relative change below which Compare calls a
-// difference noise, when CompareOptions.Noise is zero.
-const DefaultNoise = 0.05
 
 // CompareOptions tune Compare.
 type CompareOptions struct {
 	// Noise is the relative change (0.05 = 5%) below which a difference
-	// is run-to-run noise. Default DefaultNoise.
+	// is run-to-run noise. Default judge.DefaultNoise.
 	Noise float64
 	// OldLogs and NewLogs, when set, hold each run's interval logs by
 	// Cell.Key(). Where both runs have one for a cell with at least three
@@ -118,8 +115,11 @@ func (m MetricDelta) Verdict() string {
 	return "worse"
 }
 
-// Regressed reports whether the figure got worse by more than noise.
-func (m MetricDelta) Regressed() bool { return !m.Noise && !m.Better && m.New != m.Old }
+// Regressed reports whether judge found the figure worse by more than
+// noise.
+func (m MetricDelta) Regressed() bool {
+	return m.New != m.Old && judge.Change{Band: m.Band, Noise: m.Noise, Better: m.Better}.Regressed()
+}
 
 // Compare matches cells of two runs by Cell.Key() and reports, for each
 // cell in both, the change in throughput, p50, p99 and notifications per
@@ -128,7 +128,7 @@ func (m MetricDelta) Regressed() bool { return !m.Noise && !m.Better && m.New !=
 func Compare(old, new []Cell, opts CompareOptions) Comparison {
 	noise := opts.Noise
 	if noise <= 0 {
-		noise = DefaultNoise
+		noise = judge.DefaultNoise
 	}
 	oldBy := map[string]Cell{}
 	for _, c := range old {
@@ -455,9 +455,8 @@ func metric(name string, old, new float64, higherBetter, latency bool, noise, sd
 	case new < 0:
 		m.Change = math.Inf(-1)
 	}
-	m.Band = max(noise*math.Abs(old), 2*sd)
-	m.Noise = math.Abs(diff) <= m.Band
-	m.Better = diff != 0 && (diff > 0) == higherBetter
+	j := judge.JudgeChange(old, new, higherBetter, noise, sd)
+	m.Band, m.Noise, m.Better = j.Band, j.Noise, j.Better
 	return m
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -94,10 +95,14 @@ func recoverySentence(c Cell, after, boundName string, bound time.Duration) stri
 }
 
 func violationsClause(c Cell) string {
-	if c.SafetyViolations == 0 {
+	u := judge.CellSafety(c)
+	switch {
+	case !u.Bad():
 		return "no violation of mutual exclusion."
+	case u.Violations() == u.Other && u.LostUpdates == 0 && !u.NotLinearizable:
+		return fmt.Sprintf("%s of mutual exclusion.", countOf(u.Other, "violation"))
 	}
-	return fmt.Sprintf("%s of mutual exclusion.", countOf(c.SafetyViolations, "violation"))
+	return "mutual exclusion broken: " + UnsafetyWords(u) + "."
 }
 
 func connCrashSentence(c Cell) string {
@@ -178,10 +183,10 @@ func pauseSentence(c Cell) string {
 	}
 	v += fmt.Sprintf("its late write was stale in %d of %d repeats: accepted %d times without fencing, and with fencing accepted %d, rejected %d.",
 		p.StaleWrites, f.Repeats, p.UnfencedAccepted, f.StaleWritesAccepted, f.StaleWritesRejected)
-	switch {
-	case c.SafetyViolations > 0 && !p.LockFences:
+	switch unsafe := judge.CellSafety(c).Bad(); {
+	case unsafe && !p.LockFences:
 		v += " The lock hands out no fencing token, so its users' stale writes were accepted: unsafe."
-	case c.SafetyViolations > 0:
+	case unsafe:
 		v += " Its fencing token did not stop the stale write: unsafe."
 	case p.StaleWrites > 0:
 		v += " Stale grant, fenced: the token turned the late write away."

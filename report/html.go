@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 	"strings"
 
@@ -74,8 +75,8 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		p.Partial, p.Reason, p.Missing = PartialMark, pr.Reason, pr.Missing
 	}
 	for _, c := range cells {
-		if c.SafetyViolations > 0 {
-			s := fmt.Sprintf("%s: %s", c.Key(), plural(c.SafetyViolations, "violation"))
+		if u := judge.CellSafety(c); u.Bad() {
+			s := fmt.Sprintf("%s: %s", c.Key(), UnsafetyWords(u))
 			if len(c.Violations) > 0 {
 				v := c.Violations[0]
 				s += fmt.Sprintf(" — first: %s on %s at %.3fs (holder client %d, intruder client %d)", v.Kind, v.Lock, v.AtS, v.Holder, v.Intruder)
@@ -98,7 +99,7 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 	}
 	s, _ := effectiveSLO(slo)
 	p.SLO = sloLabel(slo)
-	for _, row := range result.Capacity(capacityCells(cells), s) {
+	for _, row := range judge.Capacity(capacityCells(cells), s) {
 		p.Capacity = append(p.Capacity, capacityView{row.Impl, row.Scenario, DescribeCapacity(row, s)})
 	}
 	for i, f := range figs {

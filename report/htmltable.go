@@ -43,7 +43,7 @@ func htmlRows(cells []Cell) (rows []htmlRow, wakeups bool) {
 		r := htmlRow{
 			Impl: c.Impl, Scenario: c.Scenario, Clients: fmt.Sprint(c.Clients), PerS: rateInterval(c),
 			Latency: latencyCells(c.AcquireLatencyUs), Errors: commas(c.Errors), Gap: gapText(c), PerAcq: "–", Wakeups: "–",
-			Safety: "0", Unsafe: c.SafetyViolations > 0,
+			Safety: "0", Unsafe: judge.CellSafety(c).Bad(),
 		}
 		if c.Rounds != nil {
 			r.Latency[slices.Index(latencyCols, "p99")] = p99Interval(c)
@@ -63,9 +63,11 @@ func htmlRows(cells []Cell) (rows []htmlRow, wakeups bool) {
 				r.Wakeups += " / " + commas(*c.TheoryWakeups)
 			}
 		}
-		switch n := judge.FencedStale(c); {
-		case c.SafetyViolations > 0:
-			r.Safety = "UNSAFE: " + commas(c.SafetyViolations)
+		switch u, n := judge.CellSafety(c), judge.FencedStale(c); {
+		case u.Bad() && u.Violations() == u.Other && u.LostUpdates == 0 && !u.NotLinearizable:
+			r.Safety = "UNSAFE: " + commas(u.Other)
+		case u.Bad():
+			r.Safety = "UNSAFE: " + UnsafetyWords(u)
 		case n > 0:
 			r.Safety, r.Fenced = "stale grant, fenced ×"+commas(n), true
 		}
@@ -117,7 +119,7 @@ func faultViews(cells []Cell) []faultView {
 			continue
 		}
 		v := faultView{Impl: c.Impl, Scenario: c.Scenario, Recovery: "–", Bound: "–", Stale: "–", Verdict: FaultSentence(c),
-			Unsafe: c.SafetyViolations > 0}
+			Unsafe: judge.CellSafety(c).Bad()}
 		if r := f.RecoveryMs; r != nil {
 			v.Recovery = fmt.Sprintf("p50 %s, p99 %s, max %s over %s", result.Dur(r.P50*1000), result.Dur(r.P99*1000),
 				result.Dur(r.Max*1000), plural(r.Count, "repeat"))
@@ -126,7 +128,7 @@ func faultViews(cells []Cell) []faultView {
 			v.Bound = result.Dur(f.ConfiguredMs * 1000)
 		}
 		if stale := judge.StaleWrites(f); stale > 0 {
-			if c.SafetyViolations > 0 {
+			if v.Unsafe {
 				v.Stale = fmt.Sprintf("UNSAFE: %d of %d accepted", c.SafetyViolations, stale)
 			} else {
 				v.Stale = fmt.Sprintf("stale grant, fenced: %d of %d rejected", f.StaleWritesRejected, stale)

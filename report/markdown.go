@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 
 	"fmt"
@@ -26,7 +27,7 @@ func summaryRows(cells []Cell) (rows []summaryRow, wakeups bool) {
 			P50:  result.Dur(c.AcquireLatencyUs.P50), P99: p99Interval(c), P999: result.Dur(c.AcquireLatencyUs.P999),
 			Errors:  commas(c.Errors),
 			Retries: perAcq(c.RetriesPerAcquire), Notif: perAcq(c.NotificationsPerAcquire),
-			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: c.SafetyViolations > 0,
+			Wakeups: "–", Violations: commas(c.SafetyViolations), Unsafe: judge.CellSafety(c).Bad(),
 		}
 		if n, _ := releaseWakeups(c); n > 0 || c.TheoryWakeups != nil {
 			wakeups = true
@@ -103,7 +104,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 		fmt.Fprintf(&b, "\n### %sBest client count tried at %s ≤ %v\n\n", partialMark(partial), slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
 		mdRow(&b, []string{":--", ":--", ":--"})
-		for _, r := range result.Capacity(cells, *slo) {
+		for _, r := range judge.Capacity(cells, *slo) {
 			mdRow(&b, []string{mdEscape(r.Impl), mdEscape(r.Scenario), mdEscape(DescribeCapacity(r, *slo))})
 		}
 		mdBreaches(&b, cells, *slo)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -122,4 +123,43 @@ func checkText(s *result.Safety) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f s, %.0f MB in %s", s.CheckMs/1e3, s.CheckAllocMB, plural(int64(s.Windows), "window"))
+}
+
+// violationWords say a cell's violations: by kind where its figures split
+// them ("1 overlap, 2 token regressions"), else their count alone.
+func violationWords(u judge.Unsafety) string {
+	if u.Overlaps == 0 && u.TokenRegressions == 0 {
+		return commas(u.Other)
+	}
+	var w []string
+	for _, k := range []struct {
+		n    int64
+		name string
+	}{{u.Overlaps, "overlap"}, {u.TokenRegressions, "token regression"}, {u.Other, "other violation"}} {
+		if k.n > 0 {
+			w = append(w, plural(k.n, k.name))
+		}
+	}
+	return strings.Join(w, ", ")
+}
+
+// UnsafetyWords name everything that broke a cell's mutual exclusion,
+// each kind with its count: "1 overlap, 3 lost updates of the guarded
+// counter, a history that is not linearizable"; "" for a safe cell.
+func UnsafetyWords(u judge.Unsafety) string {
+	var w []string
+	if u.Violations() > 0 {
+		if u.Overlaps == 0 && u.TokenRegressions == 0 {
+			w = append(w, plural(u.Other, "violation"))
+		} else {
+			w = append(w, violationWords(u))
+		}
+	}
+	if u.LostUpdates > 0 {
+		w = append(w, plural(u.LostUpdates, "lost update")+" of the guarded counter")
+	}
+	if u.NotLinearizable {
+		w = append(w, "a history that is not linearizable")
+	}
+	return strings.Join(w, ", ")
 }

@@ -69,7 +69,7 @@ func tableColumns(opts TableOptions) []tableCol {
 	}
 	all := []tableCol{
 		{"impl", implW, true, func(c Cell) string {
-			if c.SafetyViolations > 0 {
+			if judge.CellSafety(c).Bad() {
 				return c.Impl + "!"
 			}
 			return c.Impl
@@ -267,8 +267,11 @@ func notes(c Cell) []string {
 		out = append(out, fmt.Sprintf("renew: %d renewals, %.1f/s per holder, latency p50 %s p99 %s; %d found the lock lost, %d failed",
 			r.Count, r.PerHolderPerS, result.Dur(r.LatencyUs.P50), result.Dur(r.LatencyUs.P99), r.Lost, r.Errors))
 	}
-	if c.SafetyViolations > 0 {
-		out = append(out, fmt.Sprintf("UNSAFE: %d mutual-exclusion violations (see safety_violations in summary.json)", c.SafetyViolations))
+	switch u := judge.CellSafety(c); {
+	case u.Bad() && u.Violations() == u.Other && u.LostUpdates == 0 && !u.NotLinearizable:
+		out = append(out, fmt.Sprintf("UNSAFE: %d mutual-exclusion violations (see safety_violations in summary.json)", u.Other))
+	case u.Bad():
+		out = append(out, "UNSAFE: "+UnsafetyWords(u)+" (see safety in summary.json)")
 	}
 	if c.FailedCreates > 0 {
 		out = append(out, fmt.Sprintf("failed creates: %d (NodeExists: waiters that lost the race for the lock node), %.2f per acquisition",
@@ -283,8 +286,8 @@ func notes(c Cell) []string {
 	if g := c.Generator; g != nil && g.Warning != "" {
 		out = append(out, "! generator: "+g.Warning+" — the figures may measure lockbench, not the lock")
 	}
-	if m := judge.MachineBusy(c); m != "" {
-		out = append(out, "! machine: "+m+" — the figures are partly theirs")
+	if m := judge.MachineBusy(c); m.Kind != "" {
+		out = append(out, "! machine: "+busyWords(m)+" — the figures are partly theirs")
 	}
 	return append(out, cpuNotes(c)...)
 }

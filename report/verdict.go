@@ -111,17 +111,32 @@ func refText(r judge.CellRef) string {
 func safetyLine(s judge.Safety) VerdictLine {
 	v := VerdictLine{Question: "Safety", Anchor: anchorResults, Bad: s.Bad()}
 	if s.Bad() {
-		where := make([]string, len(s.Unsafe))
-		for i, u := range s.Unsafe {
-			where[i] = fmt.Sprintf("%s (%d)", refText(u.CellRef), u.N)
+		var clauses, where []string
+		for _, u := range s.Unsafe {
+			if u.Violations() > 0 {
+				where = append(where, fmt.Sprintf("%s (%s)", refText(u.CellRef), violationWords(u)))
+			}
 		}
-		v.Answer = fmt.Sprintf("UNSAFE — %s in %s: %s", plural(s.Violations, "violation"), plural(s.Grants, "grant"), strings.Join(where, ", "))
+		if len(where) > 0 {
+			clauses = append(clauses, fmt.Sprintf("%s in %s: %s", plural(s.Violations, "violation"), plural(s.Grants, "grant"), strings.Join(where, ", ")))
+		}
 		if len(s.LostUpdates) > 0 {
 			lost := make([]string, len(s.LostUpdates))
 			for i, u := range s.LostUpdates {
 				lost[i] = fmt.Sprintf("%s (%d)", refText(u.CellRef), u.N)
 			}
-			v.Answer += fmt.Sprintf("; %s of the guarded counter: %s", plural(s.Lost(), "lost update"), strings.Join(lost, ", "))
+			clauses = append(clauses, fmt.Sprintf("%s of the guarded counter: %s", plural(s.Lost(), "lost update"), strings.Join(lost, ", ")))
+		}
+		if len(s.NotLinearizable) > 0 {
+			refs := make([]string, len(s.NotLinearizable))
+			for i, r := range s.NotLinearizable {
+				refs[i] = refText(r)
+			}
+			clauses = append(clauses, "a history that is not linearizable (no order of its operations explains it): "+strings.Join(refs, ", "))
+		}
+		v.Answer = "UNSAFE — " + strings.Join(clauses, "; ")
+		if len(where) == 0 {
+			v.Answer += " (" + plural(s.Grants, "grant") + ")"
 		}
 	} else {
 		v.Answer = fmt.Sprintf("✓ 0 violations in %s", plural(s.Grants, "grant"))

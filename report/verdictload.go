@@ -124,7 +124,7 @@ func faultLine(fs []judge.Fault) VerdictLine {
 		switch {
 		case f.Bad():
 			bad = true
-			outcome = "UNSAFE — " + plural(f.Violations, "violation")
+			outcome = "UNSAFE — " + UnsafetyWords(f.Unsafety)
 			if f.StaleRepeats > 0 {
 				outcome += " (stale writes accepted)"
 			}

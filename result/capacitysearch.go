@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -133,6 +132,33 @@ type QuantileInterval struct {
 	Trials   int     `json:"trials"`
 }
 
+// LimitKind names what other than the lock limited a trial.
+type LimitKind string
+
+// Limit kinds: lockbench sent arrivals late, lockbench's CPU took near
+// all it could use, or other processes kept the machine's cores busy.
+const (
+	LimitLate         LimitKind = "generator late"
+	LimitGeneratorCPU LimitKind = "generator cpu"
+	LimitMachineBusy  LimitKind = "machine busy"
+)
+
+// TrialLimit is what other than the lock limited a trial, as package
+// judge found it, with the figures behind it; the zero value blames the
+// lock. ScheduleLagP99Us is lockbench's lateness (LimitLate),
+// GeneratorCPUShare its CPU's share of all cores (LimitGeneratorCPU),
+// OtherCores of Cores the cores other processes kept busy and
+// WakeLate… how late a thread sleeping 1 ms woke (LimitMachineBusy).
+type TrialLimit struct {
+	Kind              LimitKind `json:"kind"`
+	ScheduleLagP99Us  float64   `json:"schedule_lag_p99_us,omitempty"`
+	GeneratorCPUShare float64   `json:"generator_cpu_share,omitempty"`
+	OtherCores        float64   `json:"other_cores,omitempty"`
+	Cores             int       `json:"cores,omitempty"`
+	WakeLateP99Us     float64   `json:"wake_late_p99_us,omitempty"`
+	WakeLateMaxUs     float64   `json:"wake_late_max_us,omitempty"`
+}
+
 // SearchTrial is one cell of a search, kept in Dir (relative to the
 // results directory) with its own summary and histogram log.
 type SearchTrial struct {
@@ -171,8 +197,11 @@ type SearchTrial struct {
 	Decided          bool    `json:"decided,omitempty"`
 
 	// SafetyViolations is the trial's count of mutual-exclusion
-	// violations.
+	// violations; Unsafe is package judge's verdict on the trial's
+	// mutual exclusion (violations, lost updates, a history that is not
+	// linearizable), absent from files written before it.
 	SafetyViolations int64 `json:"safety_violations,omitempty"`
+	Unsafe           bool  `json:"unsafe,omitempty"`
 
 	// Pass is the verdict of the trial's pool, when it was pooled; Why
 	// says what failed the trial on its own. PoolShare, when the verdict
@@ -184,8 +213,14 @@ type SearchTrial struct {
 	PoolShare *PooledShare `json:"pool_share,omitempty"`
 	// PoolTrials is how many trials' tails the verdict rests on, when
 	// more than one: the trial's verdict is its pool's, not its own.
-	PoolTrials int    `json:"pool_trials,omitempty"`
-	Limit      string `json:"limit,omitempty"`
+	PoolTrials int `json:"pool_trials,omitempty"`
+	// LimitedBy is what other than the lock failed the trial, when
+	// something did.
+	LimitedBy *TrialLimit `json:"limited_by,omitempty"`
+	// Limit is LimitedBy as the sentence files written before it hold.
+	//
+	// Deprecated: only read from files written before LimitedBy.
+	Limit string `json:"limit,omitempty"`
 	// Unknown names what other than the lock limited a trial that
 	// passed (the machine busy, lockbench late): its pool counted it
 	// neither as a pass nor as a failure, as a failure there is set
@@ -244,38 +279,10 @@ type USLFit struct {
 type Little struct {
 	Expected float64 `json:"expected_clients"` // throughput × cycle
 	Off      float64 `json:"off"`              // Expected/clients − 1
-	Note     string  `json:"note,omitempty"`
-}
-
-// LittleTolerance is how far off Little's law a cell may be without a note.
-const LittleTolerance = 0.10
-
-// LittleCheck checks a closed-loop cell against Little's law, given the
-// mean hold and think time its clients were told to take (a cell does not
-// record them). Cells of other kinds, or without throughput, are not
-// checked: the zero Little.
-func LittleCheck(c Cell, hold, think time.Duration) Little {
-	if c.KindOf() != KindClosed || c.AcquiresPerS <= 0 || c.Clients <= 0 {
-		return Little{}
-	}
-	cycle := (c.AcquireLatencyUs.Mean+c.ReleaseLatencyUs.Mean)/1e6 + hold.Seconds() + think.Seconds()
-	l := Little{Expected: c.AcquiresPerS * cycle}
-	// A shard's cell counts the whole cell's clients, its throughput only
-	// its own clients'.
-	clients := c.Clients
-	if c.Shard != nil && c.Shard.Clients > 0 {
-		clients = c.Shard.Clients
-	}
-	l.Off = l.Expected/float64(clients) - 1
-	if math.Abs(l.Off) > LittleTolerance {
-		s := "s"
-		if clients == 1 {
-			s = ""
-		}
-		l.Note = fmt.Sprintf("Little's law: %d client%s, but throughput × cycle is %.1f (%+.0f%%): time is lost where nothing measures it",
-			clients, s, l.Expected, 100*l.Off)
-	}
-	return l
+	// Clients is the clients the cell counted (a shard's own); Note says
+	// in words a cell package judge finds off Little's law.
+	Clients int    `json:"clients,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // TailShare is the share of arrivals the SLO's quantile lets take longer

@@ -102,14 +102,6 @@ type IllegalWindow struct {
 	File string `json:"file,omitempty"`
 }
 
-// Unsafe reports whether s shows a violation: an overlap, a token out of
-// order, a stale write accepted where the lock's users would write, a lost
-// update, or a history that is not linearizable.
-func (s *Safety) Unsafe() bool {
-	return s != nil && (s.Overlaps > 0 || s.TokenRegressions > 0 || s.UsersLost() > 0 ||
-		s.Linearizable == NotLinearizable)
-}
-
 // UsersLost is the lost updates of the guarded counter the lock's users
 // would write: the fenced one where the lock hands out its own tokens,
 // the unfenced one otherwise (a post-grant counter's tokens only show

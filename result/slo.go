@@ -289,16 +289,6 @@ func isLatencyMetric(m string) bool {
 	return false
 }
 
-// metByOthers reports whether c meets every threshold but the capacity one.
-func (s SLO) metByOthers(c Cell) bool {
-	for _, t := range s.Thresholds()[1:] {
-		if !t.Met(c) {
-			return false
-		}
-	}
-	return true
-}
-
 // Breach is one threshold of an SLO that one cell did not meet, and by
 // how much.
 type Breach struct {

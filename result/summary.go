@@ -363,11 +363,6 @@ type ProcsTry struct {
 	RoundsCPUPerGrantUs []float64 `json:"rounds_cpu_per_grant_us"`
 }
 
-// OtherCoresTolerance is the share of a machine's cores other processes
-// may keep busy while a cell runs before its figures are said to be
-// partly theirs: a tenth.
-const OtherCoresTolerance = 0.1
-
 // Violation is one breach of mutual exclusion or of fencing order.
 type Violation struct {
 	Lock      string  `json:"lock"`

@@ -152,7 +152,7 @@ func capacityOutcome(rep *result.CapacityReport) error {
 	var none, stopped []string
 	for _, s := range rep.Searches {
 		for _, t := range s.Trials {
-			if t.SafetyViolations > 0 {
+			if t.Unsafe || t.SafetyViolations > 0 { // files before Unsafe hold the count alone
 				return fmt.Errorf("%w in %s (trial %s)", errUnsafe, s.Impl, t.Dir)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
@@ -78,7 +79,7 @@ func sloOf(s string) *result.SLO {
 // thresholds, as run does after every cell.
 func applySLO(sum *result.Summary, slo result.SLO) {
 	sum.SLO = slo.String()
-	sum.Capacity = result.Capacity(sum.Cells, slo)
+	sum.Capacity = judge.Capacity(sum.Cells, slo)
 	sum.SLOBreaches = result.Breaches(sum.Cells, slo)
 	met := len(sum.SLOBreaches) == 0
 	sum.SLOMet = &met

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
@@ -160,7 +161,7 @@ worse by more than noise, significantly where tested (for CI to gate on).`
 
 func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare", compareSynopsis, stdout)
-	noiseText := fs.String("noise", fmt.Sprintf("%g%%", 100*report.DefaultNoise), "`SHARE` of change below which a difference counts as run-to-run noise: 5%, 5 (percent) or 0.05 (a fraction)")
+	noiseText := fs.String("noise", fmt.Sprintf("%g%%", 100*judge.DefaultNoise), "`SHARE` of change below which a difference counts as run-to-run noise: 5%, 5 (percent) or 0.05 (a fraction)")
 	format := formatFlag(fs, "json (the comparison, warnings and regressions) or csv (a row per cell and figure)")
 	dirs, err := parsePositional(fs, args, "OLD", "NEW")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
@@ -283,8 +284,8 @@ func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Wri
 		table.Row(c)
 		// Little's law on every closed-loop cell: one far off it lost time
 		// where nothing measures it.
-		if l := result.LittleCheck(c, p.Cell.Hold, p.Cell.Think); l.Note != "" {
-			fmt.Fprintf(stderr, "note: %s: %s\n", c.Key(), l.Note)
+		if l := judge.LittleCheck(c, p.Cell.Hold, p.Cell.Think); judge.LittleOff(l) {
+			fmt.Fprintf(stderr, "note: %s: %s\n", c.Key(), report.LittleNote(l))
 		}
 	}
 	for _, o := range observers {
@@ -331,17 +332,13 @@ func printOutcome(stdout, stderr io.Writer, f string, p plan.Plan, sum *result.S
 	return rerr
 }
 
-// unsafeCells is the error for cells that saw a safety violation.
+// unsafeCells is the error for cells judge finds unsafe, each named with
+// what broke it.
 func unsafeCells(sum *result.Summary) error {
 	var unsafe []string
 	for _, c := range sum.Cells {
-		switch {
-		case c.SafetyViolations > 0:
-			unsafe = append(unsafe, fmt.Sprintf("%s (%d)", c.Key(), c.SafetyViolations))
-		case c.Safety.UsersLost() > 0:
-			unsafe = append(unsafe, fmt.Sprintf("%s (%d lost updates of the guarded counter)", c.Key(), c.Safety.UsersLost()))
-		case c.Safety.Unsafe():
-			unsafe = append(unsafe, fmt.Sprintf("%s (history %s linearizable)", c.Key(), c.Safety.Linearizable))
+		if u := judge.CellSafety(c); u.Bad() {
+			unsafe = append(unsafe, fmt.Sprintf("%s (%s)", c.Key(), report.UnsafetyWords(u)))
 		}
 	}
 	if len(unsafe) > 0 {
