@@ -19,9 +19,13 @@ type Figure struct {
 	Point     float64
 	Low, High float64 // 0, 0 without an interval
 	Rounds    []float64
-	// Bad marks a figure that is a finding against the lock (a safety
-	// violation, a lost update).
+	// Safety marks a count of the cell's safety checks (violations, lost
+	// updates): a renderer asks judge whether the cell was unsafe.
+	Safety bool
+	// Bad and Why are the renderer's mark of a finding against the lock
+	// (judge's), and its words.
 	Bad bool
+	Why string
 	// Evidence is the workload's report, relative to the bundle.
 	Evidence string
 	Cell     string
@@ -140,11 +144,10 @@ func FiguresOf(ws []Results) []Figure {
 						add(c.Scenario+": recovery / bound", UnitRatio, true, f.RecoveryMs.P50/f.ConfiguredMs, 0, 0, false)
 					}
 				}
-				lost := c.Safety.UsersLost()
 				if c.Safety != nil && c.Safety.Guarded {
-					add(c.Scenario+": lost updates", UnitCount, true, float64(lost), 0, 0, lost > 0)
+					add(c.Scenario+": lost updates", UnitCount, true, float64(c.Safety.UsersLost()), 0, 0, false).Safety = true
 				}
-				add(c.Scenario+": violations", UnitCount, true, float64(c.SafetyViolations), 0, 0, c.SafetyViolations > 0)
+				add(c.Scenario+": violations", UnitCount, true, float64(c.SafetyViolations), 0, 0, false).Safety = true
 			default:
 				var r result.RoundFigures
 				if c.Rounds != nil {

@@ -49,6 +49,7 @@ var meanings = []struct{ figure, means, not string }{
 func WriteMarkdown(w io.Writer, dir string, b *suite.Bundle) error {
 	ws := suite.ReadResults(dir, b)
 	figs := suite.FiguresOf(ws)
+	judgeFigures(ws, figs)
 	cols := suite.Columns(b, figs)
 	by := map[string]suite.Figure{}
 	var rows []string

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/judge"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/suite"
 )
@@ -36,6 +38,7 @@ func Render(dir string) error {
 	}
 	ws := suite.ReadResults(dir, b)
 	figs := suite.FiguresOf(ws)
+	judgeFigures(ws, figs)
 	cols := suite.Columns(b, figs)
 	rows := b.Rows
 	byCell := map[string]map[string]suite.Figure{} // impl → column → figure
@@ -120,6 +123,26 @@ func Render(dir string) error {
 	return nil
 }
 
+// judgeFigures marks the safety counts of every cell judge finds unsafe
+// (judge.CellSafety, the one judgement the exit status and the report
+// use), naming what fired: a history that is not linearizable is a
+// finding though no count moved.
+func judgeFigures(ws []suite.Results, figs []suite.Figure) {
+	unsafe := map[string]string{}
+	for _, w := range ws {
+		for _, c := range w.Cells {
+			if u := judge.CellSafety(c); u.Bad() {
+				unsafe[w.Run.Name+"/"+result.CellFile(c)] = report.UnsafetyWords(u)
+			}
+		}
+	}
+	for i := range figs {
+		if why, bad := unsafe[figs[i].Workload+"/"+figs[i].Cell]; bad && figs[i].Safety {
+			figs[i].Bad, figs[i].Why = true, why
+		}
+	}
+}
+
 // pageName is a lock's page's file name.
 func pageName(impl string) string { return result.FileSafe(impl) + ".html" }
 
@@ -199,6 +222,9 @@ type lockFigure struct {
 func cellOf(f suite.Figure, up string) cellView {
 	v := cellView{Text: format(f.Point, f.Unit), Sort: strconv.FormatFloat(f.Point, 'g', -1, 64), Bad: f.Bad,
 		Link: up + f.Evidence, Title: f.Cell}
+	if f.Why != "" {
+		v.Title += ": " + f.Why
+	}
 	if f.High > f.Low {
 		v.Interval = "[" + format(f.Low, f.Unit) + ", " + format(f.High, f.Unit) + "]"
 	}

@@ -147,3 +147,27 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// A cell whose history is not linearizable is unsafe though it counted no
+// violation and lost no update: its safety figures are marked, with the
+// judgement's words, as the exit status and the Safety line say.
+func TestUnlinearizableCellIsMarked(t *testing.T) {
+	dir := bundle(t)
+	cells := []result.Cell{{Impl: "zk-pred", Scenario: "pause", Kind: result.KindFault, Clients: 2, Acquires: 6,
+		Faults: &result.Faults{Repeats: 3, ConfiguredMs: 2000, RecoveryMs: &result.Spread{Count: 3, P50: 2300}},
+		Safety: &result.Safety{Guarded: true, Tokens: result.TokensLock, Linearizable: result.NotLinearizable}}}
+	if err := result.WriteJSON(filepath.Join(dir, "faults", result.SummaryFile), &result.Summary{Schema: result.SchemaVersion, Cells: cells}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, IndexFile))
+	page := string(raw)
+	i := strings.Index(page, `locks/zk-pred.html`)
+	row := page[i:]
+	row = row[:strings.Index(row, "</tr>")]
+	if strings.Count(row, `class="bad"`) != 2 || !strings.Contains(row, "linearizable") {
+		t.Errorf("zk-pred's row marks %d safety figures, want its 2 marked and the reason named: %s", strings.Count(row, `class="bad"`), row)
+	}
+}
