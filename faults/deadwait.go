@@ -80,6 +80,8 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	holder, deads, live, ps := c.holder, c.deads, c.live, c.ps
 	var wg sync.WaitGroup
 	defer func() { c.bury(); wg.Wait() }()
+	gone := make([]chan struct{}, len(deads)) // closed as each dead waiter's goroutine ends
+	c.gone = gone
 	// The wait's bound: several of the lock's own, and for a silent
 	// connection what the keepalive asked of the dead waiters' sessions
 	// takes; a stall past it is counted, not waited out.
@@ -110,8 +112,9 @@ func deadWaitOnce(ctx context.Context, spec engine.CellSpec, s subject, r int, h
 	defer cancel()
 	// The dead-to-be queue one after another, each settled before the
 	// next, so that the queue's order is theirs; then the live waiter.
-	for _, d := range deads {
-		wg.Go(func() { deadWaiter(ctx, wctx, t, d, name, cfg.Retry) })
+	for i, d := range deads {
+		gone[i] = make(chan struct{})
+		wg.Go(func() { defer close(gone[i]); deadWaiter(ctx, wctx, t, d, name, cfg.Retry) })
 		settle(ctx, 2*time.Second, d)
 	}
 	liveAt := make(chan time.Time, 1)
@@ -167,7 +170,13 @@ type deadCasting struct {
 	deads  []impl.Locker
 	live   impl.Locker
 	buried bool
+	// gone are closed as the dead waiters' goroutines end.
+	gone []chan struct{}
 }
+
+// buryWait bounds how long bury waits for a dead waiter's goroutine to
+// end before closing its client under it.
+const buryWait = 5 * time.Second
 
 // deadCast connects a deadwait repeat's clients; what it connected before
 // an error is returned with it, for close.
@@ -191,18 +200,29 @@ func deadCast(ctx context.Context, cfg impl.Config, s subject, dead int, t *tall
 	return c, err
 }
 
-// bury ends the dead waiters: their proxies and clients closed — a
-// library may be cleaning up over the cut connection with a context of its
-// own (etcd's Mutex.Lock unlocks with the client's when its wait is
-// cancelled), which only Close ends. Their goroutines are the caller's to
-// wait for afterwards.
+// bury ends the dead waiters, their waits cancelled: their proxies
+// closed, each client closed once its goroutine has ended — a client is
+// not to be closed under an Acquire (go-redis's dedicated connection is
+// not) — or after buryWait, when a library is still cleaning up over the
+// cut connection with a context of its own (etcd's Mutex.Lock unlocks with
+// the client's when its wait is cancelled), which only Close ends. Their
+// goroutines are the caller's to wait for afterwards.
 func (c *deadCasting) bury() {
 	if c.buried {
 		return
 	}
 	c.buried = true
 	c.ps.Close()
-	closeAll(c.t, c.deads...)
+	deadline := time.After(buryWait)
+	for i, d := range c.deads {
+		if i < len(c.gone) && c.gone[i] != nil {
+			select {
+			case <-c.gone[i]:
+			case <-deadline:
+			}
+		}
+		closeAll(c.t, d)
+	}
 }
 
 // close buries the dead and closes the others.

@@ -63,6 +63,9 @@ func WriteMarkdown(w io.Writer, dir string, b *suite.Bundle) error {
 	fmt.Fprintf(w, "# The lockbench table: suite %s, %s tier\n\n", b.Suite, b.Tier)
 	fmt.Fprintf(w, "Measured %s by lockbench %s (suite digest `%s`, part %s), %d locks.\n\n",
 		b.Started.Format("2006-01-02"), b.Lockbench, b.Digest, b.Part, len(rows))
+	if cur, err := suite.Load(b.Suite); err == nil && cur.Digest != b.Digest {
+		fmt.Fprintf(w, "**This bundle was made by another definition of suite %s (digest `%s`) than this lockbench's (`%s`): its workloads differ, and so may its figures.**\n\n", b.Suite, b.Digest, cur.Digest)
+	}
 	fmt.Fprintf(w, "Reproduce it with one command: `lockbench suite --suite %s --tier %s` (this guide is written by `lockbench suite render BUNDLE --publish docs/results.md`, not by hand).\n\n", b.Suite, b.Tier)
 	fmt.Fprintln(w, "## The machine")
 	fmt.Fprintln(w)
