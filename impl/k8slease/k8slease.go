@@ -146,6 +146,10 @@ type Locker struct {
 	acquiring atomic.Bool
 	polls     atomic.Int64 // Gets sent in this acquisition
 	inflight  atomic.Int64 // requests sent and not yet answered
+	// blocked: the last Get found the Lease held by another candidate,
+	// unexpired, so the elector waits a RetryPeriod before it polls again.
+	// A Get that found the Lease free or expired is followed by a write.
+	blocked atomic.Bool
 
 	// closed makes every request fail once Close ran, so that electors
 	// still running (a grant never released) neither renew nor release:
@@ -261,6 +265,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		return nil, fmt.Errorf("k8s-lease: %w", err)
 	}
 	l.polls.Store(0)
+	l.blocked.Store(false)
 	l.acquiring.Store(true)
 	run, stop := context.WithCancel(quiet(context.WithoutCancel(ctx)))
 	go func() { le.Run(run); close(stopped) }()
@@ -294,10 +299,12 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	}
 }
 
-// Settled reports whether a candidate waits between polls: it has polled
-// and nothing it sent is unanswered.
+// Settled reports whether a candidate waits between polls: its last poll
+// found another holder and nothing it sent is unanswered. A candidate whose
+// Get found the Lease free is about to write, not waiting: counting it
+// settled let the next candidate race it to the Lease.
 func (l *Locker) Settled() bool {
-	return l.acquiring.Load() && l.polls.Load() > 0 && l.inflight.Load() == 0
+	return l.acquiring.Load() && l.blocked.Load() && l.inflight.Load() == 0
 }
 
 // Counters returns this client's counters.
@@ -434,10 +441,29 @@ type leases struct {
 }
 
 func (s *leases) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error) {
-	if s.l.acquiring.Load() {
+	acquiring := s.l.acquiring.Load()
+	if acquiring {
 		s.l.polls.Add(1)
+		s.l.blocked.Store(false)
 	}
-	return s.LeaseInterface.Get(ctx, name, opts)
+	out, err := s.LeaseInterface.Get(ctx, name, opts)
+	if acquiring && err == nil {
+		s.l.blocked.Store(heldByOther(out, s.at.id, time.Now()))
+	}
+	return out, err
+}
+
+// heldByOther is client-go's test for waiting: the Lease names a holder
+// other than id whose lease has not run out.
+func heldByOther(l *coordinationv1.Lease, id string, now time.Time) bool {
+	h := l.Spec.HolderIdentity
+	if h == nil || *h == "" || *h == id {
+		return false
+	}
+	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return true
+	}
+	return l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second).After(now)
 }
 
 // Create and Update are not cut short when the elector's context ends: a
