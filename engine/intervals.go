@@ -49,7 +49,7 @@ type batch struct {
 
 // intervals gathers a cell's latencies into per-interval HdrHistograms.
 // Each worker appends what it records to a batch of its own — no lock, no
-// allocation (but for the pool's refills after a GC) — and hands a batch
+// allocation once the cell has made the batches its peak needs — and hands a batch
 // to one collector goroutine when it is full, when its interval is over or
 // when the worker stops. The collector does not wait on the batches'
 // channel: it drains it every tick, or when a worker nudges it because the
@@ -64,7 +64,10 @@ type intervals struct {
 	start   time.Time
 	ch      chan *batch
 	nudge   chan struct{} // a full channel, or finish: drain now
-	batches sync.Pool
+	// free holds the batches the collector emptied. Unlike a sync.Pool,
+	// a collection does not empty it: a pool's refills after each GC were
+	// allocations on the recording path (about one per 300 cycles).
+	free    chan *batch
 	hists   sync.Pool
 	done    chan struct{}
 	workers []*Client
@@ -100,7 +103,9 @@ func newIntervals(start time.Time, workers []*Client, sink func(result.Interval)
 		sink:    sink,
 		open:    map[int]*Totals{},
 	}
-	iv.batches.New = func() any { return new(batch) }
+	// Every batch that can exist at once: the channel's, one held and one
+	// being handed on per worker, and the one the collector is adding.
+	iv.free = make(chan *batch, cap(iv.ch)+2*len(workers)+1)
 	iv.hists.New = func() any { return newHist() }
 	for t := range iv.total {
 		iv.total[t] = newHist()
@@ -226,7 +231,21 @@ func (iv *intervals) add(b *batch) {
 		into[t].RecordValue(v >> tagBits)
 	}
 	b.n = 0
-	iv.batches.Put(b)
+	select {
+	case iv.free <- b:
+	default: // cannot happen (free holds every batch), and a batch left to the GC is no harm
+	}
+}
+
+// batch returns an emptied batch, or a new one while the cell has not yet
+// made as many as its peak needed.
+func (iv *intervals) batch() *batch {
+	select {
+	case b := <-iv.free:
+		return b
+	default:
+		return new(batch)
+	}
 }
 
 // closeDue closes every interval no worker can add to any more: those
@@ -308,7 +327,7 @@ func (w *Client) Record(tag int, now time.Time, d time.Duration) {
 	}
 	b := w.batch
 	if b == nil {
-		b = w.iv.batches.Get().(*batch)
+		b = w.iv.batch()
 		b.idx = w.ivIdx
 		w.batch = b
 		w.pending.Store(int64(w.ivIdx))

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/lockbench/lockbench/internal/allocs"
 	"testing"
 	"time"
 )
@@ -62,11 +63,11 @@ func TestAlarmLearnsItsLead(t *testing.T) {
 	if a.lead > maxLead-50*time.Microsecond {
 		t.Errorf("lead %v after 100 waits shorter than it, want it shrinking from %v", a.lead, maxLead)
 	}
-	if allocs := testing.AllocsPerRun(50, func() {
+	if n := allocs.Total(50, func() {
 		if !a.wakeBefore(time.Now().Add(100 * time.Microsecond)) {
 			t.Fatal("a wait with the context alive reported it ended")
 		}
-	}); allocs != 0 {
-		t.Errorf("a wait allocates %.1f times, want 0", allocs)
+	}); n != 0 {
+		t.Errorf("50 waits allocated %d times, want 0", n)
 	}
 }
