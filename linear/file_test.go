@@ -11,16 +11,54 @@ import (
 	"github.com/lockbench/lockbench/result"
 )
 
-var historyFile = flag.String("history", "", "a cell's .history file to check and time (go test ./linear -run TestCheckFile -history F)")
+var (
+	historyFile = flag.String("history", "", "a cell's .history file to check and time (go test ./linear -run TestCheckFile -history F)")
+	historyWant = flag.String("want", "", "with -history: the verdict the file must get: linearizable, not or unknown")
+)
 
 // TestCheckFile checks a history a run spilled, and says what the check
-// cost: the measurement behind the docs' checking times. Skipped unless
-// -history names a file.
+// cost: the measurement behind the docs' checking times. Without
+// -history it checks two files it spills itself, of known verdicts by
+// construction: two clients taking turns, and a grant while another
+// client holds the lock.
 func TestCheckFile(t *testing.T) {
-	if *historyFile == "" {
-		t.Skip("no -history file given")
+	if *historyFile != "" {
+		rep := checkFile(t, *historyFile)
+		if *historyWant != "" && string(rep.Linearizable) != *historyWant {
+			t.Errorf("%s: %q, want %q", *historyFile, rep.Linearizable, *historyWant)
+		}
+		return
 	}
-	dir, base := filepath.Split(*historyFile)
+	dir := t.TempDir()
+	ms := int64(time.Millisecond)
+	op := func(client int32, kind result.OpKind, call, ret int64) result.Op {
+		return result.Op{Client: client, Kind: kind, Outcome: result.OutOK, Call: call * ms, Return: ret * ms}
+	}
+	turns := []result.Op{op(0, result.OpAcquire, 0, 1), op(1, result.OpAcquire, 0, 4), op(0, result.OpRelease, 2, 3), op(1, result.OpRelease, 5, 6)}
+	both := []result.Op{op(0, result.OpAcquire, 0, 1), op(1, result.OpAcquire, 2, 3), op(0, result.OpRelease, 4, 5), op(1, result.OpRelease, 6, 7)}
+	for _, c := range []struct {
+		cell result.Cell
+		ops  []result.Op
+		want result.Verdict
+	}{
+		{result.Cell{Impl: "turns", Scenario: "hot", Clients: 2}, turns, result.Linearizable},
+		{result.Cell{Impl: "both", Scenario: "hot", Clients: 2}, both, result.NotLinearizable},
+	} {
+		if err := result.WriteHistory(dir, c.cell, &result.History{Ops: c.ops, Names: []string{"l"}}); err != nil {
+			t.Fatal(err)
+		}
+		rep := checkFile(t, result.CellPath(dir, c.cell, result.HistoryExt))
+		if rep.Linearizable != c.want || rep.Ops != int64(len(c.ops)) {
+			t.Errorf("%s: %q over %d operations, want %q over %d", c.cell.Impl, rep.Linearizable, rep.Ops, c.want, len(c.ops))
+		}
+	}
+}
+
+// checkFile reads a spilled history back by its file name, checks it and
+// logs what that cost.
+func checkFile(t *testing.T, file string) Report {
+	t.Helper()
+	dir, base := filepath.Split(file)
 	c := cellOf(strings.TrimSuffix(base, result.HistoryExt))
 	ops, err := result.ReadHistory(dir, c)
 	if err != nil {
@@ -38,6 +76,10 @@ func TestCheckFile(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	t.Logf("%d operations (%d unknown) in %d windows: %s in %.2f s, %.0f MB allocated, heap in use after %.0f MB",
 		rep.Ops, rep.Unknown, rep.Windows, rep.Linearizable, rep.CheckMs/1e3, rep.CheckAllocMB, float64(after.HeapInuse)/(1<<20))
+	if rep.Ops != int64(len(ops)) {
+		t.Errorf("%s: the check read %d operations of %d", file, rep.Ops, len(ops))
+	}
+	return rep
 }
 
 // cellOf is the cell a file's base name (impl_scenario_cN) belongs to.

@@ -17,8 +17,6 @@ var allowed = []struct {
 }{
 	{regexp.MustCompile(`.`), "set LOCKBENCH_MEASURE=1 to measure",
 		"a measurement of minutes, run by the scripts the guides name"},
-	{regexp.MustCompile(`/linear `), "no -history file given",
-		"checks a history file a user names with -history"},
 	{regexp.MustCompile(`/impl/`), "declares no fencing tokens",
 		"the conformance check of fencing does not apply to a row without tokens"},
 	{regexp.MustCompile(`/impl/`), "leases never expire by themselves",
@@ -27,8 +25,6 @@ var allowed = []struct {
 		"the in-process lock has no server to count what a cancelled waiter left; its lock is shown free"},
 	{regexp.MustCompile(`/impl/etcdmutex TestLibraryConformance/(cancelled-acquire|abandoned-grant|expired-release)$`), "the library's",
 		"etcd's concurrency.Mutex as users call it: the row keeps the library's behaviour, and the reason names it"},
-	{regexp.MustCompile(`/internal/sandbox TestStartSurvivesATakenPort$`), "redis answered within 10ms",
-		"a machine that starts Redis within 10 ms leaves the test no unready server to stop"},
 }
 
 // allowedSkip says whether a skip of test (package + " " + name) giving

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,18 +139,28 @@ func TestStartSurvivesATakenPort(t *testing.T) {
 	if err != nil || tries != 3 {
 		t.Fatalf("after %d tries: %v", tries, err)
 	}
-	// A server that never becomes ready is stopped, not leaked. Its temp
-	// dir is under our own TMPDIR, so pgrep sees no other test's servers.
+	// A server that never becomes ready is stopped, not leaked, and gone
+	// by the time Start returns. The server is a redis-server first on
+	// PATH that never answers; its temp dir is under our own TMPDIR, so
+	// pgrep sees no other test's servers.
+	bin := t.TempDir()
+	fake := "#!/bin/sh\nsleep 60\n"
+	if err := os.WriteFile(filepath.Join(bin, "redis-server"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	f, err := Start(ctx, Spec{serverkind.Redis: 1})
 	if err == nil {
 		f.Close()
-		t.Skip("redis answered within 10ms")
+		t.Fatal("a redis-server that never answers PING was taken as ready")
 	}
-	time.Sleep(300 * time.Millisecond)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("not ready: %v, want the start's deadline", err)
+	}
 	if out, _ := exec.Command("pgrep", "-f", tmp).Output(); len(out) > 0 {
 		t.Errorf("a server that was not ready is still running: %s", out)
 	}
