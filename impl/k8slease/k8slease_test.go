@@ -137,7 +137,7 @@ func TestRequestsAreTheApiserversOwn(t *testing.T) {
 					done <- err
 					return
 				}
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // the hold
 				if err := lease.Release(ctx); err != nil {
 					done <- err
 					return

@@ -312,21 +312,41 @@ func TestMastersStopMidRun(t *testing.T) {
 		})
 		done <- outcome{c, err}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Conditions, not sleeps: the masters stop once the cell has been
+	// granted the lock, and the test then waits for grants after the stop
+	// (the masters are gone when Stop returns).
+	const some = 20
+	if !waitFor(func() bool { return seen.Load() >= some }, done) {
+		t.Fatal("the cell ended before it was granted the lock 20 times")
+	}
 	stopMasters(t, f, 1, 3)
-	time.Sleep(100 * time.Millisecond) // let the progress count pass the stop
 	before := seen.Load()
+	after := waitFor(func() bool { return seen.Load() >= before+some }, done)
 	r := <-done
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
 	checkSafe(t, r.c)
-	if r.c.Acquires <= before || before == 0 {
-		t.Errorf("acquires %d by the stop, %d at the end", before, r.c.Acquires)
+	if !after || r.c.Acquires < before+some {
+		t.Errorf("acquires %d by the stop, %d at the end: want %d more with three masters of five", before, r.c.Acquires, some)
 	}
 	if r.c.ErrorsByClass[impl.ClassNoQuorum] != 0 {
 		t.Errorf("errors %v with a majority up", r.c.ErrorsByClass)
 	}
+}
+
+// waitFor polls cond until it holds (true) or done is ready (false), and
+// leaves done's value for the caller.
+func waitFor[T any](cond func() bool, done chan T) bool {
+	for !cond() {
+		select {
+		case v := <-done:
+			done <- v
+			return cond()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 func TestConnectToleratesADeadMinority(t *testing.T) {
