@@ -307,15 +307,15 @@ func fetch(url string) (string, error) {
 }
 
 // judge checks a lockbench command's end against the guide: its exit
-// status, the results it was asked to write, the live metrics it served.
-// A capacity search's answer, shortened, depends on the machine: an
-// answer (0), no rate that met the SLO (5) or the test's --max-time cap
-// are all a search that ran; a usage error or another failure is not.
+// status (the one it says, or the other it names: "exits 0 or 5"), the
+// results it was asked to write, the live metrics it served. The one end
+// the guide cannot name is this test's own: a capacity search cut short
+// by the --max-time cap the test adds, which says so.
 func (h *harness) judge(t *testing.T, work string, c command, args []string, res result) {
 	t.Helper()
-	searched := len(args) > 1 && args[1] == "capacity" && c.exit == 0 &&
-		(res.exit == 5 || res.exit == 1 && strings.Contains(res.stderr, "--max-time "+capacityCap+" reached"))
-	if res.exit != c.exit && !searched {
+	capped := len(args) > 1 && args[1] == "capacity" &&
+		res.exit == 1 && strings.Contains(res.stderr, "--max-time "+capacityCap+" reached")
+	if res.exit != c.exit && res.exit != c.or && !capped {
 		t.Errorf("%s: exit %d, the guide says %d; stderr ends:\n%s", c, res.exit, c.exit, res.stderr)
 		return
 	}

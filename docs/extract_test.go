@@ -27,6 +27,7 @@ type command struct {
 	line int
 	text string // continuation lines joined, trailing comment removed
 	exit int    // the exit status the guide says it has (0 unless it says)
+	or   int    // another status it says the command may end with ("exits 0 or 5"), or -1
 }
 
 func (c command) String() string { return fmt.Sprintf("%s:%d: %s", c.file, c.line, c.text) }
@@ -37,8 +38,9 @@ var shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true, "conso
 
 var (
 	fenceRE = regexp.MustCompile("^(\\s*)```\\s*([A-Za-z]*)")
-	// exitRE reads the status a command's comment promises: "exits 4".
-	exitRE = regexp.MustCompile(`\bexits? (\d+)\b`)
+	// exitRE reads the status a command's comment promises: "exits 4",
+	// or the two it may end with: "exits 0 or 5".
+	exitRE = regexp.MustCompile(`\bexits? (\d+)(?: or (\d+))?\b`)
 	// unfencedRE finds a command indented as code outside a fence, which
 	// this test would not see.
 	unfencedRE = regexp.MustCompile(`^ {4,}(\$ )?(lockbench|go run|docker|kubectl|bash scripts)\b`)
@@ -101,7 +103,7 @@ func blockCommands(file, lang string, block []numbered) []command {
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "…") {
 			continue
 		}
-		c := command{file: file, line: block[i].n}
+		c := command{file: file, line: block[i].n, or: -1}
 		for strings.HasSuffix(l, "\\") && i+1 < len(block) {
 			i++
 			l = strings.TrimSuffix(l, "\\") + " " + strings.TrimSpace(block[i].text)
@@ -110,6 +112,9 @@ func blockCommands(file, lang string, block []numbered) []command {
 		c.text = strings.TrimSpace(text)
 		if m := exitRE.FindStringSubmatch(comment); m != nil {
 			c.exit, _ = strconv.Atoi(m[1])
+			if m[2] != "" {
+				c.or, _ = strconv.Atoi(m[2])
+			}
 		}
 		if console && c.text == "echo $?" && i+1 < len(block) && len(cmds) > 0 {
 			if n, err := strconv.Atoi(strings.TrimSpace(block[i+1].text)); err == nil {
@@ -234,14 +239,16 @@ func TestExtract(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "x.md")
 	doc := "text\n\n```sh\nlockbench run --impl redis \\\n  --clients 2   # exits 3\n# a comment\n```\n\n" +
-		"```console\n$ lockbench compare a b       # b: worse\nwarning: x\n$ echo $?\n4\n```\n\n```text\nlockbench list\n```\n"
+		"```console\n$ lockbench compare a b       # b: worse\nwarning: x\n$ echo $?\n4\n```\n\n```text\nlockbench list\n```\n" +
+		"```sh\nlockbench capacity --impl redis   # exits 0 or 5 (no rate met it)\n```\n"
 	if err := os.WriteFile(md, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got := extract(t, md)
 	want := []command{
-		{file: md, line: 4, text: "lockbench run --impl redis  --clients 2", exit: 3},
-		{file: md, line: 10, text: "lockbench compare a b", exit: 4},
+		{file: md, line: 4, text: "lockbench run --impl redis  --clients 2", exit: 3, or: -1},
+		{file: md, line: 10, text: "lockbench compare a b", exit: 4, or: -1},
+		{file: md, line: 20, text: "lockbench capacity --impl redis", exit: 0, or: 5},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("extract = %v, want %v", got, want)
