@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/capacity"
@@ -62,15 +63,17 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 	})
 	out.Rate, out.Confirmed, out.Missed, out.Limit, out.Note = ans.Rate, ans.Confirmed, ans.Missed, ans.Limit, ans.Note
 	out.Low, out.High, out.Sampled = ans.Low, ans.High, ans.Sampled
-	if err != nil && out.Note == "" { // else the verdict would read as a finished search's
+	if err != nil { // else the verdict would read as a finished search's
+		cut := "ended by an error mid-search"
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			out.Note = fmt.Sprintf("--max-time %v ran out mid-search", c.MaxTime)
+			cut = fmt.Sprintf("--max-time %v ran out mid-search", c.MaxTime)
 		case errors.Is(err, context.Canceled):
-			out.Note = "interrupted mid-search"
-		default:
-			out.Note = "ended by an error mid-search"
+			cut = "interrupted mid-search"
 		}
+		// The cut comes first: a note the search wrote before it (its
+		// ends too close to call) is about an answer it did not finish.
+		out.Note = strings.TrimSuffix(cut+"; "+out.Note, "; ")
 	}
 	c.poolVerdicts(out.Trials, ans.Steps)
 	if ierr := c.intervals(&out, ans, cells); ierr != nil && err == nil {

@@ -88,6 +88,9 @@ func TestHistoryFilesAndVisualization(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]result.Verdict{"inproc": result.Linearizable, "test-plan-keeper": result.NotLinearizable}
+	if len(back.Cells) != len(want) || len(sum.Cells) != len(want) || back.Cells[0].Impl == back.Cells[1].Impl {
+		t.Fatalf("%d cells read back, %d run, want one each of %v", len(back.Cells), len(sum.Cells), want)
+	}
 	for i, c := range back.Cells {
 		s := c.Safety
 		if s == nil || s.Linearizable != want[c.Impl] {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -299,20 +300,27 @@ func TestCapacityCutByMaxTimeSaysSo(t *testing.T) {
 }
 
 // A trial on a busy machine counts toward no verdict, whatever its own:
-// with --others-share at a thousandth of a percent nearly any other work
-// makes the machine busy, and every trial whose cell says so must be
-// unknown (passed on its own) or set aside (failed), never a pass.
+// with --others-share at a thousandth of a percent any other work makes
+// the machine busy (a process of the test's spins through the search, so
+// that a quiet machine is busy too), and every trial whose cell says so
+// must be unknown (passed on its own) or set aside (failed), never a pass.
 func TestCapacityCountsNoPassOnABusyMachine(t *testing.T) {
 	t.Parallel()
 	const share = 0.00001
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { spin.Process.Kill(); spin.Wait() })
 	out := filepath.Join(t.TempDir(), "cap")
 	code, _, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p90<=1s",
 		"--start-rate", "200", "--max-rate", "400", "--trial", "200ms", "--duration", "200ms", "--warmup", "0s",
 		"--others-share", "0.001%", "--max-time", "3s") // cut while it waits for the machine to quieten: exit 1
-	if code != ExitOK && code != ExitSLO && code != ExitFailure {
-		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
-	}
 	rep := readCapacity(t, out)
+	if want := searchExit(rep.Searches[0]); code != want {
+		t.Fatalf("exit %d, the report calls for %d (answer %g, note %q); stderr:\n%s",
+			code, want, rep.Searches[0].Rate, rep.Searches[0].Note, errOut)
+	}
 	busy := 0
 	for _, tr := range rep.Searches[0].Trials {
 		sum, err := result.ReadSummary(filepath.Join(out, tr.Dir, result.SummaryFile))
@@ -329,5 +337,21 @@ func TestCapacityCountsNoPassOnABusyMachine(t *testing.T) {
 				tr.Dir, g.OtherCores, tr.Pass, tr.Unknown, tr.Limit, tr.Pool, tr.PooledArrivals)
 		}
 	}
-	t.Logf("%d of %d trials on a busy machine; answer %g, note %q", busy, len(rep.Searches[0].Trials), rep.Searches[0].Rate, rep.Searches[0].Note)
+	if s := rep.Searches[0]; busy == 0 || busy == len(s.Trials) && s.Rate != 0 {
+		t.Errorf("%d of %d trials on a busy machine at a share of 0.001%%, answer %g: want some busy, and no answer from busy trials alone",
+			busy, len(s.Trials), s.Rate)
+	}
+}
+
+// searchExit is the status a search's report calls for, from the report
+// alone: cut by --max-time, 1; no rate claimed (none met the SLO, or the
+// trials stopped measuring the lock), 5; an answer, 0.
+func searchExit(s result.CapacitySearch) int {
+	switch {
+	case strings.HasPrefix(s.Note, "--max-time "):
+		return ExitFailure
+	case s.Rate == 0:
+		return ExitSLO
+	}
+	return ExitOK
 }
