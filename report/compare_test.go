@@ -125,9 +125,10 @@ func TestCompareNoiseFromIntervals(t *testing.T) {
 		NewLogs: map[string]*CellLog{key: logWithRates(800, 1400, 900, 1300)},
 	}
 	m := metricOf(t, Compare([]Cell{old}, []Cell{new}, noisy).Cells[0], "acq/s")
-	// Both runs: sd ≈ 294 over 4 seconds; the band is twice the standard
-	// error of the difference, 2·√(294²/4 + 294²/4) ≈ 416.
-	if sd := stddev([]float64{700, 1300, 800, 1200}); !m.Noise || math.Abs(m.Band-2*math.Sqrt(sd*sd/2)) > 1 {
+	// Both runs: sd = √(260000/3) ≈ 294.39 over 4 seconds (worked by hand:
+	// deviations ±300, ±200 from 1000); the band is twice the standard
+	// error of the difference, 2·√(294.39²/4 + 294.39²/4) ≈ 416.33.
+	if !m.Noise || math.Abs(m.Band-416.33) > 1 {
 		t.Errorf("runs swinging ±30%% a second: %+v, want noise with a band of twice the standard error", m)
 	}
 	// Two seconds a run are too few to estimate a spread: the plain
