@@ -61,9 +61,9 @@ type batch struct {
 // sink (a streaming .hlog), so a cell's memory does not grow with its
 // duration, and a client's is one batch.
 type intervals struct {
-	start   time.Time
-	ch      chan *batch
-	nudge   chan struct{} // a full channel, or finish: drain now
+	start time.Time
+	ch    chan *batch
+	nudge chan struct{} // a full channel, or finish: drain now
 	// free holds the batches the collector emptied. Unlike a sync.Pool,
 	// a collection does not empty it: a pool's refills after each GC were
 	// allocations on the recording path (about one per 300 cycles).
