@@ -69,15 +69,21 @@ func check(h *result.History, budget time.Duration, n int) Report {
 		if rep.Linearizable == result.NotLinearizable {
 			continue // counted, not checked: one illegal window is named
 		}
-		ws := windows(part, n)
+		chosen := chooseCuts(part, n)
+		ws := slice(part, chosen)
 		rep.Windows += len(ws)
-		for _, w := range ws {
+		for k, w := range ws {
 			left := time.Until(deadline)
 			if left <= 0 {
 				rep.Linearizable = result.VerdictUnknown
 				break
 			}
-			switch porcupine.CheckOperationsTimeout(model(), w, left) {
+			res := porcupine.CheckOperationsTimeout(model(), w, left)
+			if res == porcupine.Illegal && (k > 0 && straddles(part, chosen[k-1]) || k < len(chosen) && straddles(part, chosen[k])) {
+				w = firmWindow(part, chosen, k)
+				res = porcupine.CheckOperationsTimeout(model(), w, time.Until(deadline))
+			}
+			switch res {
 			case porcupine.Illegal:
 				rep.Linearizable = result.NotLinearizable
 				rep.illegal, rep.Illegal = shortest(part, w, h, deadline)
@@ -97,6 +103,20 @@ func check(h *result.History, budget time.Duration, n int) Report {
 	rep.CheckMs = float64(time.Since(began).Microseconds()) / 1e3
 	rep.CheckAllocMB = float64(ms1.TotalAlloc-ms0.TotalAlloc) / (1 << 20)
 	return rep
+}
+
+// firmWindow is the window of part between firm cuts that holds window k
+// of those chosen.
+func firmWindow(part []op, chosen []cut, k int) []porcupine.Operation {
+	fs := firm(part, chosen)
+	m := 0
+	if k > 0 {
+		from := chosen[k-1].at
+		for m < len(fs) && fs[m].at <= from {
+			m++
+		}
+	}
+	return slice(part, fs)[m]
 }
 
 // partitions splits h by lock and phase, each in call order, with every

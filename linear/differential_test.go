@@ -2,7 +2,6 @@ package linear
 
 import (
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -188,26 +187,35 @@ func whole(t testing.TB, h *result.History) result.Verdict {
 }
 
 // differential checks one generated history windowed (windows of n
-// operations) against the whole, and returns the windows it made and
-// whether the verdicts agreed. They must agree, but for one known gap:
-// an acquire of unknown outcome in flight across a cut may take effect in
-// each window it reaches, so the windows may use it twice where the whole
-// history can use it once, and call linearizable a history that is not.
-// A disagreement of that kind is returned, not failed; any other fails.
-func differential(t testing.TB, g gen, n int) (int, bool) {
+// operations) against the whole, and returns the windows it made. They
+// must agree. (An acquire of unknown outcome in flight across a cut once
+// took effect in each window it reached, so the windows could use it
+// twice where the whole history can use it once: 3 in 3,000 histories
+// were called linearizable that are not. It now belongs to the window
+// after the cut alone, and a window found illegal beside such a cut is
+// judged again without it.)
+func differential(t testing.TB, g gen, n int) int {
 	t.Helper()
 	want := whole(t, g.h)
 	rep := check(g.h, 10*time.Second, n)
-	if rep.Linearizable == want {
-		return rep.Windows, true
+	if rep.Linearizable != want {
+		t.Fatalf("windows of %d: %s, whole history: %s (expiring %v, altered %v, near a cut %v)\n%s",
+			n, rep.Linearizable, want, g.h.Expiring, g.violated, g.nearCut, dump(g.h))
 	}
-	if rep.Linearizable == result.Linearizable && want == result.NotLinearizable && rep.Windows > 1 &&
-		slices.ContainsFunc(g.h.Ops, func(o result.Op) bool { return o.Kind == result.OpAcquire && o.Outcome == result.OutUnknown }) {
-		return rep.Windows, false
+	return rep.Windows
+}
+
+// straddled says whether an acquire of unknown outcome of h is in flight
+// at one of the cuts its windows of n are made at.
+func straddled(h *result.History, n int) bool {
+	for _, part := range partitions(h) {
+		for _, c := range chooseCuts(part, n) {
+			if straddles(part, c) {
+				return true
+			}
+		}
 	}
-	t.Fatalf("windows of %d: %s, whole history: %s (expiring %v, altered %v, near a cut %v)\n%s",
-		n, rep.Linearizable, want, g.h.Expiring, g.violated, g.nearCut, dump(g.h))
-	return 0, false
+	return false
 }
 
 func dump(h *result.History) string {
@@ -228,13 +236,13 @@ func TestWindowedAgreesWithWhole(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(51, 1))
 	const histories = 3000
-	var windowsSeen, multi, altered, near, illegal, gap int
+	var windowsSeen, multi, altered, near, illegal, straddles int
 	for range histories {
 		n := 2 + r.IntN(5)
 		g := generate(r, n)
-		ws, agreed := differential(t, g, n)
-		if !agreed {
-			gap++
+		ws := differential(t, g, n)
+		if straddled(g.h, n) {
+			straddles++
 		}
 		windowsSeen += ws
 		if ws > 1 {
@@ -250,12 +258,13 @@ func TestWindowedAgreesWithWhole(t *testing.T) {
 			illegal++
 		}
 	}
-	t.Logf("%d histories, %d windows (%d histories of more than one), %d altered, %d of them at or next to a cut, %d not linearizable; %d verdicts agreed, %d did not (an unknown acquire used in two windows)",
-		histories, windowsSeen, multi, altered, near, illegal, histories-gap, gap)
+	t.Logf("%d histories, %d windows (%d histories of more than one), %d altered, %d of them at or next to a cut, %d not linearizable, %d with an unknown acquire across a cut; every verdict agreed",
+		histories, windowsSeen, multi, altered, near, illegal, straddles)
 	// The generator must exercise what it claims to: many windows, many
-	// alterations next to cuts, and both verdicts.
-	if multi < histories/2 || near < histories/4 || illegal < histories/10 || histories-illegal < histories/4 {
-		t.Errorf("generator too tame: %d multi-window, %d near a cut, %d not linearizable of %d", multi, near, illegal, histories)
+	// alterations next to cuts, unknown acquires across cuts, and both
+	// verdicts.
+	if multi < histories/2 || near < histories/4 || illegal < histories/10 || histories-illegal < histories/4 || straddles < histories/20 {
+		t.Errorf("generator too tame: %d multi-window, %d near a cut, %d not linearizable, %d across a cut, of %d", multi, near, illegal, straddles, histories)
 	}
 }
 

@@ -58,6 +58,11 @@ func cuts(part []op) []cut {
 // windows cuts part into windows of about n operations each, as porcupine
 // histories, times in ns after part's first call.
 func windows(part []op, n int) [][]porcupine.Operation {
+	return slice(part, chooseCuts(part, n))
+}
+
+// chooseCuts picks part's cuts about n operations apart.
+func chooseCuts(part []op, n int) []cut {
 	cs := cuts(part)
 	var chosen []cut
 	last, count := int64(-1), 0
@@ -71,7 +76,26 @@ func windows(part []op, n int) [][]porcupine.Operation {
 			last, count = c.at, 0
 		}
 	}
-	return slice(part, chosen)
+	return chosen
+}
+
+// straddles reports whether an acquire of unknown outcome is in flight
+// at c: slice gives it to the window after c alone, so that no two
+// windows can both let it take effect, and the window before c judges as
+// if it took none there (see firm).
+func straddles(part []op, c cut) bool {
+	return slices.ContainsFunc(part, func(o op) bool { return unknownAcquire(o) && o.Call < c.at && o.Return >= c.at })
+}
+
+func unknownAcquire(o op) bool { return o.Kind == result.OpAcquire && o.Outcome == result.OutUnknown }
+
+// firm are cs without the cuts an unknown acquire straddles: the windows
+// between them let each such acquire take effect on either side of the
+// cuts dropped, once. A window found illegal next to a straddled cut is
+// judged again as part of its firm window, so that an acquire that must
+// have taken effect before the cut is not taken for a violation.
+func firm(part []op, cs []cut) []cut {
+	return slices.DeleteFunc(slices.Clone(cs), func(c cut) bool { return straddles(part, c) })
 }
 
 // slice returns part's windows between the cuts given (in order).
@@ -102,7 +126,7 @@ func slice(part []op, cs []cut) [][]porcupine.Operation {
 		}
 		lo := sort.Search(len(part), func(j int) bool { return part[j].Call >= from })
 		for _, o := range part[:lo] { // in flight at from: acquires alone
-			if o.Return >= from && o.Kind == result.OpAcquire && !(isGrant(o.Op) && o.Return >= to) {
+			if o.Return >= from && o.Kind == result.OpAcquire && !((isGrant(o.Op) || unknownAcquire(o) && to != never) && o.Return >= to) {
 				w = append(w, operation(o, rel(from), rel(o.Return)))
 			}
 		}
@@ -111,8 +135,8 @@ func slice(part []op, cs []cut) [][]porcupine.Operation {
 				break
 			}
 			ret := rel(o.Return)
-			if o.Return >= to && isGrant(o.Op) {
-				continue // takes effect after to: the next window's
+			if o.Return >= to && (isGrant(o.Op) || unknownAcquire(o) && to != never) {
+				continue // takes effect after to, if at all: the next window's
 			}
 			w = append(w, operation(o, rel(o.Call), ret))
 		}
