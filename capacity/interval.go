@@ -14,8 +14,10 @@ const (
 
 // Interval is the range the lock's capacity lies in, as narrowly as the
 // search put it: each end the tails' bound (Low, High) where they decided
-// one, else the bracket's (Rate, Missed). high is 0 when nothing failed
-// above the answer; all are zero without an answer.
+// one, else the bracket's (Rate, Missed) — widened to the repeats' where
+// they disagreed with the answer (Spread; an end open there is 0 with
+// FromSpread). high is 0 when nothing failed above the answer; all are
+// zero without an answer.
 func (a Answer) Interval() (low, high float64, lowFrom, highFrom string) {
 	if a.Rate == 0 {
 		return 0, 0, "", ""
@@ -28,7 +30,15 @@ func (a Answer) Interval() (low, high float64, lowFrom, highFrom string) {
 	if a.High > 0 {
 		high, highFrom = a.High, FromTails
 	}
-	if high == 0 {
+	if sp := a.Spread; sp.Unstable() {
+		if sp.PassedAt < sp.TrialsAt && (sp.Low < low || sp.Low == 0) {
+			low, lowFrom = sp.Low, FromSpread
+		}
+		if sp.PassedMissed > 0 && (sp.High > high || sp.High == 0) {
+			high, highFrom = sp.High, FromSpread
+		}
+	}
+	if high == 0 && highFrom != FromSpread {
 		highFrom = ""
 	}
 	return low, high, lowFrom, highFrom

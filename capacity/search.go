@@ -76,6 +76,10 @@ type Options struct {
 	// cannot decide the verdict at 95 % (Tail.Decides). The default is
 	// 40/Allowed: four trials' worth at ten arrivals over the quantile.
 	MaxArrivals int64
+	// Repeats is the rounds of full trials at a confirmed answer and at
+	// the rate that missed, in turn, after the search (see Spread); 0
+	// runs none.
+	Repeats int
 	// MaxPool bounds the trials pooled at one rate, for rates so low that
 	// a trial holds fewer arrivals than it should (a trial's length is
 	// bounded too). The default is 4.
@@ -165,7 +169,10 @@ type Answer struct {
 	// a failure, 0 when none did (see decided). No rate tried between
 	// them was decided. Both are 0 when they would not hold Rate.
 	Low, High float64
-	Steps     []Step
+	// Spread is what the repeats after a confirmed answer showed; nil
+	// when none ran.
+	Spread *Spread
+	Steps  []Step
 }
 
 // errStop ends a search early with its answer so far; Answer.Note says
@@ -189,6 +196,8 @@ type search struct {
 	retried bool
 	// reported counts the steps told to Options.Report.
 	reported int
+	// extra is the repeats' trials, beyond MaxTrials, once they run.
+	extra int
 	// edge holds the rates whose tails stayed too close to call with
 	// MaxArrivals pooled; sampled: the bracket's two ends are such rates,
 	// so bisecting further would only add more of them.
@@ -212,6 +221,9 @@ type search struct {
 func Search(ctx context.Context, trial Trial, opt Options) (Answer, error) {
 	s := &search{ctx: ctx, trial: trial, opt: opt.withDefaults()}
 	err := s.run()
+	if err == nil && s.ans.Confirmed && s.opt.Repeats > 0 {
+		err = s.repeat()
+	}
 	if errors.Is(err, errStop) {
 		err = nil
 	}
@@ -397,7 +409,7 @@ func (s *search) report() {
 // once runs one trial and records it; one failed by lockbench's limit is
 // run again once before it ends the search.
 func (s *search) once(rate float64, phase Phase, full bool) (Outcome, error) {
-	if len(s.ans.Steps) >= s.opt.MaxTrials {
+	if len(s.ans.Steps) >= s.opt.MaxTrials+s.extra {
 		s.ans.Note = fmt.Sprintf("stopped after %d trials (the trial budget)", s.opt.MaxTrials)
 		return Outcome{}, errStop
 	}

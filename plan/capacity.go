@@ -50,6 +50,11 @@ type Capacity struct {
 	MaxClients int
 	// MaxTrials bounds the trials of one search. The default is 60.
 	MaxTrials int
+	// Repeats is the rounds of full trials at a confirmed answer and at
+	// the rate that missed, in turn, after the search; where they
+	// disagree the answer is unstable and its interval spans the rates
+	// they moved across (capacity.Spread). 0 runs none.
+	Repeats int
 	// MaxArrivals bounds the arrivals pooled at one rate while their tail
 	// is too close to call. The default is four trials' worth (4,000 for
 	// a p99); it is 0 for an SLO whose quantile is not a share (max, mean).
@@ -144,6 +149,8 @@ func (c *Capacity) checkBounds() error {
 		return fmt.Errorf("%w: want 1 ≤ --start-rate ≤ --max-rate ≤ 10000000, got %g and %g", ErrUsage, c.StartRate, c.MaxRate)
 	case c.Inflight < 1 || c.MaxClients < 1 || c.MaxTrials < 3 || c.MaxTime < 0:
 		return fmt.Errorf("%w: --inflight and --max-clients must be ≥ 1, --max-trials ≥ 3, --max-time positive", ErrUsage)
+	case c.Repeats < 0 || c.Repeats > 10:
+		return fmt.Errorf("%w: --repeats %d: want 0 (none) to 10 rounds", ErrUsage, c.Repeats)
 	case c.MaxArrivals < 0:
 		return fmt.Errorf("%w: --max-arrivals must be a positive count of arrivals, got %d", ErrUsage, c.MaxArrivals)
 	case c.MaxArrivals > 0 && c.slo.TailShare() == 0:

@@ -14,7 +14,7 @@ import (
 // capacity lies in, and the SLO's quantile at the answer from the
 // trials its verdict rests on, pooled (cells are the trials', in order).
 func (c *Capacity) intervals(out *result.CapacitySearch, ans capacity.Answer, cells []result.Cell) error {
-	if lo, hi, lf, hf := ans.Interval(); lo > 0 {
+	if lo, hi, lf, hf := ans.Interval(); lo > 0 || lf == capacity.FromSpread {
 		out.Interval = &result.RateInterval{Low: lo, High: hi, LowFrom: lf, HighFrom: hf}
 	}
 	share := c.slo.TailShare()

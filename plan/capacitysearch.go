@@ -58,11 +58,16 @@ func (c *Capacity) search(ctx context.Context, name string) (result.CapacitySear
 		}
 	}
 	ans, err := capacity.Search(ctx, trial, capacity.Options{
-		Start: c.StartRate, Max: c.MaxRate, Precision: c.Precision, MaxTrials: c.MaxTrials,
+		Start: c.StartRate, Max: c.MaxRate, Precision: c.Precision, MaxTrials: c.MaxTrials, Repeats: c.Repeats,
 		Allowed: c.slo.TailShare(), MaxArrivals: out.MaxArrivals, Report: tell,
 	})
 	out.Rate, out.Confirmed, out.Missed, out.Limit, out.Note = ans.Rate, ans.Confirmed, ans.Missed, ans.Limit, ans.Note
 	out.Low, out.High, out.Sampled = ans.Low, ans.High, ans.Sampled
+	if sp := ans.Spread; sp != nil {
+		out.Spread = &result.CapacitySpread{Rate: sp.Rate, Missed: sp.Missed, PassedAt: sp.PassedAt, TrialsAt: sp.TrialsAt,
+			PassedMissed: sp.PassedMissed, TrialsMissed: sp.TrialsMissed, Low: sp.Low, High: sp.High}
+		out.Unstable = sp.Unstable()
+	}
 	if err != nil { // else the verdict would read as a finished search's
 		cut := "ended by an error mid-search"
 		switch {

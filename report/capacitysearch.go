@@ -125,6 +125,19 @@ func rangeText(s result.CapacitySearch) string {
 	return fmt.Sprintf("; 95 %%: %s–%s/s", sig3(s.Low), sig3(s.High))
 }
 
+// spanText is an interval in words, open ends said so.
+func spanText(iv *result.RateInterval) string {
+	switch {
+	case iv.Low > 0 && iv.High > 0:
+		return fmt.Sprintf("%s–%s/s", sig3(iv.Low), sig3(iv.High))
+	case iv.High > 0:
+		return fmt.Sprintf("below %s/s", sig3(iv.High))
+	case iv.Low > 0:
+		return fmt.Sprintf("%s/s and above", sig3(iv.Low))
+	}
+	return "every rate tried"
+}
+
 // AnswerLine is a search's answer with its intervals: the range the
 // capacity lies in and where its ends come from, then the SLO's quantile
 // at the answer from the trials its verdict rests on — "answer 1,200/s
@@ -135,12 +148,24 @@ func AnswerLine(s result.CapacitySearch) string {
 	if s.Rate == 0 || iv == nil {
 		return ""
 	}
-	high := "none failed above"
+	high, low := "none failed above", sig3(iv.Low)
 	if iv.High > 0 {
 		high = sig3(iv.High)
+	} else if iv.HighFrom == capacity.FromSpread {
+		high = "open: no rate above failed every repeat"
+	}
+	if iv.Low == 0 && iv.LowFrom == capacity.FromSpread {
+		low = "open: no rate below passed every repeat"
 	}
 	var from string
 	switch {
+	case iv.LowFrom == capacity.FromSpread || iv.HighFrom == capacity.FromSpread:
+		sp := s.Spread
+		from = "unstable: the server's capacity moved between trials"
+		if sp != nil {
+			from = fmt.Sprintf("unstable: %d of %d full trials passed at %s/s, %d of %d at %s/s; the ends are the nearest rates where every repeat agreed",
+				sp.PassedAt, sp.TrialsAt, sig3(sp.Rate), sp.PassedMissed, sp.TrialsMissed, sig3(sp.Missed))
+		}
 	case iv.LowFrom == capacity.FromTails && (iv.HighFrom == capacity.FromTails || iv.HighFrom == ""):
 		from = "95 % by the trials' tails"
 	case iv.LowFrom == capacity.FromTails:
@@ -150,7 +175,7 @@ func AnswerLine(s result.CapacitySearch) string {
 	default:
 		from = "the highest rate that passed, the lowest that failed"
 	}
-	line := fmt.Sprintf("answer %s/s [%s, %s] (%s)", sig3(s.Rate), sig3(iv.Low), high, from)
+	line := fmt.Sprintf("answer %s/s [%s, %s] (%s)", sig3(s.Rate), low, high, from)
 	if q := s.LatencyInterval; q != nil {
 		line += fmt.Sprintf("; %s %s [%s, %s] from %s arrivals in %s", metricText(q.Quantile), result.Dur(q.PointUs),
 			result.Dur(q.LowUs), result.Dur(q.HighUs), commas(q.Arrivals), plural(int64(q.Trials), "trial"))
@@ -181,6 +206,8 @@ func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) s
 			s.Impl, sig3(s.Rate), at, s.Limit)
 	case !s.Confirmed && rangeText(s) != "":
 		return fmt.Sprintf("%s: %s acq/s at %s (%s; not to ±%g %%: %s)", s.Impl, sig3(s.Rate), at, strings.TrimPrefix(rangeText(s), "; "), 100*precision, s.Note)
+	case s.Confirmed && s.Unstable && s.Interval != nil:
+		return fmt.Sprintf("%s: %s acq/s at %s, unstable (%s; the capacity moved within %s)", s.Impl, sig3(s.Rate), at, s.Note, spanText(s.Interval))
 	case s.Confirmed && rangeText(s) != "": // the tails did not decide to ±precision
 		return fmt.Sprintf("%s: %s acq/s at %s (confirmed; %s missed%s)", s.Impl, sig3(s.Rate), at, sig3(s.Missed), rangeText(s))
 	case s.Confirmed:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/capacity"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -183,5 +184,24 @@ func TestAnswerLineGivesTheIntervals(t *testing.T) {
 		if got := AnswerLine(c.s); got != c.want {
 			t.Errorf("got  %s\nwant %s", got, c.want)
 		}
+	}
+}
+
+// An answer whose repeats disagreed is called unstable, with the range
+// the capacity moved within, never "±5 %, confirmed"; an open end says so.
+func TestUnstableAnswerSaysSo(t *testing.T) {
+	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=20ms")
+	s := result.CapacitySearch{Impl: "zk-pred", Rate: 484, Missed: 508, Confirmed: true, Unstable: true,
+		Note:   "unstable: 2 of 4 full trials at 484/s passed and 3 of 4 at 508/s",
+		Spread: &result.CapacitySpread{Rate: 484, Missed: 508, PassedAt: 2, TrialsAt: 4, PassedMissed: 3, TrialsMissed: 4, Low: 440},
+		Interval: &result.RateInterval{Low: 440, LowFrom: capacity.FromSpread, HighFrom: capacity.FromSpread}}
+	v := SearchVerdict(s, slo, 0.05)
+	if !strings.Contains(v, "unstable") || strings.Contains(v, "confirmed") || !strings.Contains(v, "440/s and above") {
+		t.Errorf("verdict %q: want unstable, not confirmed, and the open range from 440/s", v)
+	}
+	a := AnswerLine(s)
+	if !strings.Contains(a, "answer 484/s [440, open: no rate above failed every repeat]") || !strings.Contains(a, "2 of 4 full trials passed at 484/s, 3 of 4 at 508/s") {
+		t.Errorf("answer line %q", a)
 	}
 }

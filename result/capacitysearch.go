@@ -94,6 +94,12 @@ type CapacitySearch struct {
 	// not hold Rate.
 	Low  float64 `json:"low,omitempty"`
 	High float64 `json:"high,omitempty"`
+	// Spread is what the repeats after a confirmed answer showed, and
+	// Unstable says they disagreed with it: the server's capacity moved
+	// between trials across the rates the search told apart, and
+	// Interval spans the rates it moved across.
+	Spread   *CapacitySpread `json:"spread,omitempty"`
+	Unstable bool            `json:"unstable,omitempty"`
 	// Interval is the range the capacity lies in as the search narrowed
 	// it, absent without an answer (see capacity.Answer.Interval).
 	Interval *RateInterval `json:"interval,omitempty"`
@@ -111,6 +117,25 @@ type CapacitySearch struct {
 // where they did, else the bisection's bracket ("bracket": the answer,
 // the highest rate that passed, and the lowest that failed above it).
 // High is 0, and HighFrom empty, when nothing failed above the answer.
+// CapacitySpread is capacity.Spread as capacity.json holds it: PassedAt
+// of TrialsAt full trials at Rate passed, PassedMissed of TrialsMissed at
+// Missed, the confirmation's counted.
+type CapacitySpread struct {
+	Rate         float64 `json:"rate"`
+	Missed       float64 `json:"missed"`
+	PassedAt     int     `json:"passed_at"`
+	TrialsAt     int     `json:"trials_at"`
+	PassedMissed int     `json:"passed_missed"`
+	TrialsMissed int     `json:"trials_missed"`
+	// Low and High are the nearest rates below Rate and above Missed at
+	// which every one of the repeats' trials agreed (passed, failed),
+	// looked for only on a side where a repeat disagreed; 0 none.
+	Low  float64 `json:"low,omitempty"`
+	High float64 `json:"high,omitempty"`
+}
+
+// RateInterval is the range a capacity lies in; an end from "spread" may
+// be open (0): no rate on that side agreed within the trial budget.
 type RateInterval struct {
 	Low      float64 `json:"low"`
 	High     float64 `json:"high"`
@@ -163,7 +188,7 @@ type TrialLimit struct {
 // results directory) with its own summary and histogram log.
 type SearchTrial struct {
 	Rate      float64 `json:"rate"`
-	Phase     string  `json:"phase"` // bracket, bisect, confirm, narrow
+	Phase     string  `json:"phase"` // bracket, bisect, confirm, narrow, repeat
 	Full      bool    `json:"full"`
 	DurationS float64 `json:"duration_s"`
 	LatencyUs float64 `json:"latency_us"` // the SLO's quantile, from the intended start

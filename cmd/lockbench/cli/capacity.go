@@ -61,6 +61,7 @@ type capOpts struct {
 	start, maxRate       float64
 	inflight, maxClients int
 	maxTrials            int
+	repeats              int
 	maxArrivals          int64
 }
 
@@ -96,6 +97,7 @@ func capacityFlags(o *capOpts, help io.Writer) *pflag.FlagSet {
 	fs.IntVar(&o.inflight, "inflight", 32, "rate: clients serving arrivals (each its own connection), and the bound on those in flight")
 	fs.IntVar(&o.maxClients, "max-clients", 64, "knee: largest client count swept (1, 2, 4, … then refined around the peak)")
 	fs.IntVar(&o.maxTrials, "max-trials", 60, "bound on the trials of one search")
+	fs.IntVar(&o.repeats, "repeats", 3, "rate: rounds of full trials at a confirmed answer and at the rate that missed, in turn, after the search; where they disagree the answer is unstable and its interval spans the rates the server moved across (0: none)")
 	fs.Int64Var(&o.maxArrivals, "max-arrivals", 0, "pool trials at one rate while their share of arrivals over the SLO's limit is too close to call at 95%, up to `N` arrivals (default four trials' worth: 4000 for a p99)")
 	fs.DurationVar(&o.maxTime, "max-time", 30*time.Minute, "bound on the whole command's time")
 	return fs
@@ -192,7 +194,7 @@ func (o capOpts) check(fs *pflag.FlagSet) (*plan.Capacity, error) {
 		return nil, fmt.Errorf("%w: capacity writes --format table or json", errUsage)
 	}
 	c := &plan.Capacity{Base: base, Trial: o.trial, StartRate: o.start, MaxRate: o.maxRate, Inflight: o.inflight,
-		MaxClients: o.maxClients, MaxTrials: o.maxTrials, MaxArrivals: o.maxArrivals, MaxTime: o.maxTime}
+		MaxClients: o.maxClients, MaxTrials: o.maxTrials, Repeats: o.repeats, MaxArrivals: o.maxArrivals, MaxTime: o.maxTime}
 	for _, w := range strings.Split(o.find, ",") {
 		switch strings.TrimSpace(w) {
 		case "":

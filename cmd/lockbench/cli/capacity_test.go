@@ -25,6 +25,7 @@ func TestCapacityRefusals(t *testing.T) {
 		"max arrivals":    {"capacity", "--impl", "inproc", "--max-arrivals", "-5"},
 		"zero arrivals":   {"capacity", "--impl", "inproc", "--max-arrivals", "0"},
 		"arrivals of max": {"capacity", "--impl", "inproc", "--slo", "max<=10ms", "--max-arrivals", "500"},
+		"repeats":         {"capacity", "--impl", "inproc", "--repeats", "-1"},
 	} {
 		code, out, errOut := run(args...)
 		if code != ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
@@ -354,4 +355,39 @@ func searchExit(s result.CapacitySearch) int {
 		return ExitSLO
 	}
 	return ExitOK
+}
+
+// A confirmed answer is repeated: full trials at it and at the rate that
+// missed, in turn, written as trials of the phase "repeat", and their
+// spread kept in capacity.json; the verdict says unstable exactly when
+// the spread does.
+func TestCapacityRepeatsTheAnswer(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "cap")
+	code, stdout, errOut := run("capacity", "--impl", "inproc", "--find", "rate", "--out", out, "--slo", "p99<=50ms",
+		"--hold", "2ms", "--start-rate", "400", "--max-rate", "2000", "--precision", "25%", "--trial", "300ms", "--duration", "300ms",
+		"--warmup", "0s", "--others-share", "100%", "--repeats", "1", "--max-time", "60s")
+	rep := readCapacity(t, out)
+	s := rep.Searches[0]
+	if want := searchExit(s); code != want {
+		t.Fatalf("exit %d, the report calls for %d; stderr:\n%s", code, want, errOut)
+	}
+	if !s.Confirmed {
+		t.Fatalf("not confirmed (%s): nothing to repeat; stderr:\n%s", s.Note, errOut)
+	}
+	repeats := 0
+	for _, tr := range s.Trials {
+		if tr.Phase == "repeat" {
+			repeats++
+			checkTrialDir(t, out, tr.Dir, "rate")
+		}
+	}
+	sp := s.Spread
+	if sp == nil || sp.Rate != s.Rate || sp.Missed != s.Missed || sp.TrialsAt < 2 || sp.TrialsMissed < 2 || repeats < 2 {
+		t.Fatalf("spread %+v after %d repeat trials: want the answer's and the missed rate's, one repeat each at least", sp, repeats)
+	}
+	unstable := sp.PassedAt < sp.TrialsAt || sp.PassedMissed > 0
+	if s.Unstable != unstable || strings.Contains(stdout, "unstable") != unstable {
+		t.Errorf("spread %+v: unstable %v in capacity.json, in the verdict %v; want %v\n%s", sp, s.Unstable, strings.Contains(stdout, "unstable"), unstable, stdout)
+	}
 }
