@@ -193,8 +193,8 @@ func TestUnstableAnswerSaysSo(t *testing.T) {
 	t.Parallel()
 	slo, _ := result.ParseSLO("p99<=20ms")
 	s := result.CapacitySearch{Impl: "zk-pred", Rate: 484, Missed: 508, Confirmed: true, Unstable: true,
-		Note:   "unstable: 2 of 4 full trials at 484/s passed and 3 of 4 at 508/s",
-		Spread: &result.CapacitySpread{Rate: 484, Missed: 508, PassedAt: 2, TrialsAt: 4, PassedMissed: 3, TrialsMissed: 4, Low: 440},
+		Note:     "unstable: 2 of 4 full trials at 484/s passed and 3 of 4 at 508/s",
+		Spread:   &result.CapacitySpread{Rate: 484, Missed: 508, PassedAt: 2, TrialsAt: 4, PassedMissed: 3, TrialsMissed: 4, Low: 440},
 		Interval: &result.RateInterval{Low: 440, LowFrom: capacity.FromSpread, HighFrom: capacity.FromSpread}}
 	v := SearchVerdict(s, slo, 0.05)
 	if !strings.Contains(v, "unstable") || strings.Contains(v, "confirmed") || !strings.Contains(v, "440/s and above") {
