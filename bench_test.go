@@ -194,7 +194,7 @@ func cpuPerOp(cell result.Cell, n int) float64 {
 	if cell.Generator == nil || n == 0 {
 		return 0
 	}
-	return cell.Generator.CPUS * 1e9 / float64(n)
+	return cell.Generator.CPUSeconds * 1e9 / float64(n)
 }
 
 // clock runs b's timer only while the cell's clients run, so that

@@ -25,7 +25,7 @@ func TestCellRecordsTheServersCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := srv[redis.Need.Role][0]
-	if s, ok := c.Generator.ServerCPUS[addr]; !ok || s <= 0 || c.Generator.CPUS <= 0 {
-		t.Errorf("server CPU %v (of %v), lockbench CPU %v: want both measured", s, c.Generator.ServerCPUS, c.Generator.CPUS)
+	if s, ok := c.Generator.ServerCPUSeconds[addr]; !ok || s <= 0 || c.Generator.CPUSeconds <= 0 {
+		t.Errorf("server CPU %v (of %v), lockbench CPU %v: want both measured", s, c.Generator.ServerCPUSeconds, c.Generator.CPUSeconds)
 	}
 }

@@ -86,8 +86,8 @@ func (h *health) stop() *health {
 func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan float64) *result.Generator {
 	g := &result.Generator{
 		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
-		CPUS: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),
-		ServerCPUS: serverCPU, ServerSpanS: serverSpan, WakeLateUs: h.wakeLate,
+		CPUSeconds: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),
+		ServerCPUSeconds: serverCPU, ServerSpanS: serverSpan, WakeLateUs: h.wakeLate,
 	}
 	g.OtherCores = h.otherCores(serverCPU, serverSpan)
 	if h.wall > 0 {

@@ -271,12 +271,12 @@ func sumGenerators(cells []result.Cell) *result.Generator {
 		}
 		if g == nil {
 			first := *c.Generator
-			first.ServerCPUS = maps.Clone(first.ServerCPUS)
+			first.ServerCPUSeconds = maps.Clone(first.ServerCPUSeconds)
 			g = &first
 			continue
 		}
 		h := c.Generator
-		g.CPUS += h.CPUS
+		g.CPUSeconds += h.CPUSeconds
 		g.ServerSpanS += h.ServerSpanS
 		g.GCPauseMs += h.GCPauseMs
 		g.GCCount += h.GCCount
@@ -286,11 +286,11 @@ func sumGenerators(cells []result.Cell) *result.Generator {
 		if h.Warning != "" && !strings.Contains(g.Warning, h.Warning) {
 			g.Warning = strings.TrimPrefix(g.Warning+"; "+h.Warning, "; ")
 		}
-		for a, v := range h.ServerCPUS {
-			if g.ServerCPUS == nil {
-				g.ServerCPUS = map[string]float64{}
+		for a, v := range h.ServerCPUSeconds {
+			if g.ServerCPUSeconds == nil {
+				g.ServerCPUSeconds = map[string]float64{}
 			}
-			g.ServerCPUS[a] += v
+			g.ServerCPUSeconds[a] += v
 		}
 	}
 	return g

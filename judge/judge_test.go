@@ -16,7 +16,7 @@ func derived(cells ...result.Cell) []result.Cell {
 func burst(impl string, n int, t *result.Theory, releaseWakeups int64, serverCPUS float64) result.Cell {
 	return result.Cell{Impl: impl, Scenario: "burst", Kind: result.KindBurst, Clients: n, Locks: 1, Acquires: int64(n),
 		Theory: t, Counts: result.Counts{ReleaseWakeups: releaseWakeups},
-		Generator: &result.Generator{CPUS: 0.01, ServerCPUS: map[string]float64{"127.0.0.1:1": serverCPUS}, ServerSpanS: 0.5}}
+		Generator: &result.Generator{CPUSeconds: 0.01, ServerCPUSeconds: map[string]float64{"127.0.0.1:1": serverCPUS}, ServerSpanS: 0.5}}
 }
 
 // A burst's wake-ups are judged exactly against theory, the dearest and
@@ -61,7 +61,7 @@ func TestHerd(t *testing.T) {
 func TestCellLimit(t *testing.T) {
 	t.Parallel()
 	cell := func(lockbench, server float64, procs int) result.Cell {
-		c := result.Cell{Generator: &result.Generator{CPUS: lockbench, ServerCPUS: map[string]float64{"a": server},
+		c := result.Cell{Generator: &result.Generator{CPUSeconds: lockbench, ServerCPUSeconds: map[string]float64{"a": server},
 			ServerSpanS: 1, Cores: 2, Procs: procs}}
 		c.Derive()
 		return c
@@ -82,7 +82,7 @@ func TestCellLimit(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if CellLimit(result.Cell{Generator: &result.Generator{CPUS: 5, ServerSpanS: 0.5}}) != SideNone {
+	if CellLimit(result.Cell{Generator: &result.Generator{CPUSeconds: 5, ServerSpanS: 0.5}}) != SideNone {
 		t.Error("a cell under a second has no CPU shares to judge")
 	}
 }

@@ -125,7 +125,7 @@ func BenchmarkHarnessEndpoint(b *testing.B) {
 				}
 			})
 			if g := cell.Generator; g != nil {
-				b.ReportMetric(g.CPUS*1e9/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(g.CPUSeconds*1e9/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}

@@ -207,7 +207,7 @@ func TestCompareHandoffCosts(t *testing.T) {
 			AcquiresPerS: 100, AcquireLatencyUs: result.Latency{P50: 1000, P99: 2000},
 			Counts:            result.Counts{ReleaseWakeups: 3 * wakes},
 			RepeatServerCPUUs: []float64{per * 0.98, per, per * 1.02},
-			Generator:         &result.Generator{CPUS: 0.01, ServerCPUS: map[string]float64{"zk": serverCPU}}}
+			Generator:         &result.Generator{CPUSeconds: 0.01, ServerCPUSeconds: map[string]float64{"zk": serverCPU}}}
 	}
 	cmp := Compare([]Cell{burst(7, 0.021)}, []Cell{burst(28, 0.063)}, CompareOptions{})
 	var names []string

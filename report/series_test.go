@@ -185,7 +185,7 @@ func TestBurstCostSeries(t *testing.T) {
 	cells := fixtureCells()
 	for i := range cells {
 		if cells[i].Impl == "zk-naive" && cells[i].Scenario == "burst" {
-			cells[i].Generator = &result.Generator{CPUS: 0.1, ServerCPUS: map[string]float64{"zk": 0.003 * float64(cells[i].Clients-1)}}
+			cells[i].Generator = &result.Generator{CPUSeconds: 0.1, ServerCPUSeconds: map[string]float64{"zk": 0.003 * float64(cells[i].Clients-1)}}
 			cells[i].HandoffGapUs = &result.Latency{P50: 250}
 		}
 	}

@@ -70,7 +70,7 @@ func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 	burstCPU := func(c Cell) string { c.Derive(); return burstCPU(c) }
 	notes := func(c Cell) []string { c.Derive(); return notes(c) }
 	c := Cell{Impl: "zk-naive", Scenario: "burst", Kind: result.KindBurst, Clients: 2000,
-		Generator: &result.Generator{CPUS: 300, ServerCPUS: map[string]float64{"127.0.0.1:2181": 150}, ServerSpanS: 200}}
+		Generator: &result.Generator{CPUSeconds: 300, ServerCPUSeconds: map[string]float64{"127.0.0.1:2181": 150}, ServerSpanS: 200}}
 	got := burstCPU(c)
 	for _, want := range []string{"lockbench 150%", "server 127.0.0.1:2181 75%", "the busier side: lockbench"} {
 		if !strings.Contains(got, want) {
@@ -80,7 +80,7 @@ func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 	if !strings.Contains(strings.Join(notes(c), "\n"), got) {
 		t.Error("the note is not among the cell's notes")
 	}
-	c.Generator.ServerCPUS["127.0.0.1:2181"] = 400
+	c.Generator.ServerCPUSeconds["127.0.0.1:2181"] = 400
 	if got := burstCPU(c); !strings.HasSuffix(got, "the busier side: server 127.0.0.1:2181") {
 		t.Errorf("server busier: %q", got)
 	}
@@ -91,7 +91,7 @@ func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 	// Together at 94% of a 2-core machine's cores: the cores were the
 	// limit, said for any kind of cell, and the server at 82% of a core
 	// is not called the limit on its own.
-	c.Generator.Cores, c.Generator.CPUS, c.Generator.ServerCPUS["127.0.0.1:2181"] = 2, 210, 164
+	c.Generator.Cores, c.Generator.CPUSeconds, c.Generator.ServerCPUSeconds["127.0.0.1:2181"] = 2, 210, 164
 	got = strings.Join(notes(c), "\n")
 	for _, want := range []string{"lockbench 105%", "server 127.0.0.1:2181 82%", "together 94% of the machine's 2 cores: the cores were the limit", "(the busier: lockbench)"} {
 		if !strings.Contains(got, want) {
@@ -107,7 +107,7 @@ func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 	if !strings.Contains(got, "127.0.0.1:2181 used 82% of a core, lockbench 105% — the service may have been the limit") || strings.Contains(got, "cores were the limit") {
 		t.Errorf("closed loop with cores to spare: %q", got)
 	}
-	c.Generator.Cores, c.Generator.CPUS, c.Generator.ServerCPUS["127.0.0.1:2181"] = 0, 300, 400
+	c.Generator.Cores, c.Generator.CPUSeconds, c.Generator.ServerCPUSeconds["127.0.0.1:2181"] = 0, 300, 400
 	c.Kind, c.Generator.ServerSpanS = result.KindBurst, 0
 	if got := burstCPU(c); got != "" {
 		t.Errorf("no sandboxed servers: %q", got)

@@ -228,7 +228,7 @@ func TestLimitVerdict(t *testing.T) {
 	t.Parallel()
 	cell := func(impl string, clients int, lb, srv float64, cores int) Cell {
 		return Cell{Impl: impl, Scenario: "burst", Kind: result.KindBurst, Clients: clients,
-			Generator: &result.Generator{CPUS: lb * 10, ServerCPUS: map[string]float64{"127.0.0.1:2181": srv * 10}, ServerSpanS: 10, Cores: cores}}
+			Generator: &result.Generator{CPUSeconds: lb * 10, ServerCPUSeconds: map[string]float64{"127.0.0.1:2181": srv * 10}, ServerSpanS: 10, Cores: cores}}
 	}
 	limit := func(cells ...Cell) (VerdictLine, bool) {
 		for _, v := range Verdict(derived(cells), nil) {
@@ -269,7 +269,7 @@ func TestLimitVerdict(t *testing.T) {
 		t.Errorf("four cells: %+v", v)
 	}
 	noServers := cell("redis", 8, 0.9, 0, 2)
-	noServers.Generator.ServerCPUS = nil
+	noServers.Generator.ServerCPUSeconds = nil
 	if v, ok := limit(noServers); ok {
 		t.Errorf("without the servers' CPU: %+v", v)
 	}

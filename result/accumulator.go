@@ -458,7 +458,7 @@ func addGenerator(into, g *Generator) *Generator {
 		c := *g
 		return &c
 	}
-	into.CPUS += g.CPUS
+	into.CPUSeconds += g.CPUSeconds
 	into.GCCount += g.GCCount
 	into.Goroutines += g.Goroutines
 	into.GCPauseMs = max(into.GCPauseMs, g.GCPauseMs)

@@ -74,12 +74,12 @@ func cpuShares(g *Generator) *CPUShares {
 	if g == nil || g.ServerSpanS < MinCPUSpanS {
 		return nil
 	}
-	s := &CPUShares{SpanS: g.ServerSpanS, Lockbench: g.CPUS / g.ServerSpanS, Cores: g.Cores, Usable: max(1, g.Procs)}
+	s := &CPUShares{SpanS: g.ServerSpanS, Lockbench: g.CPUSeconds / g.ServerSpanS, Cores: g.Cores, Usable: max(1, g.Procs)}
 	if g.Cores > 0 {
 		s.Usable = max(1, min(s.Usable, g.Cores))
 	}
-	total := g.CPUS
-	for a, v := range g.ServerCPUS {
+	total := g.CPUSeconds
+	for a, v := range g.ServerCPUSeconds {
 		s.Servers = append(s.Servers, ServerShare{Addr: a, Share: v / g.ServerSpanS})
 		total += v
 	}
@@ -93,7 +93,7 @@ func cpuShares(g *Generator) *CPUShares {
 		b := *s.Busiest
 		s.Busiest = &b
 	}
-	if g.Cores > 0 && len(g.ServerCPUS) > 0 {
+	if g.Cores > 0 && len(g.ServerCPUSeconds) > 0 {
 		s.Machine = total / (g.ServerSpanS * float64(g.Cores))
 	}
 	return s

@@ -86,7 +86,7 @@ func TestRoundsOfKeepsEveryRoundAndWritesAsJSON(t *testing.T) {
 	mk := func(rate, p99 float64, cpu bool) Cell {
 		c := Cell{AcquiresPerS: rate, Acquires: 1000, AcquireLatencyUs: Latency{P50: 10, P99: p99, P999: 2 * p99}}
 		if cpu {
-			c.Generator = &Generator{CPUS: 0.5, ServerCPUS: map[string]float64{"a": 0.25, "b": 0.25}}
+			c.Generator = &Generator{CPUSeconds: 0.5, ServerCPUSeconds: map[string]float64{"a": 0.25, "b": 0.25}}
 		}
 		return c
 	}

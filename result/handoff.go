@@ -72,9 +72,9 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 		h.Messages, h.MessagesUnit = &m, unit
 	}
 	if g := c.Generator; g != nil {
-		if len(g.ServerCPUS) > 0 {
+		if len(g.ServerCPUSeconds) > 0 {
 			var s float64
-			for _, v := range g.ServerCPUS {
+			for _, v := range g.ServerCPUSeconds {
 				s += v
 			}
 			total := per(s * 1e6)
@@ -91,8 +91,8 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 				}
 			}
 		}
-		if g.CPUS > 0 {
-			us := per(g.CPUS * 1e6)
+		if g.CPUSeconds > 0 {
+			us := per(g.CPUSeconds * 1e6)
 			h.GeneratorCPUUs = &us
 		}
 	}

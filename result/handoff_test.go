@@ -70,7 +70,7 @@ func TestHandoffCosts(t *testing.T) {
 	c := Cell{Impl: "zk-naive", Scenario: "burst", Kind: KindBurst, Clients: 8, Locks: 1, Acquires: 8,
 		Counts: Counts{ReleaseWakeups: 28, Notifications: 35}, Theory: &theory,
 		Server:    map[string]int64{"packets_received": 61, "packets_sent": 80},
-		Generator: &Generator{CPUS: 0.014, ServerCPUS: map[string]float64{"a": 0.0035, "b": 0.0035}}}
+		Generator: &Generator{CPUSeconds: 0.014, ServerCPUSeconds: map[string]float64{"a": 0.0035, "b": 0.0035}}}
 	h, ok := HandoffCosts(c)
 	if !ok || h.Handoffs != 7 || h.Wakeups != 4 || h.Notifications != 5 {
 		t.Fatalf("%+v %v", h, ok)
@@ -97,7 +97,7 @@ func TestHandoffCosts(t *testing.T) {
 		t.Errorf("above idle %v µs with a rest rate over the cell's: want unknown, the total kept", h.ServerCPUUs)
 	}
 	c.Generator.ServerIdleCores = nil
-	c.Generator.ServerCPUS = nil
+	c.Generator.ServerCPUSeconds = nil
 	if h, _ := HandoffCosts(c); h.ServerCPUUs != nil {
 		t.Error("server CPU per hand-off without server CPU")
 	}

@@ -65,11 +65,11 @@ func RoundsOf(rounds []Cell) *RoundFigures {
 // serverCPUPerAcquire is the sandboxed servers' CPU per acquisition in
 // µs, NaN where unknown.
 func serverCPUPerAcquire(c Cell) float64 {
-	if c.Generator == nil || len(c.Generator.ServerCPUS) == 0 || c.Acquires == 0 {
+	if c.Generator == nil || len(c.Generator.ServerCPUSeconds) == 0 || c.Acquires == 0 {
 		return math.NaN()
 	}
 	var s float64
-	for _, v := range c.Generator.ServerCPUS {
+	for _, v := range c.Generator.ServerCPUSeconds {
 		s += v
 	}
 	return s * 1e6 / float64(c.Acquires)
@@ -78,8 +78,8 @@ func serverCPUPerAcquire(c Cell) float64 {
 // lockbenchCPUPerAcquire is lockbench's CPU per acquisition in µs, NaN
 // where unknown.
 func lockbenchCPUPerAcquire(c Cell) float64 {
-	if c.Generator == nil || c.Generator.CPUS == 0 || c.Acquires == 0 {
+	if c.Generator == nil || c.Generator.CPUSeconds == 0 || c.Acquires == 0 {
 		return math.NaN()
 	}
-	return c.Generator.CPUS * 1e6 / float64(c.Acquires)
+	return c.Generator.CPUSeconds * 1e6 / float64(c.Acquires)
 }

@@ -304,17 +304,17 @@ type Generator struct {
 	GCPauseMs  float64 `json:"gc_pause_ms"`
 	GCCount    int64   `json:"gc_count"`
 	Goroutines int     `json:"goroutines"`
-	CPUS       float64 `json:"cpu_s"`     // user+system CPU lockbench used
+	CPUSeconds float64 `json:"cpu_s"`     // user+system CPU lockbench used
 	CPUShare   float64 `json:"cpu_share"` // of all cores over the cell
-	// ServerCPUS is the CPU time each server of the cell used over it,
-	// by address, beside lockbench's own (CPUS): whichever side ran at a
+	// ServerCPUSeconds is the CPU time each server of the cell used over it,
+	// by address, beside lockbench's own (CPUSeconds): whichever side ran at a
 	// core's worth was the limit. A server counts when its processes can
 	// be seen (sandbox.Serving): lockbench's own, or one on this machine.
-	ServerCPUS map[string]float64 `json:"server_cpu_s,omitempty"`
-	// ServerSpanS is the wall time ServerCPUS covers: the cell with its
+	ServerCPUSeconds map[string]float64 `json:"server_cpu_s,omitempty"`
+	// ServerSpanS is the wall time ServerCPUSeconds covers: the cell with its
 	// warm-up, from before the first client acted.
 	ServerSpanS float64 `json:"server_span_s,omitempty"`
-	// ServerIdleCores is the CPU the servers in ServerCPUS used per
+	// ServerIdleCores is the CPU the servers in ServerCPUSeconds used per
 	// second at rest, read just before the cell (bursts): their
 	// background — a JVM's compiler and collector, a raft tick — which a
 	// cost per hand-off leaves out. Nil when not read.
@@ -336,7 +336,7 @@ type Generator struct {
 	ProcsTrial     []ProcsTry `json:"procs_trial,omitempty"`
 	ProcsUndecided bool       `json:"procs_undecided,omitempty"`
 	// OtherCores is how many cores, on average over the cell, processes
-	// other than lockbench and its servers (those in ServerCPUS) kept
+	// other than lockbench and its servers (those in ServerCPUSeconds) kept
 	// busy (Linux; -1 when unknown, 0 in results from before it was
 	// measured): a
 	// benchmark shares its machine with them, so that what it measured

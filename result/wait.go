@@ -38,10 +38,10 @@ func WaitCostOf(c Cell) (WaitCost, bool) {
 	out := WaitCost{Waiters: w.Waiters, Requests: float64(c.RoundTrips) / ws,
 		Notifications: float64(c.Notifications) / ws, RetriesPerWaiterS: float64(c.Retries) / ws}
 	if g := c.Generator; g != nil {
-		out.LockbenchCPUUs = g.CPUS * 1e6 / ws
-		if len(g.ServerCPUS) > 0 && g.ServerIdleCores != nil && g.ServerSpanS > 0 {
+		out.LockbenchCPUUs = g.CPUSeconds * 1e6 / ws
+		if len(g.ServerCPUSeconds) > 0 && g.ServerIdleCores != nil && g.ServerSpanS > 0 {
 			var s float64
-			for _, v := range g.ServerCPUS {
+			for _, v := range g.ServerCPUSeconds {
 				s += v
 			}
 			above := max(s-*g.ServerIdleCores*g.ServerSpanS, 0) * 1e6 / ws

@@ -9,7 +9,7 @@ func TestWaitCostOf(t *testing.T) {
 	idle := 0.05 // cores at rest
 	c := Cell{Kind: KindWait, Counts: Counts{RoundTrips: 2000, Retries: 1990, Notifications: 10},
 		Wait:      &WaitFigures{Waiters: 4, WaitS: 5},
-		Generator: &Generator{CPUS: 0.4, ServerCPUS: map[string]float64{"a": 0.3, "b": 0.1}, ServerIdleCores: &idle, ServerSpanS: 6}}
+		Generator: &Generator{CPUSeconds: 0.4, ServerCPUSeconds: map[string]float64{"a": 0.3, "b": 0.1}, ServerIdleCores: &idle, ServerSpanS: 6}}
 	w, ok := WaitCostOf(c)
 	if !ok {
 		t.Fatal("no cost")

@@ -41,7 +41,7 @@ func TestServerCPUAgreesWithTicksOverALongCell(t *testing.T) {
 	}
 	after, _ := sandbox.TicksCPU(addr)
 	ticks := (after - before).Seconds()
-	cell := c.Generator.ServerCPUS[addr]
+	cell := c.Generator.ServerCPUSeconds[addr]
 	t.Logf("server CPU over the cell: %.4f s from schedstat, %.2f s from ticks around it (%.1f%% apart)", cell, ticks, 100*(ticks-cell)/ticks)
 	if cell <= 0 || math.Abs(ticks-cell) > 0.15*ticks+0.1 {
 		t.Errorf("schedstat %.4f s, ticks %.2f s: more than 15%% apart", cell, ticks)
