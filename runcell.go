@@ -28,7 +28,7 @@ type (
 )
 
 // SandboxKinds reads the servers of every kind lockbench's sandbox knows
-// (Redis, ZooKeeper, etcd, PostgreSQL, MariaDB): their own counters and,
+// (every kind registered with it: see sandbox.Kinds): their own counters and,
 // for servers this process started, their CPU time. Give it as
 // CellSpec.ServerKinds for a cell to report what its servers saw beside
 // what its clients counted; a plan's cells have it by default.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,7 +43,7 @@ const ClientModule = "github.com/nats-io/nats.go"
 
 // Need is the one NATS server (JetStream on) the lock uses (--nats,
 // LOCKBENCH_NATS).
-var Need = impl.Need{Role: "nats", Kind: "nats", Count: 1, Usage: "NATS server address (JetStream on, 2.11 or later)", Guard: Guard}
+var Need = impl.Need{Role: "nats", Kind: serverkind.NATS, Count: 1, Usage: "NATS server address (JetStream on, 2.11 or later)", Guard: Guard}
 
 // Bucket is the KV bucket every lock lives in; cells are kept apart by
 // their keys' first token.

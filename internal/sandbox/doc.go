@@ -1,7 +1,8 @@
 // Package sandbox starts the real servers a run needs on free loopback
 // ports in a temporary directory, and stops them all again. Each kind of
-// server registers itself here (RegisterKind; Redis, ZooKeeper, etcd,
-// PostgreSQL and MariaDB do, under the names of package serverkind) with
+// server registers itself here (RegisterKind, one file a kind: Redis, a
+// Redis Cluster, ZooKeeper, etcd, PostgreSQL, MariaDB, NATS and a
+// kube-apiserver, under the names of package serverkind) with
 // how to start, find, read and version it, and what fault scenarios may
 // do to it (replicate, promote, ask an ensemble member its mode).
 //

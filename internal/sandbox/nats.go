@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,6 @@ import (
 	"time"
 )
 
-// KindNATS is the NATS server kind, with JetStream on.
-const KindNATS = "nats"
-
 // nats registers as independent servers: one is what a NATS KV lock
 // needs (a JetStream cluster would be an ensemble; the sandbox starts
 // none). JetStream KV's per-key TTL, which the lock's lease is, came with
@@ -23,7 +21,7 @@ const KindNATS = "nats"
 // its Go module (tools/nats-server) by scripts/install-servers.
 func init() {
 	RegisterKind(Kind{
-		Name: KindNATS, Flag: "nats",
+		Name: serverkind.NATS, Flag: "nats",
 		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
 			return startEach(ctx, dir, n, "nats", findNATS, startNATS)
 		},
@@ -87,7 +85,7 @@ func startNATS(ctx context.Context, bin, dir string) (*Server, error) {
 	monitor := "127.0.0.1:" + strconv.Itoa(ports[1])
 	natsMonitors.Store(addr, monitor)
 	s := &Server{
-		Kind: KindNATS, Addr: addr, dir: dir, bin: bin,
+		Kind: serverkind.NATS, Addr: addr, dir: dir, bin: bin,
 		logPath: filepath.Join(dir, "nats.log"),
 		args: []string{
 			"-a", "127.0.0.1", "-p", strconv.Itoa(ports[0]),

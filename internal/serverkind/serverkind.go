@@ -17,6 +17,8 @@ const (
 	RedisCluster = "redis-cluster"
 	// KubeAPIServer is a Kubernetes API server over an etcd of its own.
 	KubeAPIServer = "kube-apiserver"
+	// NATS is a NATS server with JetStream on.
+	NATS = "nats"
 )
 
 // KubeToken is the bearer token a sandboxed kube-apiserver accepts (its
