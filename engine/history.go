@@ -116,6 +116,9 @@ func (r *Cell) judgeSafety(cell *result.Cell) {
 		*s = rep.Safety
 		cell.History = h
 	}
+	if r.Spec.HistoryOps < 0 {
+		s.Linearizable = result.NotChecked
+	}
 	r.guardSafety(s)
 	cell.Safety = s
 }

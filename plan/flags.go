@@ -38,7 +38,7 @@ type Flags struct {
 	connectPar, repeat               int
 	out, slo                         string
 	seed                             uint64
-	renew, guard                     bool
+	renew, guard, history            bool
 	acquireTimeout                   time.Duration
 	shard, startAt, runID            string
 	shardWait                        time.Duration
@@ -71,6 +71,7 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.retry, "retry", impl.DefaultRetry, "pause between polling attempts")
 	fs.Float64Var(&o.jitter, "jitter", impl.DefaultJitter, "random `FRACTION` of --retry added or removed")
 	fs.DurationVar(&o.acquireTimeout, "acquire-timeout", 0, "a client that has not got the lock within this gives up (tryLock with a wait); 0 waits until the cell ends")
+	fs.BoolVar(&o.history, "history", true, "record every operation for the linearizability check; --history=false records none, saving its cost per cycle, and the report says the history was not checked")
 	fs.BoolVar(&o.renew, "renew", false, "holders renew their TTL lease every TTL/3 while they hold it, only while it is still theirs (a watchdog)")
 	fs.BoolVar(&o.guard, "guard", false, "holders read a counter on the lock's servers when granted and write it back plus one before releasing, fenced with the lock's token and unfenced: lost updates and stale writes in the Safety table (default: on in the fault scenarios, off in the load ones, whose holds it lengthens by two round trips)")
 	o.servers = map[string]*string{}
@@ -255,6 +256,9 @@ func (o *Flags) cell() (CellSpec, error) {
 	}
 	if o.jitter == 0 {
 		c.Config.Jitter = -1 // explicit zero: WithDefaults would restore 0.5
+	}
+	if !o.history {
+		c.HistoryOps = -1
 	}
 	if o.acquires != 0 {
 		c.Acquires = o.acquires

@@ -103,6 +103,8 @@ func verdictText(s *result.Safety) string {
 		return "**NO**"
 	case result.VerdictUnknown:
 		return "unknown (time budget spent)"
+	case result.NotChecked:
+		return "not checked (no history recorded: --history=false)"
 	}
 	return "–"
 }

@@ -9,6 +9,9 @@ const (
 	Linearizable    Verdict = "linearizable"
 	NotLinearizable Verdict = "not"
 	VerdictUnknown  Verdict = "unknown"
+	// NotChecked: the cell recorded no history (--history=false), so
+	// neither safe nor unsafe is claimed of it by linearizability.
+	NotChecked Verdict = "not checked"
 )
 
 // TokenSource says where a cell's fencing tokens came from.
@@ -127,7 +130,7 @@ func (s *Safety) KeepGuard(o *Safety) {
 }
 
 // verdictRank orders verdicts from the best to the worst.
-var verdictRank = map[Verdict]int{"": 0, Linearizable: 1, VerdictUnknown: 2, NotLinearizable: 3}
+var verdictRank = map[Verdict]int{"": 0, Linearizable: 1, NotChecked: 2, VerdictUnknown: 3, NotLinearizable: 4}
 
 // Add returns s with o's figures added (repeats of one cell, or its
 // shards): counts and checking time summed, the worse verdict, the first
