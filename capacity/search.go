@@ -76,8 +76,8 @@ type Options struct {
 	// cannot decide the verdict at 95 % (Tail.Decides). The default is
 	// 40/Allowed: four trials' worth at ten arrivals over the quantile.
 	MaxArrivals int64
-	// Repeats is the rounds of full trials at a confirmed answer and at
-	// the rate that missed, in turn, after the search (see Spread); 0
+	// Repeats is the rounds of full trials at the answer and at the rate
+	// that missed above it, in turn, after the search (see Spread); 0
 	// runs none.
 	Repeats int
 	// MaxPool bounds the trials pooled at one rate, for rates so low that
@@ -169,7 +169,7 @@ type Answer struct {
 	// a failure, 0 when none did (see decided). No rate tried between
 	// them was decided. Both are 0 when they would not hold Rate.
 	Low, High float64
-	// Spread is what the repeats after a confirmed answer showed; nil
+	// Spread is what the repeats after the answer showed; nil
 	// when none ran.
 	Spread *Spread
 	Steps  []Step
@@ -221,7 +221,10 @@ type search struct {
 func Search(ctx context.Context, trial Trial, opt Options) (Answer, error) {
 	s := &search{ctx: ctx, trial: trial, opt: opt.withDefaults()}
 	err := s.run()
-	if err == nil && s.ans.Confirmed && s.opt.Repeats > 0 {
+	if err == nil && s.opt.Repeats > 0 && s.lo > 0 && !s.sampled && (s.ans.Confirmed || s.hi > 0) {
+		if !s.ans.Confirmed {
+			s.ans.Missed = s.hi
+		}
 		err = s.repeat()
 	}
 	if errors.Is(err, errStop) {

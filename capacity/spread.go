@@ -3,12 +3,14 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// PhaseRepeat trials follow a confirmed answer: full trials at the answer
-// and at the rate that missed, in turn, so that the answer's interval
-// holds how the server moves from one trial to the next, not only how
-// the tails of one trial sample it.
+// PhaseRepeat trials follow an answer with a rate that missed above it
+// (confirmed, or not when full trials kept disagreeing with short ones):
+// full trials at the answer and at the rate that missed, in turn, so that
+// the answer's interval holds how the server moves from one trial to the
+// next, not only how the tails of one trial sample it.
 const PhaseRepeat Phase = "repeat"
 
 // FromSpread: an end of Answer.Interval moved by the repeats (see
@@ -17,8 +19,10 @@ const PhaseRepeat Phase = "repeat"
 // agreed — or open (0) when none did.
 const FromSpread = "spread"
 
-// Spread is what the repeats after a confirmed answer showed: full trials
-// at Rate and at Missed, the confirmation's own counted.
+// Spread is what the repeats after an answer showed: full trials at Rate
+// and at Missed, the last full trial at each before them counted (a
+// confirmed answer's confirmation; for one left unconfirmed, the full
+// trials that disagreed).
 type Spread struct {
 	Rate, Missed float64
 	// PassedAt of TrialsAt full trials at Rate passed; PassedMissed of
@@ -44,7 +48,9 @@ func (s *Spread) Unstable() bool {
 // left unknown counts neither way.
 func (s *search) repeat() error {
 	at, up := s.lo, s.ans.Missed
-	sp := &Spread{Rate: at, Missed: up, PassedAt: 1, TrialsAt: 1, TrialsMissed: 1}
+	sp := &Spread{Rate: at, Missed: up}
+	sp.PassedAt, sp.TrialsAt = s.lastFull(at)
+	sp.PassedMissed, sp.TrialsMissed = s.lastFull(up)
 	s.extra += 2 * s.opt.Repeats * s.opt.MaxPool
 	var err error
 	for range s.opt.Repeats {
@@ -77,10 +83,23 @@ func (s *search) repeat() error {
 	}
 	s.ans.Spread = sp
 	if sp.Unstable() {
-		s.ans.Note = fmt.Sprintf("unstable: %d of %d full trials at %s passed and %d of %d at %s: the server's capacity moved between trials, and the interval spans it",
+		note := fmt.Sprintf("unstable: %d of %d full trials at %s passed and %d of %d at %s: the server's capacity moved between trials, and the interval spans it",
 			sp.PassedAt, sp.TrialsAt, fmtRate(at), sp.PassedMissed, sp.TrialsMissed, fmtRate(up))
+		s.ans.Note = strings.TrimSuffix(note+"; "+s.ans.Note, "; ")
 	}
 	return nil
+}
+
+// lastFull counts the last full trial the search ran at rate, if any, as
+// (passed, trials): 1 of 1, 0 of 1 or 0 of 0. A confirmed answer's is its
+// confirmation; the rate that missed it, the full failure that did.
+func (s *search) lastFull(rate float64) (passed, trials int) {
+	for i := len(s.ans.Steps) - 1; i >= 0; i-- {
+		if st := s.ans.Steps[i]; st.Rate == rate && st.Full && !st.Unknown && st.Limit == "" {
+			return b2i(st.Pass), 1
+		}
+	}
+	return 0, 0
 }
 
 // probe looks for the nearest rate beyond from (above it when up, else

@@ -50,8 +50,8 @@ type Capacity struct {
 	MaxClients int
 	// MaxTrials bounds the trials of one search. The default is 60.
 	MaxTrials int
-	// Repeats is the rounds of full trials at a confirmed answer and at
-	// the rate that missed, in turn, after the search; where they
+	// Repeats is the rounds of full trials at the answer and at the rate
+	// that missed above it, in turn, after the search; where they
 	// disagree the answer is unstable and its interval spans the rates
 	// they moved across (capacity.Spread). 0 runs none.
 	Repeats int

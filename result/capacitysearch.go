@@ -94,7 +94,7 @@ type CapacitySearch struct {
 	// not hold Rate.
 	Low  float64 `json:"low,omitempty"`
 	High float64 `json:"high,omitempty"`
-	// Spread is what the repeats after a confirmed answer showed, and
+	// Spread is what the repeats after the answer showed, and
 	// Unstable says they disagreed with it: the server's capacity moved
 	// between trials across the rates the search told apart, and
 	// Interval spans the rates it moved across.

@@ -97,7 +97,7 @@ func capacityFlags(o *capOpts, help io.Writer) *pflag.FlagSet {
 	fs.IntVar(&o.inflight, "inflight", 32, "rate: clients serving arrivals (each its own connection), and the bound on those in flight")
 	fs.IntVar(&o.maxClients, "max-clients", 64, "knee: largest client count swept (1, 2, 4, … then refined around the peak)")
 	fs.IntVar(&o.maxTrials, "max-trials", 60, "bound on the trials of one search")
-	fs.IntVar(&o.repeats, "repeats", 3, "rate: rounds of full trials at a confirmed answer and at the rate that missed, in turn, after the search; where they disagree the answer is unstable and its interval spans the rates the server moved across (0: none)")
+	fs.IntVar(&o.repeats, "repeats", 3, "rate: rounds of full trials at the answer and at the rate that missed, in turn, after the search; where they disagree the answer is unstable and its interval spans the rates the server moved across (0: none)")
 	fs.Int64Var(&o.maxArrivals, "max-arrivals", 0, "pool trials at one rate while their share of arrivals over the SLO's limit is too close to call at 95%, up to `N` arrivals (default four trials' worth: 4000 for a p99)")
 	fs.DurationVar(&o.maxTime, "max-time", 30*time.Minute, "bound on the whole command's time")
 	return fs
