@@ -20,7 +20,8 @@ const PhaseRepeat Phase = "repeat"
 const FromSpread = "spread"
 
 // Spread is what the repeats after an answer showed: full trials at Rate
-// and at Missed, the last full trial at each before them counted (a
+// (the search's answer before them: when one of them failed, Answer.Rate
+// moves down to Low) and at Missed, the last full trial at each before them counted (a
 // confirmed answer's confirmation; for one left unconfirmed, the full
 // trials that disagreed).
 type Spread struct {
@@ -82,9 +83,20 @@ func (s *search) repeat() error {
 		}
 	}
 	s.ans.Spread = sp
+	if sp.PassedAt < sp.TrialsAt && sp.Low > 0 {
+		// The answer is the highest rate that passed every trial run at
+		// it: a rate that passed one of four holds nobody's SLO.
+		s.lo, s.ans.Confirmed = sp.Low, false
+	}
 	if sp.Unstable() {
 		note := fmt.Sprintf("unstable: %d of %d full trials at %s passed and %d of %d at %s: the server's capacity moved between trials, and the interval spans it",
 			sp.PassedAt, sp.TrialsAt, fmtRate(at), sp.PassedMissed, sp.TrialsMissed, fmtRate(up))
+		switch {
+		case sp.PassedAt < sp.TrialsAt && sp.Low > 0:
+			note += fmt.Sprintf("; the answer is %s, where every full trial passed", fmtRate(sp.Low))
+		case sp.PassedAt < sp.TrialsAt:
+			note += "; no rate below passed every full trial within the trial budget"
+		}
 		s.ans.Note = strings.TrimSuffix(note+"; "+s.ans.Note, "; ")
 	}
 	return nil

@@ -207,7 +207,8 @@ func SearchVerdict(s result.CapacitySearch, slo result.SLO, precision float64) s
 	case !s.Confirmed && rangeText(s) != "":
 		return fmt.Sprintf("%s: %s acq/s at %s (%s; not to ±%g %%: %s)", s.Impl, sig3(s.Rate), at, strings.TrimPrefix(rangeText(s), "; "), 100*precision, s.Note)
 	case s.Unstable && s.Interval != nil:
-		return fmt.Sprintf("%s: %s acq/s at %s, unstable (%s; the capacity moved within %s)", s.Impl, sig3(s.Rate), at, s.Note, spanText(s.Interval))
+		// The note an unstable search writes begins "unstable: …".
+		return fmt.Sprintf("%s: %s acq/s at %s (%s; the capacity moved within %s)", s.Impl, sig3(s.Rate), at, s.Note, spanText(s.Interval))
 	case s.Confirmed && rangeText(s) != "": // the tails did not decide to ±precision
 		return fmt.Sprintf("%s: %s acq/s at %s (confirmed; %s missed%s)", s.Impl, sig3(s.Rate), at, sig3(s.Missed), rangeText(s))
 	case s.Confirmed:
