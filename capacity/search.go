@@ -221,19 +221,16 @@ type search struct {
 func Search(ctx context.Context, trial Trial, opt Options) (Answer, error) {
 	s := &search{ctx: ctx, trial: trial, opt: opt.withDefaults()}
 	err := s.run()
-	if err == nil && s.opt.Repeats > 0 && s.lo > 0 && !s.sampled && (s.ans.Confirmed || s.hi > 0) {
-		if !s.ans.Confirmed {
-			s.ans.Missed = s.hi
-		}
+	if !s.ans.Confirmed && s.ans.Missed == 0 {
+		s.ans.Missed = s.hi
+	}
+	if err == nil && s.opt.Repeats > 0 && s.lo > 0 && !s.sampled && s.ans.Missed > 0 {
 		err = s.repeat()
 	}
 	if errors.Is(err, errStop) {
 		err = nil
 	}
 	s.ans.Rate = s.lo
-	if !s.ans.Confirmed && s.ans.Missed == 0 {
-		s.ans.Missed = s.hi
-	}
 	if s.opt.Allowed > 0 {
 		s.ans.Low, s.ans.High = s.ans.decided(s.opt.Allowed)
 		s.ans.checkRange()

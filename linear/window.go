@@ -87,6 +87,13 @@ func straddles(part []op, c cut) bool {
 	return slices.ContainsFunc(part, func(o op) bool { return unknownAcquire(o) && o.Call < c.at && o.Return >= c.at })
 }
 
+// later says whether o belongs to a window after the one ending at to: a
+// grant, or an acquire of unknown outcome, still in flight at to takes
+// effect after it, if at all (the last window, to = never, keeps them).
+func later(o op, to int64) bool {
+	return o.Return >= to && (isGrant(o.Op) || unknownAcquire(o) && to != never)
+}
+
 func unknownAcquire(o op) bool { return o.Kind == result.OpAcquire && o.Outcome == result.OutUnknown }
 
 // firm are cs without the cuts an unknown acquire straddles: the windows
@@ -126,7 +133,7 @@ func slice(part []op, cs []cut) [][]porcupine.Operation {
 		}
 		lo := sort.Search(len(part), func(j int) bool { return part[j].Call >= from })
 		for _, o := range part[:lo] { // in flight at from: acquires alone
-			if o.Return >= from && o.Kind == result.OpAcquire && !((isGrant(o.Op) || unknownAcquire(o) && to != never) && o.Return >= to) {
+			if o.Return >= from && o.Kind == result.OpAcquire && !later(o, to) {
 				w = append(w, operation(o, rel(from), rel(o.Return)))
 			}
 		}
@@ -135,8 +142,8 @@ func slice(part []op, cs []cut) [][]porcupine.Operation {
 				break
 			}
 			ret := rel(o.Return)
-			if o.Return >= to && (isGrant(o.Op) || unknownAcquire(o) && to != never) {
-				continue // takes effect after to, if at all: the next window's
+			if later(o, to) {
+				continue
 			}
 			w = append(w, operation(o, rel(o.Call), ret))
 		}
