@@ -74,12 +74,17 @@ func TestRecordingPathAllocatesNothing(t *testing.T) {
 	l, _ := inproc.New(context.Background(), impl.Config{Namespace: t.Name()})
 	w := newWorker(0, l, 1)
 	w.hist = result.NewOpLog(600) // full before the runs end: dropping allocates nothing either
-	newIntervals(time.Now(), []*Client{w}, nil)
-	k := result.NewChecker(time.Now(), 1, result.LockName)
+	start := time.Now()
+	iv := newIntervals(start, []*Client{w}, nil)
+	k := result.NewChecker(start, 1, result.LockName)
 	lease, _ := l.Acquire(context.Background(), "lock-0")
 	t.Cleanup(func() { lease.Release(context.Background()) })
+	// Every cycle is stamped in the cell's first interval: the collector's
+	// goroutine, which opens an interval's totals once a second, then
+	// allocates nothing either, so what is counted is the recording path
+	// alone, however slowly (race detector, a loaded machine) it runs.
 	cycle := func() {
-		t0 := time.Now()
+		t0 := start
 		w.recordOp(result.OpAcquire, lockIndex("lock-0"), t0, t0, result.OutOK, lease)
 		w.recordOp(result.OpRelease, 0, t0, t0, outcome(impl.ErrLockLost), nil)
 		w.recordAcquire(t0, time.Since(t0)+3*time.Millisecond)
@@ -90,11 +95,14 @@ func TestRecordingPathAllocatesNothing(t *testing.T) {
 		k.Released(0, t0)
 		k.Handoff(0, t0, time.Now())
 	}
-	// Long enough for the cell to make every batch its peak needs (the
-	// collector's channel full: 3 figures a cycle, 512 a batch; with one P
-	// the collector runs only once it is), then two collections, which
-	// would have emptied a sync.Pool of them.
-	allocs.Total(3*chanBatches*batchLen/3, cycle)
+	// A cell past its peak: every batch it can need made (a live cell
+	// makes them as its first batches fill; how many depends on how the
+	// collector is scheduled, so the test does not leave that to chance),
+	// then two collections, which would have emptied a sync.Pool of them.
+	for len(iv.free) < cap(iv.free) {
+		iv.free <- new(batch)
+	}
+	allocs.Total(chanBatches*batchLen, cycle)
 	runtime.GC()
 	runtime.GC()
 	// The count is the process's: the collector's goroutine makes an
