@@ -124,7 +124,12 @@ func RenderCapacity(dir string, rep *result.CapacityReport) ([]string, error) {
 // against offered rate: each trial a point, passing or failing, the SLO a
 // horizontal line and the answer a vertical one.
 func searchPlot(s result.CapacitySearch, slo result.SLO, precision float64) (*plot.Plot, error) {
-	p := newPlot(SearchVerdict(s, slo, precision), "offered rate (arrivals/s)", slo.Label()+" latency from the intended start (ms)")
+	title := SearchVerdict(s, slo, precision)
+	if s.Unstable && s.Interval != nil { // the verdict's whole note is too long for a title
+		title = fmt.Sprintf("%s: %s acq/s at %s ≤ %s, unstable: the capacity moved within %s",
+			s.Impl, sig3(s.Rate), slo.Label(), limitText(slo.Limit), spanText(s.Interval))
+	}
+	p := newPlot(title, "offered rate (arrivals/s)", slo.Label()+" latency from the intended start (ms)")
 	var xys [trialKinds]plotter.XYs
 	var fulls [trialKinds][]bool
 	lo, hi := math.Inf(1), 0.0
@@ -187,8 +192,37 @@ func searchPlot(s result.CapacitySearch, slo result.SLO, precision float64) (*pl
 			}
 		}
 	}
+	if err := spreadLines(p, s); err != nil {
+		return nil, err
+	}
 	p.Legend.Top, p.Legend.Left = true, true
 	return p, nil
+}
+
+// spreadLines marks an unstable answer's interval: the nearest rates on
+// each side where every repeat agreed (an open end is not drawn).
+func spreadLines(p *plot.Plot, s result.CapacitySearch) error {
+	iv := s.Interval
+	if !s.Unstable || iv == nil {
+		return nil
+	}
+	named := false
+	for _, x := range []float64{iv.Low, iv.High} {
+		if x <= 0 {
+			continue
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: p.Y.Min}, {X: x, Y: p.Y.Max}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width, l.Dashes = answerColour, vg.Points(1), []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}
+		p.Add(l)
+		if !named {
+			p.Legend.Add("unstable: the range the server's capacity moved within (repeats)", l)
+			named = true
+		}
+	}
+	return nil
 }
 
 // kneePlot is throughput against clients, measured, with the fitted USL

@@ -107,3 +107,21 @@ func colourDistance(a, b color.Color) int {
 	}
 	return abs(ar, br) + abs(ag, bg) + abs(ab, bb)
 }
+
+// An unstable search's plot is titled with its range, not the verdict's
+// whole note, which ran off both sides of the picture.
+func TestUnstablePlotTitleFits(t *testing.T) {
+	t.Parallel()
+	slo, _ := result.ParseSLO("p99<=20ms")
+	s := result.CapacitySearch{Impl: "zk-pred", Rate: 781, Missed: 812, Unstable: true,
+		Note:     "unstable: 4 of 4 full trials at 781/s passed and 3 of 4 at 812/s: the server's capacity moved between trials, and the interval spans it",
+		Interval: &result.RateInterval{Low: 781, High: 894, LowFrom: "tails", HighFrom: "spread"},
+		Trials:   []result.SearchTrial{{Rate: 781, Pass: true, LatencyUs: 15000}, {Rate: 894, LatencyUs: 30000}}}
+	p, err := searchPlot(s, slo, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "zk-pred: 781 acq/s at p99 ≤ 20 ms, unstable: the capacity moved within 781–894/s"; p.Title.Text != want {
+		t.Errorf("title %q, want %q", p.Title.Text, want)
+	}
+}
