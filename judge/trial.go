@@ -1,59 +1,82 @@
 package judge
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/result"
 )
 
-// JudgeTrial says whether a cell met slo as a capacity trial must: every
-// threshold, no arrival dropped or left unserved, errors within 1%, no
-// safety violation, not cut short. why names the first miss.
-func JudgeTrial(c result.Cell, slo result.SLO) (pass bool, why string) {
-	return judgeTrial(c, slo, true)
+// MissKind is what, besides a threshold, failed a capacity trial.
+type MissKind int
+
+const (
+	MissNoAcquisitions MissKind = iota + 1
+	MissThreshold               // Breach says which, by how much
+	MissUnsafe                  // N safety violations (CellSafety)
+	MissDropped                 // N of Of arrivals dropped
+	MissUnserved                // N arrivals left unserved
+	MissErrors                  // N errors, past what Healthy allows
+	MissCutShort                // Reason: the cell's Truncated
+	MissFinding                 // Reason: the cell's Finding
+)
+
+// Miss is one reason a capacity trial failed, with its figures.
+type Miss struct {
+	Kind   MissKind
+	Breach result.Breach
+	N, Of  int64
+	Reason string
 }
 
-// JudgeTrialBesidesTail is JudgeTrial without the result.SLO's quantile: what
-// failed the trial besides its tail, "" when nothing did. A search pools
-// trials whose tail alone is in doubt (see TailOver).
-func JudgeTrialBesidesTail(c result.Cell, slo result.SLO) string {
-	_, why := judgeTrial(c, slo, false)
-	return why
-}
+// TrialVerdict is a capacity trial's judgement: every reason it failed,
+// none when it passed.
+type TrialVerdict struct{ Misses []Miss }
 
-func judgeTrial(c result.Cell, slo result.SLO, tail bool) (pass bool, why string) {
-	var miss []string
+// Pass says nothing failed the trial.
+func (v TrialVerdict) Pass() bool { return len(v.Misses) == 0 }
+
+// Trial judges a cell as a capacity trial must be against slo: every
+// threshold met, no arrival dropped or left unserved, errors within 1%,
+// no safety violation, not cut short.
+func Trial(c result.Cell, slo result.SLO) TrialVerdict { return trial(c, slo, true) }
+
+// TrialBesidesTail is Trial without the SLO's quantile: what failed the
+// trial besides its tail. A search pools trials whose tail alone is in
+// doubt (see TailOver).
+func TrialBesidesTail(c result.Cell, slo result.SLO) TrialVerdict { return trial(c, slo, false) }
+
+func trial(c result.Cell, slo result.SLO, tail bool) TrialVerdict {
+	var v TrialVerdict
+	miss := func(m Miss) { v.Misses = append(v.Misses, m) }
 	if c.Acquires == 0 {
-		miss = append(miss, "no acquisitions")
+		miss(Miss{Kind: MissNoAcquisitions})
 	}
 	quantile := slo.Thresholds()[0].String()
-	for _, b := range result.Breaches([]result.Cell{c}, slo) {
-		if !tail && b.Threshold == quantile && c.Acquires > 0 {
-			continue
+	for _, b := range Breaches([]result.Cell{c}, slo) {
+		if b.Kind == result.BreachFinding || !tail && b.Threshold == quantile && c.Acquires > 0 {
+			continue // a finding is its own miss, below
 		}
-		miss = append(miss, b.Threshold+": "+b.Over)
+		miss(Miss{Kind: MissThreshold, Breach: b})
 	}
 	if u := CellSafety(c); u.Bad() {
-		miss = append(miss, fmt.Sprintf("%d safety violations", u.Violations()))
+		miss(Miss{Kind: MissUnsafe, N: u.Violations()})
 	}
 	if o := c.Open; o != nil && o.Dropped > 0 {
-		miss = append(miss, fmt.Sprintf("%d of %d arrivals dropped", o.Dropped, o.Offered))
+		miss(Miss{Kind: MissDropped, N: o.Dropped, Of: o.Offered})
 	}
 	if o := c.Open; o != nil && o.Unfinished > 0 {
-		miss = append(miss, fmt.Sprintf("%d arrivals unserved", o.Unfinished))
+		miss(Miss{Kind: MissUnserved, N: o.Unfinished})
 	}
 	if !Healthy(c) && c.Errors > 0 {
-		miss = append(miss, fmt.Sprintf("%d errors", c.Errors))
+		miss(Miss{Kind: MissErrors, N: c.Errors})
 	}
 	if c.Truncated != "" {
-		miss = append(miss, "cut short: "+c.Truncated)
+		miss(Miss{Kind: MissCutShort, Reason: c.Truncated})
 	}
 	if c.Finding != "" {
-		miss = append(miss, c.Finding)
+		miss(Miss{Kind: MissFinding, Reason: c.Finding})
 	}
-	return len(miss) == 0, strings.Join(miss, "; ")
+	return v
 }
 
 // Lateness: lockbench sent an open loop's arrivals late, rather than the

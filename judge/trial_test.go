@@ -1,14 +1,13 @@
 package judge
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/result"
 )
 
-func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
+func TestTrialAndGeneratorLimit(t *testing.T) {
 	t.Parallel()
 	slo, err := result.ParseSLO("p99<=10ms")
 	if err != nil {
@@ -16,21 +15,21 @@ func TestJudgeTrialAndGeneratorLimit(t *testing.T) {
 	}
 	ok := result.Cell{Scenario: "rate", Kind: result.KindOpen, Acquires: 1000, AcquireLatencyUs: result.Latency{P99: 4000},
 		Open: &result.OpenLoop{Offered: 1000, ScheduleLagUs: result.Latency{P99: 50}}}
-	if pass, why := JudgeTrial(ok, slo); !pass || why != "" {
-		t.Errorf("good cell failed: %s", why)
+	if v := Trial(ok, slo); !v.Pass() {
+		t.Errorf("good cell failed: %+v", v)
 	}
 	slow := ok
 	slow.AcquireLatencyUs.P99 = 25000
-	if pass, why := JudgeTrial(slow, slo); pass || !strings.Contains(why, "p99") {
-		t.Errorf("slow cell: %v %q", pass, why)
+	if v := Trial(slow, slo); v.Pass() || !v.has(MissThreshold) || v.Misses[0].Breach.Threshold != "p99<=10ms" || v.Misses[0].Breach.Value != 25000 {
+		t.Errorf("slow cell: %+v", v)
 	}
 	if GeneratorLimit(slow, slo).Kind != "" {
 		t.Error("a slow lock blamed on lockbench")
 	}
 	dropped := ok
 	dropped.Open = &result.OpenLoop{Offered: 1000, Dropped: 3}
-	if pass, why := JudgeTrial(dropped, slo); pass || !strings.Contains(why, "3 of 1000 arrivals dropped") {
-		t.Errorf("dropping cell: %v %q", pass, why)
+	if v := Trial(dropped, slo); v.Pass() || len(v.Misses) != 1 || v.Misses[0] != (Miss{Kind: MissDropped, N: 3, Of: 1000}) {
+		t.Errorf("dropping cell: %+v", v)
 	}
 	late := slow
 	late.Open = &result.OpenLoop{Offered: 1000, ScheduleLagUs: result.Latency{P99: 20000}}
@@ -111,17 +110,18 @@ func TestTailOverAgreesWithTheQuantile(t *testing.T) {
 			h.RecordValue(10000)
 		}
 		c := result.Cell{Scenario: "rate", Kind: result.KindOpen, Acquires: 1000, AcquireLatencyUs: result.LatencyOf(h), Open: &result.OpenLoop{Offered: 1000}}
-		pass, why := JudgeTrial(c, slo)
+		v := Trial(c, slo)
+		pass := v.Pass()
 		over := result.TailOver(h, slo.Limit)
 		if pass != tc.pass || over != tc.over {
-			t.Errorf("%d slow, %d at the limit: pass %v (%s), %d over; want %v, %d", tc.slow, tc.at, pass, why, over, tc.pass, tc.over)
+			t.Errorf("%d slow, %d at the limit: pass %v (%+v), %d over; want %v, %d", tc.slow, tc.at, pass, v, over, tc.pass, tc.over)
 		}
 		if within := float64(over)/1000 <= slo.TailShare(); within != tc.within || within != pass {
 			t.Errorf("%d slow, %d at the limit: share within %v, p99 pass %v; want both %v", tc.slow, tc.at, within, pass, tc.within)
 		}
 		// Besides its tail, nothing failed it.
-		if b := JudgeTrialBesidesTail(c, slo); b != "" {
-			t.Errorf("%d slow: besides the tail %q", tc.slow, b)
+		if b := TrialBesidesTail(c, slo); !b.Pass() {
+			t.Errorf("%d slow: besides the tail %+v", tc.slow, b)
 		}
 	}
 	if result.TailOver(nil, time.Millisecond) != 0 {
@@ -139,7 +139,7 @@ func TestTailOverAgreesWithTheQuantile(t *testing.T) {
 	}
 }
 
-func TestJudgeTrialBesidesTailNamesWhatElseFailed(t *testing.T) {
+func TestTrialBesidesTailNamesWhatElseFailed(t *testing.T) {
 	t.Parallel()
 	slo, err := result.ParseSLO("p99<=10ms,errors<=0.1%")
 	if err != nil {
@@ -147,15 +147,31 @@ func TestJudgeTrialBesidesTailNamesWhatElseFailed(t *testing.T) {
 	}
 	c := result.Cell{Scenario: "rate", Kind: result.KindOpen, Acquires: 1000, Errors: 30, AcquireLatencyUs: result.Latency{P99: 25000},
 		Open: &result.OpenLoop{Offered: 1030, Dropped: 2}}
-	b := JudgeTrialBesidesTail(c, slo)
-	if strings.Contains(b, "p99") || !strings.Contains(b, "errors") || !strings.Contains(b, "2 of 1030 arrivals dropped") {
-		t.Errorf("besides the tail: %q; want errors and drops, not the p99", b)
+	b := TrialBesidesTail(c, slo)
+	var thresholds []string
+	for _, m := range b.Misses {
+		if m.Kind == MissThreshold {
+			thresholds = append(thresholds, m.Breach.Threshold)
+		}
 	}
-	if _, why := JudgeTrial(c, slo); !strings.Contains(why, "p99") {
-		t.Errorf("the whole verdict %q lost the p99", why)
+	if len(thresholds) != 1 || thresholds[0] != "errors<=0.1%" || !b.has(MissDropped) || !b.has(MissErrors) {
+		t.Errorf("besides the tail: %+v; want errors and drops, not the p99", b)
+	}
+	if v := Trial(c, slo); len(v.Misses) != len(b.Misses)+1 || v.Misses[0].Breach.Threshold != "p99<=10ms" {
+		t.Errorf("the whole verdict %+v lost the p99", v)
 	}
 	none := result.Cell{Scenario: "rate", Kind: result.KindOpen}
-	if b := JudgeTrialBesidesTail(none, slo); !strings.Contains(b, "no acquisitions") {
-		t.Errorf("an empty trial besides its tail: %q", b)
+	if b := TrialBesidesTail(none, slo); !b.has(MissNoAcquisitions) {
+		t.Errorf("an empty trial besides its tail: %+v", b)
 	}
+}
+
+// has says a miss of kind k failed the trial.
+func (v TrialVerdict) has(k MissKind) bool {
+	for _, m := range v.Misses {
+		if m.Kind == k {
+			return true
+		}
+	}
+	return false
 }

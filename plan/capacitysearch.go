@@ -113,7 +113,7 @@ func (c *Capacity) rateTrial(ctx context.Context, name string, n int, rate float
 	// Whatever the verdict: a pass on a busy machine counted where a
 	// failure there is set aside would bias a pool toward passing.
 	limit := judge.TrialLimit(cell, c.slo, c.OthersShare)
-	o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Besides: judge.JudgeTrialBesidesTail(cell, c.slo)}
+	o := capacity.Outcome{Pass: t.Pass, Why: t.Why, Besides: report.TrialWhy(judge.TrialBesidesTail(cell, c.slo))}
 	switch words := report.TrialLimitWords(limit); {
 	case limit.Kind == "":
 	case t.Pass:
@@ -211,7 +211,8 @@ func searchTrial(cell result.Cell, slo result.SLO, rate float64, phase capacity.
 			t.WakeLateP99Us = g.WakeLateUs.P99
 		}
 	}
-	t.Pass, t.Why = judge.JudgeTrial(cell, slo)
+	v := judge.Trial(cell, slo)
+	t.Pass, t.Why = v.Pass(), report.TrialWhy(v)
 	return t
 }
 

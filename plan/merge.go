@@ -13,7 +13,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -83,10 +82,7 @@ func Merge(ctx context.Context, out string, dirs []string, opts MergeOptions) (*
 		sum.Cells = append(sum.Cells, mc)
 	}
 	if slo, err := result.ParseSLO(sum.SLO); err == nil && sum.SLO != "" {
-		sum.Capacity = judge.Capacity(sum.Cells, slo)
-		sum.SLOBreaches = result.Breaches(sum.Cells, slo)
-		met := len(sum.SLOBreaches) == 0
-		sum.SLOMet = &met
+		JudgeSLO(sum, slo)
 	}
 	meta := shards[0].meta
 	meta.Shard = nil

@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/judge"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -434,10 +435,15 @@ func (m *matrix) judge() {
 		return
 	}
 	slo, _ := result.ParseSLO(m.plan.SLO)
-	m.sum.Capacity = judge.Capacity(m.sum.Cells, slo)
-	m.sum.SLOBreaches = result.Breaches(m.sum.Cells, slo)
-	met := len(m.sum.SLOBreaches) == 0
-	m.sum.SLOMet = &met
+	JudgeSLO(m.sum, slo)
+}
+
+// JudgeSLO sets sum's SLO figures against slo — capacity, breaches (in
+// words as well, for those who read summary.json without lockbench) and
+// whether it was met — as a run, a merge and a re-render all do.
+func JudgeSLO(sum *result.Summary, slo result.SLO) {
+	judge.SLO(sum, slo)
+	report.WordBreaches(sum.SLOBreaches)
 }
 
 // writeErr is the error for cell c's files that could not be written: on

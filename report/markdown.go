@@ -139,7 +139,7 @@ func mdLatency(b *strings.Builder, cells []Cell, mark string) {
 
 // mdBreaches lists the cells that did not meet the SLO's thresholds.
 func mdBreaches(b *strings.Builder, cells []Cell, slo SLO) {
-	breaches := result.Breaches(cells, slo)
+	breaches := judge.Breaches(cells, slo)
 	if len(breaches) == 0 {
 		fmt.Fprintf(b, "\nEvery cell met %s.\n", mdEscape(slo.String()))
 		return
@@ -148,7 +148,7 @@ func mdBreaches(b *strings.Builder, cells []Cell, slo SLO) {
 	mdRow(b, []string{"cell", "threshold", "measured"})
 	mdRow(b, []string{":--", ":--", ":--"})
 	for _, x := range breaches {
-		mdRow(b, []string{mdEscape(x.Cell), mdEscape(x.Threshold), mdEscape(x.Over)})
+		mdRow(b, []string{mdEscape(x.Cell), mdEscape(x.Threshold), mdEscape(BreachWords(x))})
 	}
 }
 

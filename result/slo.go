@@ -214,6 +214,9 @@ func ParseSLO(s string) (SLO, error) {
 }
 
 // parseThreshold reads one threshold.
+// ParseThreshold reads one threshold as ParseSLO does, e.g. a Breach's.
+func ParseThreshold(s string) (Threshold, error) { return parseThreshold(s) }
+
 func parseThreshold(s string) (Threshold, error) {
 	s = strings.TrimSpace(s)
 	i := strings.IndexAny(s, "<>=")
@@ -304,57 +307,35 @@ type Breach struct {
 	// Excess is how far past the limit, relative to it: 0.44 is 44% over
 	// (below, for a floor); 0 for a limit of zero, which has no ratio.
 	Excess float64 `json:"excess"`
+	// Kind says what kind of miss it is when it is not a figure past its
+	// limit; Finding is the cell's, for a BreachFinding.
+	Kind    BreachKind `json:"kind,omitempty"`
+	Finding string     `json:"finding,omitempty"`
 	// Over says it in words: "7.20ms against 5.00ms (+44%)", or for a
 	// miss of twice the limit or more "97.3ms against 5.00ms (19.5×)".
+	// Package report writes it; summaries before kind was kept carry only
+	// it.
 	Over string `json:"over"`
 }
 
-// Breaches checks every load cell against every threshold of slo, in cell
-// order. Fault scenarios are left out: their latency is the fault's.
-func Breaches(cells []Cell, slo SLO) []Breach {
-	var out []Breach
-	for _, c := range WithoutFaults(cells) {
-		if c.Finding != "" {
-			// Its latency may look fine: the few it granted were quick.
-			out = append(out, Breach{Cell: c.Key(), Impl: c.Impl, Scenario: c.Scenario, Clients: c.Clients,
-				Threshold: "finding", Over: "the cell ended in " + c.Finding})
-		}
-		for _, t := range slo.Thresholds() {
-			if t.Met(c) {
-				continue
-			}
-			v := t.Value(c)
-			b := Breach{Cell: c.Key(), Impl: c.Impl, Scenario: c.Scenario, Clients: c.Clients,
-				Threshold: t.String(), Value: v, Limit: t.Limit}
-			switch {
-			case t.latency() && c.Acquires == 0:
-				b.Over = "no acquisitions"
-			case t.latency() && v == 0:
-				b.Over = metricLabel(t.Metric) + " not recorded (a summary from an older lockbench)"
-			case t.Limit == 0:
-				b.Over = fmt.Sprintf("%s against %s", t.Format(v), t.Format(t.Limit))
-			default:
-				b.Excess = math.Abs(v-t.Limit) / t.Limit
-				by := excess(100 * (v - t.Limit) / t.Limit)
-				if v >= 2*t.Limit {
-					by = fmt.Sprintf("%.1f×", v/t.Limit)
-				}
-				b.Over = fmt.Sprintf("%s against %s (%s)", t.Format(v), t.Format(t.Limit), by)
-			}
-			out = append(out, b)
-		}
-	}
-	return out
-}
+// BreachKind is what kind of miss a Breach is: "" is a figure past its
+// limit.
+type BreachKind string
 
-// excess writes a miss in percent with as many decimals as it takes not
-// to read as none: +12%, −0.3%, +0.04%.
-func excess(pct float64) string {
-	switch a := math.Abs(pct); {
-	case a >= 10:
-		return fmt.Sprintf("%+.0f%%", pct)
-	case a >= 0.05:
-		return fmt.Sprintf("%+.1f%%", pct)
-	}
-	return fmt.Sprintf("%+.2g%%", pct)
-}
+const (
+	// BreachFinding: the cell ended in a finding (a livelock); its
+	// latency may look fine, the few it granted having been quick.
+	BreachFinding BreachKind = "finding"
+	// BreachNoAcquisitions: a latency threshold on a cell that granted
+	// nothing.
+	BreachNoAcquisitions BreachKind = "no_acquisitions"
+	// BreachNotRecorded: a latency quantile the cell's summary does not
+	// hold (written by an older lockbench).
+	BreachNotRecorded BreachKind = "not_recorded"
+)
+
+// IsLatency says the threshold is on acquire latency.
+func (t Threshold) IsLatency() bool { return t.latency() }
+
+// Label names the threshold's figure for people: "p99", "p99.9".
+func (t Threshold) Label() string { return metricLabel(t.Metric) }

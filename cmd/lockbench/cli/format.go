@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/judge"
+	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
 )
@@ -79,10 +79,7 @@ func sloOf(s string) *result.SLO {
 // thresholds, as run does after every cell.
 func applySLO(sum *result.Summary, slo result.SLO) {
 	sum.SLO = slo.String()
-	sum.Capacity = judge.Capacity(sum.Cells, slo)
-	sum.SLOBreaches = result.Breaches(sum.Cells, slo)
-	met := len(sum.SLOBreaches) == 0
-	sum.SLOMet = &met
+	plan.JudgeSLO(sum, slo)
 }
 
 // writeCapacity prints the capacity plan for the summary's SLO.
@@ -107,7 +104,7 @@ func sloError(stderr io.Writer, sum *result.Summary) error {
 	fmt.Fprintf(stderr, "SLO %s missed:\n", sum.SLO)
 	for _, b := range sum.SLOBreaches {
 		cells[b.Cell] = true
-		fmt.Fprintf(stderr, "  %s  %s  %s\n", b.Cell, b.Threshold, b.Over)
+		fmt.Fprintf(stderr, "  %s  %s  %s\n", b.Cell, b.Threshold, report.BreachWords(b))
 	}
 	return fmt.Errorf("%w: %s missed in %d of %d cells (see slo_breaches in summary.json)",
 		errSLO, sum.SLO, len(cells), len(result.WithoutFaults(sum.Cells)))
