@@ -30,59 +30,52 @@ func GuardOpener(spec CellSpec, d impl.Driver) (impl.GuardFunc, []string, string
 	return nil, nil, fmt.Sprintf("%s's servers keep no guarded register", d.Name)
 }
 
-// GuardFigures tallies guarded accesses: one client's, or a cell's.
-type GuardFigures struct {
-	Writes, StaleUnfenced, LostUnfenced, StaleFenced, LostFenced, Refused, Errors int64
-}
-
-// Wrote counts a write made from r, which answered w or err.
-func (f *GuardFigures) Wrote(r impl.Reading, w impl.Written, err error) {
+// GuardWrote counts in f a write made from r, which answered w or err.
+func GuardWrote(f *result.GuardCounts, r impl.Reading, w impl.Written, err error) {
 	if err != nil {
-		f.Errors++
+		f.GuardErrors++
 		return
 	}
-	f.Writes++
+	f.GuardedWrites++
 	if w.UnfencedMoved != 0 {
-		f.StaleUnfenced++
-		f.LostUnfenced += w.UnfencedMoved
+		f.StaleWritesUnfenced++
+		f.LostUpdates += w.UnfencedMoved
 	}
 	switch {
 	case r.Refused:
 	case !w.FencedAccepted:
-		f.Refused++
+		f.StaleWritesRefused++
 	case w.FencedMoved != 0:
-		f.StaleFenced++
-		f.LostFenced += w.FencedMoved
+		f.StaleWritesFenced++
+		f.LostUpdatesFenced += w.FencedMoved
 	}
 }
 
-// Read counts a read, which answered r or err.
-func (f *GuardFigures) Read(r impl.Reading, err error) {
+// GuardReadCount counts in f a read, which answered r or err.
+func GuardReadCount(f *result.GuardCounts, r impl.Reading, err error) {
 	switch {
 	case err != nil:
-		f.Errors++
+		f.GuardErrors++
 	case r.Refused:
-		f.Refused++
+		f.StaleWritesRefused++
 	}
 }
 
-// Add adds o's counts to f.
-func (f *GuardFigures) Add(o GuardFigures) {
-	f.Writes += o.Writes
-	f.StaleUnfenced += o.StaleUnfenced
-	f.LostUnfenced += o.LostUnfenced
-	f.StaleFenced += o.StaleFenced
-	f.LostFenced += o.LostFenced
-	f.Refused += o.Refused
-	f.Errors += o.Errors
+// GuardRead reads lock's register through g with token, within
+// guardTimeout: a holder cut off from its server must not hold the lock
+// for ever. The load cells and the fault scenarios both read this way.
+func GuardRead(ctx context.Context, g impl.Guard, lock string, token uint64) (impl.Reading, error) {
+	ctx, cancel := context.WithTimeout(ctx, guardTimeout)
+	defer cancel()
+	return g.Read(ctx, lock, token)
 }
 
-// Fill puts f into s as its guarded register's figures.
-func (f GuardFigures) Fill(s *result.Safety) {
-	s.Guarded = true
-	s.GuardedWrites, s.GuardErrors, s.StaleWritesRefused = f.Writes, f.Errors, f.Refused
-	s.StaleWritesUnfenced, s.LostUpdates = f.StaleUnfenced, f.LostUnfenced
-	s.StaleWritesFenced, s.LostUpdatesFenced = f.StaleFenced, f.LostFenced
+// GuardWrite writes back through g what r read of lock with token, within
+// guardTimeout.
+func GuardWrite(ctx context.Context, g impl.Guard, lock string, token uint64, r impl.Reading) (impl.Written, error) {
+	ctx, cancel := context.WithTimeout(ctx, guardTimeout)
+	defer cancel()
+	return g.Write(ctx, lock, token, r)
 }
 
 // GuardToken is the token a holder shows the fenced counter: the lease's
@@ -102,14 +95,12 @@ type guardClient struct {
 	token   uint64
 	reading impl.Reading
 	pending bool
-	fig     GuardFigures
+	fig     result.GuardCounts
 }
 
 func (c *guardClient) read(ctx context.Context, lock string, token uint64) {
-	ctx, cancel := context.WithTimeout(ctx, guardTimeout)
-	defer cancel()
-	r, err := c.g.Read(ctx, lock, token)
-	c.fig.Read(r, err)
+	r, err := GuardRead(ctx, c.g, lock, token)
+	GuardReadCount(&c.fig, r, err)
 	c.lock, c.token, c.reading, c.pending = lock, token, r, err == nil
 }
 
@@ -118,10 +109,8 @@ func (c *guardClient) write(ctx context.Context) {
 		return
 	}
 	c.pending = false
-	ctx, cancel := context.WithTimeout(ctx, guardTimeout)
-	defer cancel()
-	w, err := c.g.Write(ctx, c.lock, c.token, c.reading)
-	c.fig.Wrote(c.reading, w, err)
+	w, err := GuardWrite(ctx, c.g, c.lock, c.token, c.reading)
+	GuardWrote(&c.fig, c.reading, w, err)
 }
 
 // openGuards opens every client's register before the clock starts, at
@@ -174,11 +163,10 @@ func (r *Cell) guardSafety(s *result.Safety) {
 		s.GuardNote = r.guardNote
 		return
 	}
-	var f GuardFigures
+	s.Guarded, s.GuardCounts = true, result.GuardCounts{}
 	for _, w := range r.Clients {
 		if w.guard != nil {
-			f.Add(w.guard.fig)
+			s.GuardCounts.Add(w.guard.fig)
 		}
 	}
-	f.Fill(s)
 }

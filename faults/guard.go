@@ -2,15 +2,11 @@ package faults
 
 import (
 	"context"
-	"time"
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 )
-
-// guardTimeout bounds one access to the guarded register.
-const guardTimeout = 5 * time.Second
 
 // guards are a fault cell's guarded registers (engine.CellSpec.Guard): one
 // per client, opened at its first grant — no fault scenario times a
@@ -24,7 +20,7 @@ type guards struct {
 	used    bool
 	clients map[impl.Locker]impl.Guard
 	pending map[impl.Lease]pendingRead
-	fig     engine.GuardFigures
+	fig     result.GuardCounts
 }
 
 // pendingRead is a holder's read, which its write is based on.
@@ -55,7 +51,7 @@ func (t *tally) guardOf(ctx context.Context, l impl.Locker) impl.Guard {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
-		t.g.fig.Errors++
+		t.g.fig.GuardErrors++
 		return nil
 	}
 	t.g.clients[l] = g
@@ -70,13 +66,11 @@ func (t *tally) guardRead(ctx context.Context, l impl.Locker, name string, lease
 	if g == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), guardTimeout)
-	defer cancel()
-	r, err := g.Read(ctx, name, token)
+	r, err := engine.GuardRead(context.WithoutCancel(ctx), g, name, token)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.g.used = true
-	t.g.fig.Read(r, err)
+	engine.GuardReadCount(&t.g.fig, r, err)
 	if err == nil {
 		t.g.pending[lease] = pendingRead{g: g, lock: name, token: token, r: r}
 	} else {
@@ -104,12 +98,10 @@ func (t *tally) guardWrite(ctx context.Context, lease impl.Lease) (impl.Written,
 	if !ok {
 		return impl.Written{}, false
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), guardTimeout)
-	defer cancel()
-	w, err := p.g.Write(ctx, p.lock, p.token, p.r)
+	w, err := engine.GuardWrite(context.WithoutCancel(ctx), p.g, p.lock, p.token, p.r)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.g.fig.Wrote(p.r, w, err)
+	engine.GuardWrote(&t.g.fig, p.r, w, err)
 	return w, err == nil
 }
 

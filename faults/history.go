@@ -102,7 +102,7 @@ func (t *tally) safety(c *result.Cell, expiring bool) {
 	}
 	switch {
 	case t.g.used:
-		t.g.fig.Fill(s)
+		s.Guarded, s.GuardCounts = true, t.g.fig
 	case t.g.note != "":
 		s.GuardNote = t.g.note
 	case t.guarding():

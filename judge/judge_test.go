@@ -152,8 +152,7 @@ func TestFaultsAndFencing(t *testing.T) {
 func TestLostUpdatesAreUnsafe(t *testing.T) {
 	t.Parallel()
 	cell := func(impl string, tokens result.TokenSource, fenced, unfenced int64) result.Cell {
-		return result.Cell{Impl: impl, Scenario: "pause", Clients: 2, Acquires: 4, Safety: &result.Safety{
-			Guarded: true, Tokens: tokens, LostUpdatesFenced: fenced, LostUpdates: unfenced}}
+		return result.Cell{Impl: impl, Scenario: "pause", Clients: 2, Acquires: 4, Safety: &result.Safety{Guarded: true, Tokens: tokens, GuardCounts: result.GuardCounts{LostUpdatesFenced: fenced, LostUpdates: unfenced}}}
 	}
 	s := Judge([]result.Cell{cell("zk-pred", result.TokensLock, 0, 3), cell("etcd", result.TokensLock, 0, 0)}, nil).Safety
 	if s.Bad() || len(s.LostUpdates) != 0 {

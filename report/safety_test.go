@@ -13,16 +13,13 @@ import (
 func TestSafetyTable(t *testing.T) {
 	t.Parallel()
 	cells := []result.Cell{
-		{Impl: "redis", Scenario: "pause", Clients: 2, Safety: &result.Safety{Guarded: true, StaleWritesUnfenced: 3,
-			GuardedWrites: 7, StaleWritesRefused: 2, LostUpdates: 4, GuardErrors: 1,
-			Tokens: result.TokensCounter, Linearizable: result.Linearizable, LeaseExpiries: 3, Ops: 12, Windows: 3, CheckMs: 2}},
+		{Impl: "redis", Scenario: "pause", Clients: 2, Safety: &result.Safety{Guarded: true, Tokens: result.TokensCounter, Linearizable: result.Linearizable, LeaseExpiries: 3, Ops: 12, Windows: 3, CheckMs: 2, GuardCounts: result.GuardCounts{StaleWritesUnfenced: 3, GuardedWrites: 7, StaleWritesRefused: 2, LostUpdates: 4, GuardErrors: 1}}},
 		{Impl: "redis", Scenario: "hot", Clients: 32, Safety: &result.Safety{Tokens: result.TokensNone,
 			Linearizable: result.NotLinearizable, Ops: 1000, Unknown: 2, Windows: 1, CheckMs: 1500, CheckAllocMB: 12,
 			Illegal: &result.IllegalWindow{Lock: "lock-0", FromS: 1.5, ToS: 1.52, Ops: 4, Clients: []int{3},
 				Stuck: "client 3 try → held", File: "x.linearizability.html"}}},
 		{Impl: "etcd", Scenario: "hot", Clients: 1}, // no safety figures: no row
-		{Impl: "redis", Scenario: "crash", Clients: 2, Safety: &result.Safety{Guarded: true, GuardedWrites: 5,
-			StaleWritesUnfenced: 1, LostUpdates: 1, Tokens: result.TokensNone}},
+		{Impl: "redis", Scenario: "crash", Clients: 2, Safety: &result.Safety{Guarded: true, Tokens: result.TokensNone, GuardCounts: result.GuardCounts{GuardedWrites: 5, StaleWritesUnfenced: 1, LostUpdates: 1}}},
 		{Impl: "pg-advisory", Scenario: "pause", Clients: 2, Safety: &result.Safety{GuardNote: "pg-advisory's servers keep no guarded register"}},
 	}
 	got := string(safetyTable(cells))

@@ -123,10 +123,8 @@ func TestShardsMergeSafety(t *testing.T) {
 		return Cell{Impl: "redis", Scenario: "hot", Clients: 4, Locks: 1, Acquires: 10,
 			Shard: &CellShard{Index: i, Count: 2}, Safety: &s}
 	}
-	a := shard(0, Safety{Guarded: true, Tokens: TokensNone, GuardedWrites: 10, StaleWritesUnfenced: 1, LostUpdates: 2,
-		StaleWritesRefused: 3, GuardErrors: 1, Ops: 40, Windows: 2, CheckMs: 5, Linearizable: Linearizable})
-	b := shard(1, Safety{Guarded: true, Tokens: TokensNone, GuardedWrites: 7, StaleWritesUnfenced: 2, LostUpdates: 3,
-		LostUpdatesFenced: 1, Ops: 30, Windows: 1, CheckMs: 4, Linearizable: VerdictUnknown, Overlaps: 9})
+	a := shard(0, Safety{Guarded: true, Tokens: TokensNone, Ops: 40, Windows: 2, CheckMs: 5, Linearizable: Linearizable, GuardCounts: GuardCounts{GuardedWrites: 10, StaleWritesUnfenced: 1, LostUpdates: 2, StaleWritesRefused: 3, GuardErrors: 1}})
+	b := shard(1, Safety{Guarded: true, Tokens: TokensNone, Ops: 30, Windows: 1, CheckMs: 4, Linearizable: VerdictUnknown, Overlaps: 9, GuardCounts: GuardCounts{GuardedWrites: 7, StaleWritesUnfenced: 2, LostUpdates: 3, LostUpdatesFenced: 1}})
 	acc := ShardAccumulator(a, nil)
 	acc.Merge(ShardAccumulator(b, nil))
 	// Shard 0's client 0 and shard 1's client 2 held lock 0 at once.
@@ -140,9 +138,7 @@ func TestShardsMergeSafety(t *testing.T) {
 	if s == nil {
 		t.Fatal("merged cell has no safety figures")
 	}
-	want := Safety{Guarded: true, Tokens: TokensNone, GuardedWrites: 17, StaleWritesUnfenced: 3, LostUpdates: 5,
-		LostUpdatesFenced: 1, StaleWritesRefused: 3, GuardErrors: 1, Ops: 70, Windows: 3, CheckMs: 9,
-		Linearizable: VerdictUnknown, Overlaps: 1}
+	want := Safety{Guarded: true, Tokens: TokensNone, Ops: 70, Windows: 3, CheckMs: 9, Linearizable: VerdictUnknown, Overlaps: 1, GuardCounts: GuardCounts{GuardedWrites: 17, StaleWritesUnfenced: 3, LostUpdates: 5, LostUpdatesFenced: 1, StaleWritesRefused: 3, GuardErrors: 1}}
 	if !reflect.DeepEqual(*s, want) {
 		t.Errorf("merged safety\n got %+v\nwant %+v", *s, want)
 	}

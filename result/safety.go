@@ -26,20 +26,12 @@ const (
 	TokensNone    TokenSource = "none"
 )
 
-// Safety is what a cell's safety checks found, each figure derived once:
-// the overlap checker's counts, the guarded writes, and the
-// linearizability check of the recorded history.
-type Safety struct {
-	// Overlaps are grants of one lock that overlapped another client's as
-	// the clients saw them; TokenRegressions are fencing tokens that did
-	// not grow with grant order (duplicates included).
-	Overlaps         int64 `json:"overlaps"`
-	TokenRegressions int64 `json:"token_regressions"`
-	// StaleWritesFenced and StaleWritesUnfenced are stale writes (by a
-	// holder whose lock had passed to another) that a resource accepted:
-	// one checking the writer's fencing token, one taking every write.
-	// Guarded says whether the cell wrote to such resources at all.
-	Guarded             bool  `json:"guarded"`
+// GuardCounts are a guarded register's figures: one client's accesses,
+// or a cell's. StaleWritesFenced and StaleWritesUnfenced are stale writes
+// (by a holder whose lock had passed to another) that a resource
+// accepted: one checking the writer's fencing token, one taking every
+// write.
+type GuardCounts struct {
 	StaleWritesFenced   int64 `json:"stale_writes_fenced"`
 	StaleWritesUnfenced int64 `json:"stale_writes_unfenced"`
 	// LostUpdates are increments of the unfenced guarded counter that a
@@ -55,6 +47,32 @@ type Safety struct {
 	GuardedWrites      int64 `json:"guarded_writes,omitempty"`
 	StaleWritesRefused int64 `json:"stale_writes_refused,omitempty"`
 	GuardErrors        int64 `json:"guard_errors,omitempty"`
+}
+
+// Add adds o's counts to g.
+func (g *GuardCounts) Add(o GuardCounts) {
+	g.StaleWritesFenced += o.StaleWritesFenced
+	g.StaleWritesUnfenced += o.StaleWritesUnfenced
+	g.LostUpdates += o.LostUpdates
+	g.LostUpdatesFenced += o.LostUpdatesFenced
+	g.GuardedWrites += o.GuardedWrites
+	g.StaleWritesRefused += o.StaleWritesRefused
+	g.GuardErrors += o.GuardErrors
+}
+
+// Safety is what a cell's safety checks found, each figure derived once:
+// the overlap checker's counts, the guarded writes, and the
+// linearizability check of the recorded history.
+type Safety struct {
+	// Overlaps are grants of one lock that overlapped another client's as
+	// the clients saw them; TokenRegressions are fencing tokens that did
+	// not grow with grant order (duplicates included).
+	Overlaps         int64 `json:"overlaps"`
+	TokenRegressions int64 `json:"token_regressions"`
+	// Guarded says whether the cell wrote to guarded resources at all;
+	// GuardCounts is what they saw.
+	Guarded bool `json:"guarded"`
+	GuardCounts
 	// GuardNote says why a cell that asked for the guarded register ran
 	// without one (its servers keep none), when it did.
 	GuardNote string `json:"guard_note,omitempty"`
@@ -123,10 +141,7 @@ func (s *Safety) UsersLost() int64 {
 // linearizability check returns a Safety of its own, which knows nothing
 // of the register.
 func (s *Safety) KeepGuard(o *Safety) {
-	s.Guarded, s.GuardNote = o.Guarded, o.GuardNote
-	s.StaleWritesFenced, s.StaleWritesUnfenced, s.StaleWritesRefused = o.StaleWritesFenced, o.StaleWritesUnfenced, o.StaleWritesRefused
-	s.LostUpdates, s.LostUpdatesFenced = o.LostUpdates, o.LostUpdatesFenced
-	s.GuardedWrites, s.GuardErrors = o.GuardedWrites, o.GuardErrors
+	s.Guarded, s.GuardNote, s.GuardCounts = o.Guarded, o.GuardNote, o.GuardCounts
 }
 
 // verdictRank orders verdicts from the best to the worst.
@@ -149,13 +164,7 @@ func (s *Safety) Add(o *Safety) *Safety {
 	out.Overlaps += o.Overlaps
 	out.TokenRegressions += o.TokenRegressions
 	out.Guarded = out.Guarded || o.Guarded
-	out.StaleWritesFenced += o.StaleWritesFenced
-	out.StaleWritesUnfenced += o.StaleWritesUnfenced
-	out.LostUpdates += o.LostUpdates
-	out.LostUpdatesFenced += o.LostUpdatesFenced
-	out.GuardedWrites += o.GuardedWrites
-	out.StaleWritesRefused += o.StaleWritesRefused
-	out.GuardErrors += o.GuardErrors
+	out.GuardCounts.Add(o.GuardCounts)
 	if out.GuardNote == "" {
 		out.GuardNote = o.GuardNote
 	}

@@ -38,7 +38,7 @@ func bundle(t *testing.T) string {
 	faults := []result.Cell{
 		{Impl: "redis", Scenario: "pause", Kind: result.KindFault, Clients: 2, Acquires: 6, SafetyViolations: 3,
 			Faults: &result.Faults{Repeats: 3, ConfiguredMs: 2000, RecoveryMs: &result.Spread{Count: 3, P50: 2100}},
-			Safety: &result.Safety{Guarded: true, Tokens: result.TokensCounter, LostUpdates: 2}},
+			Safety: &result.Safety{Guarded: true, Tokens: result.TokensCounter, GuardCounts: result.GuardCounts{LostUpdates: 2}}},
 		{Impl: "zk-pred", Scenario: "pause", Kind: result.KindFault, Clients: 2, Acquires: 6,
 			Faults: &result.Faults{Repeats: 3, ConfiguredMs: 2000, RecoveryMs: &result.Spread{Count: 3, P50: 2300}},
 			Safety: &result.Safety{Guarded: true, Tokens: result.TokensLock}},
