@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/exclusion"
 	"github.com/lockbench/lockbench/internal/allocs"
 	"runtime"
 	"strings"
@@ -76,7 +77,7 @@ func TestRecordingPathAllocatesNothing(t *testing.T) {
 	w.hist = result.NewOpLog(600) // full before the runs end: dropping allocates nothing either
 	start := time.Now()
 	iv := newIntervals(start, []*Client{w}, nil)
-	k := result.NewChecker(start, 1, result.LockName)
+	k := exclusion.NewChecker(start, 1, result.LockName)
 	lease, _ := l.Acquire(context.Background(), "lock-0")
 	t.Cleanup(func() { lease.Release(context.Background()) })
 	// Every cycle is stamped in the cell's first interval: the collector's

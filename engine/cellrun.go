@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/exclusion"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,7 +52,7 @@ type Cell struct {
 
 	shape Shape
 	names lockNames
-	check *result.Checker
+	check *exclusion.Checker
 
 	start, measureFrom, deadline time.Time
 	limited                      bool
@@ -165,7 +166,7 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 		w.t0 = r.start
 	}
 	r.measureFrom = r.start.Add(r.Spec.Warmup)
-	r.check = result.NewChecker(r.start, r.names.len(), r.names.at)
+	r.check = exclusion.NewChecker(r.start, r.names.len(), r.names.at)
 	iv := newIntervals(r.measureFrom, r.Clients, r.sink())
 	var cctx context.Context
 	var cancel context.CancelFunc
@@ -382,7 +383,7 @@ func (r *Cell) collect(end time.Time, counters []*impl.Counters, base []impl.Cou
 	acc.Measured(max(measured, 0))
 	acc.AddAbandon(r.abandonFigures())
 	acc.AddRenew(r.renewFigures())
-	acc.AddChecked(r.check)
+	acc.AddChecked(r.check.Found())
 	cell := acc.Cell()
 	r.shape.Finish(r, &cell, totals)
 	r.livelockFinding(&cell)

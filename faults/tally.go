@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"github.com/lockbench/lockbench/exclusion"
 	"slices"
 	"sync"
 	"time"
@@ -178,15 +179,15 @@ func (h *holds) exit(i int, at time.Time) {
 func (h *holds) overlaps(t *tally, end time.Time) []result.Violation {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	gs := make([]result.SourcedGrant, len(h.spans))
+	gs := make([]exclusion.SourcedGrant, len(h.spans))
 	for i, s := range h.spans {
 		to := s.to
 		if to.IsZero() {
 			to = end
 		}
-		gs[i] = result.SourcedGrant{Grant: result.Grant{Enter: s.from.UnixNano(), Exit: to.UnixNano(), Client: int32(s.client)}}
+		gs[i] = exclusion.SourcedGrant{Grant: result.Grant{Enter: s.from.UnixNano(), Exit: to.UnixNano(), Client: int32(s.client)}}
 	}
-	k := result.NewChecker(t.start, 1, func(int) string { return h.lock })
+	k := exclusion.NewChecker(t.start, 1, func(int) string { return h.lock })
 	k.Check(gs, nil)
 	_, vs := k.Violations()
 	return vs

@@ -3,7 +3,9 @@ package plan
 import (
 	"fmt"
 	"math"
+	"time"
 
+	"github.com/lockbench/lockbench/exclusion"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -13,7 +15,7 @@ import (
 // of its skew.
 func checkGrants(shards []shardDir, acc *result.Accumulator, c result.Cell) error {
 	bound := make([]int64, len(shards))
-	var gs []result.SourcedGrant
+	var gs []exclusion.SourcedGrant
 	for i, s := range shards {
 		var off int64
 		if sk := s.meta.Shard.Skew; sk != nil {
@@ -22,12 +24,14 @@ func checkGrants(shards []shardDir, acc *result.Accumulator, c result.Cell) erro
 		err := result.ReadGrants(s.dir, c, func(g result.Grant) {
 			g.Enter += off
 			g.Exit += off
-			gs = append(gs, result.SourcedGrant{Grant: g, Source: i})
+			gs = append(gs, exclusion.SourcedGrant{Grant: g, Source: i})
 		})
 		if err != nil {
 			return fmt.Errorf("lockbench: shard %d (%s): %w", s.meta.Shard.Index, s.dir, err)
 		}
 	}
-	acc.CheckGrants(gs, bound)
+	k := exclusion.NewChecker(time.Time{}, 0, result.LockName)
+	order := k.Check(gs, bound)
+	acc.AddCheckedAcross(k.Found(), len(gs), order)
 	return nil
 }

@@ -153,26 +153,31 @@ func (a *Accumulator) AddViolations(n int64, vs ...Violation) {
 	}
 }
 
-// AddChecked adds what a checker found.
-func (a *Accumulator) AddChecked(k *Checker) {
-	n, vs := k.Violations()
-	a.AddViolations(n, vs...)
-	a.possible += k.PossibleOverlaps()
-	o, t := k.Kinds()
-	a.overlaps += o
-	a.tokenRegressions += t
+// Checked is what a mutual-exclusion checker found: violations (n, of
+// which Kept are listed), overlaps within clocks' skew bounds, and the
+// violations by kind.
+type Checked struct {
+	Violations                 int64
+	Kept                       []Violation
+	Possible                   int64
+	Overlaps, TokenRegressions int64
 }
 
-// CheckGrants checks mutual exclusion over grants seen by several
-// sources (shards), each with the bound of its clock's skew (ns, by
-// source), and adds what it found: violations, overlaps within the skew
-// bounds, and how many grants it ordered and how.
-func (a *Accumulator) CheckGrants(gs []SourcedGrant, bound []int64) {
-	k := NewChecker(time.Time{}, 0, LockName)
-	order := k.Check(gs, bound)
-	a.AddChecked(k)
+// AddChecked adds what a checker found.
+func (a *Accumulator) AddChecked(c Checked) {
+	a.AddViolations(c.Violations, c.Kept...)
+	a.possible += c.Possible
+	a.overlaps += c.Overlaps
+	a.tokenRegressions += c.TokenRegressions
+}
+
+// AddCheckedAcross adds what a checker found over grants seen by several
+// sources (shards): c, how many grants it ordered, and by what (the
+// order Checker.Check returns).
+func (a *Accumulator) AddCheckedAcross(c Checked, grants int, order string) {
+	a.AddChecked(c)
 	a.checkedAcross = true
-	a.grants += int64(len(gs))
+	a.grants += int64(grants)
 	if a.order != "fencing token" {
 		a.order = order
 	}

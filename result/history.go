@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 )
 
 // HistoryExt is the extension of a cell's recorded operations.
@@ -257,3 +258,6 @@ func ReadHistory(dir string, c Cell) ([]Op, error) {
 		})
 	}
 }
+
+// LockName is the name of lock i in a cell: "lock-i".
+func LockName(i int) string { return "lock-" + strconv.Itoa(i) }

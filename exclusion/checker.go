@@ -1,9 +1,11 @@
-package result
+// Package exclusion is lockbench's one mutual-exclusion checker: fed live
+// by a cell's clients, or after the fact with the grants every shard saw.
+package exclusion
 
 import (
 	"cmp"
+	"github.com/lockbench/lockbench/result"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,7 +37,7 @@ type Checker struct {
 	// tokens out of order (regressions and duplicates).
 	overlaps, tokens atomic.Int64
 	mu               sync.Mutex
-	kept             []Violation
+	kept             []result.Violation
 	// possible counts overlaps of grants from two sources no longer than
 	// their clocks' skew bounds: not proof of a violation, nor of safety.
 	possible int64
@@ -104,7 +106,7 @@ func (k *Checker) Enter(lock, client int, token uint64, fenced bool, now time.Ti
 		for {
 			prev := s.token.Load()
 			if prev != 0 && token < prev { // token ≤ highest seen
-				k.Record(Violation{Lock: k.name(lock), Kind: "token_regression", Intruder: client,
+				k.Record(result.Violation{Lock: k.name(lock), Kind: "token_regression", Intruder: client,
 					Holder: prevHolder, AtS: float64(n) / 1e9, Token: token, PrevToken: prev - 1})
 				break
 			}
@@ -126,15 +128,15 @@ func (k *Checker) Exit(v Visit, client int, now time.Time) {
 		if !stillOther {
 			end = min(n, max(s.lastExit.Load(), v.enteredN))
 		}
-		k.Record(Violation{Lock: k.name(v.lock), Kind: "overlap", Holder: v.other, Intruder: client,
+		k.Record(result.Violation{Lock: k.name(v.lock), Kind: "overlap", Holder: v.other, Intruder: client,
 			AtS: float64(v.enteredN) / 1e9, OverlapUs: float64(end-v.enteredN) / 1e3})
 	}
 	s.lastExit.Store(n)
 }
 
 // Record counts a violation and lists it while fewer than
-// MaxViolationsKept are.
-func (k *Checker) Record(v Violation) {
+// result.MaxViolationsKept are.
+func (k *Checker) Record(v result.Violation) {
 	k.count.Add(1)
 	switch v.Kind {
 	case "overlap":
@@ -144,16 +146,16 @@ func (k *Checker) Record(v Violation) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if len(k.kept) < MaxViolationsKept {
+	if len(k.kept) < result.MaxViolationsKept {
 		k.kept = append(k.kept, v)
 	}
 }
 
 // Violations returns how many violations were seen and those listed.
-func (k *Checker) Violations() (int64, []Violation) {
+func (k *Checker) Violations() (int64, []result.Violation) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.count.Load(), append([]Violation(nil), k.kept...)
+	return k.count.Load(), append([]result.Violation(nil), k.kept...)
 }
 
 // Kinds returns how many of the violations were overlaps of two holders
@@ -194,7 +196,7 @@ func (k *Checker) Handoff(lock int, start, got time.Time) (gap time.Duration, ok
 // SourcedGrant is a grant with the source that saw it (a shard), its
 // times already on the common clock.
 type SourcedGrant struct {
-	Grant
+	result.Grant
 	Source int
 }
 
@@ -248,7 +250,7 @@ func (k *Checker) scan(gs []SourcedGrant, fenced bool, bound []int64) {
 			if g.Source != last.Source {
 				slack = skew(g.Source) + skew(last.Source)
 			}
-			v := Violation{Lock: lock, Holder: int(last.Client), Intruder: int(g.Client),
+			v := result.Violation{Lock: lock, Holder: int(last.Client), Intruder: int(g.Client),
 				Token: g.Token, PrevToken: last.Token, AtS: k.at(g.Enter)}
 			prev := gs[i-1]
 			switch over := last.Exit - g.Enter; {
@@ -286,5 +288,9 @@ func (k *Checker) at(unixNs int64) float64 {
 	return float64(unixNs-k.start.UnixNano()) / 1e9
 }
 
-// LockName is the name of lock i in a cell: "lock-i".
-func LockName(i int) string { return "lock-" + strconv.Itoa(i) }
+// Found is what the checker found, for a cell's accumulator.
+func (k *Checker) Found() result.Checked {
+	n, vs := k.Violations()
+	o, t := k.Kinds()
+	return result.Checked{Violations: n, Kept: vs, Possible: k.PossibleOverlaps(), Overlaps: o, TokenRegressions: t}
+}

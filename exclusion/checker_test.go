@@ -1,6 +1,7 @@
-package result
+package exclusion
 
 import (
+	"github.com/lockbench/lockbench/result"
 	"testing"
 	"time"
 )
@@ -8,7 +9,7 @@ import (
 func TestCheckerTokenRegression(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	k := NewChecker(now, 1, LockName)
+	k := NewChecker(now, 1, result.LockName)
 	for client, tok := range []uint64{0, 5} { // a first token of 0 is fine
 		v := k.Enter(0, client, tok, true, now)
 		k.Exit(v, client, now)
@@ -30,7 +31,7 @@ func TestHandoffPairsEachGrantWithItsRelease(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	k := NewChecker(t0, 1, LockName)
+	k := NewChecker(t0, 1, result.LockName)
 	if _, ok := k.Handoff(0, at(0), at(1)); ok { // A takes a free lock
 		t.Fatal("a free lock counted as a hand-off")
 	}
@@ -51,7 +52,7 @@ func TestHandoffPairsEachGrantWithItsRelease(t *testing.T) {
 // an overlap on one of them, by its name.
 func TestCheckerOfAMillionLocks(t *testing.T) {
 	t0 := time.Now()
-	k := NewChecker(t0, 1_000_000, LockName)
+	k := NewChecker(t0, 1_000_000, result.LockName)
 	if k.locks != nil {
 		t.Fatal("a million locks got a dense array")
 	}
@@ -72,7 +73,7 @@ func TestCheckerOfAMillionLocks(t *testing.T) {
 func TestCheckSeparatesSkewFromViolations(t *testing.T) {
 	t.Parallel()
 	g := func(src, client int, enter, exit int64, token uint64, fenced bool) SourcedGrant {
-		return SourcedGrant{Grant: Grant{Enter: enter, Exit: exit, Token: token, Fenced: fenced, Client: int32(client)}, Source: src}
+		return SourcedGrant{Grant: result.Grant{Enter: enter, Exit: exit, Token: token, Fenced: fenced, Client: int32(client)}, Source: src}
 	}
 	bound := []int64{50, 50} // ns: two sources, ±50 ns each
 	for _, tc := range []struct {
@@ -94,7 +95,7 @@ func TestCheckSeparatesSkewFromViolations(t *testing.T) {
 		{"unfenced within skew", []SourcedGrant{g(0, 0, 0, 100, 0, false), g(1, 1, 30, 300, 0, false)}, 0, 1, "", 0, "wall clock"},
 		{"unfenced overlap", []SourcedGrant{g(0, 0, 0, 1000, 0, false), g(1, 1, 10, 300, 0, false), g(0, 2, 2000, 2100, 0, false)}, 1, 0, "overlap", 0.29, "wall clock"},
 	} {
-		k := NewChecker(time.Time{}, 0, LockName)
+		k := NewChecker(time.Time{}, 0, result.LockName)
 		order := k.Check(tc.gs, bound)
 		n, vs := k.Violations()
 		if n != tc.definite || k.PossibleOverlaps() != tc.poss || order != tc.order {
