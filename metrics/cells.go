@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"github.com/lockbench/lockbench/engine"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +113,7 @@ func (e *Exporter) Attach(p *plan.Plan) {
 		}
 		e.SetRunID(id)
 	}
-	p.OnCell = func(i, n int, spec plan.CellSpec) {
+	p.OnCell = func(i, n int, spec engine.CellSpec) {
 		if onCell != nil {
 			onCell(i, n, spec)
 		}
@@ -122,7 +123,7 @@ func (e *Exporter) Attach(p *plan.Plan) {
 	// count, not their own: counted live, a stair's figures would land on
 	// another stair's series. Its counters come with each stair's result.
 	ramp := p.Ramp != nil
-	p.OnProgress = func(i, n int, spec plan.CellSpec, pr plan.Progress) {
+	p.OnProgress = func(i, n int, spec engine.CellSpec, pr engine.Progress) {
 		if onProgress != nil {
 			onProgress(i, n, spec, pr)
 		}
@@ -190,7 +191,7 @@ func (e *Exporter) CellStarted(impl, scenario string, clients int) {
 // Progress takes a cell's progress snapshot: acquisitions, errors,
 // abandonments, retries, notifications, wake-ups and round trips so far;
 // clients holding and waiting.
-func (e *Exporter) Progress(impl, scenario string, clients int, p plan.Progress) {
+func (e *Exporter) Progress(impl, scenario string, clients int, p engine.Progress) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.cell(impl, scenario, clients)

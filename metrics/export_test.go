@@ -26,7 +26,7 @@ import (
 func shortPlan(t *testing.T) plan.Plan {
 	t.Helper()
 	return plan.Plan{Impls: []string{"inproc"}, Scenarios: []string{"hot"}, Clients: []int{4},
-		Cell: plan.CellSpec{Locks: 1, Duration: 2 * time.Second, Warmup: 200 * time.Millisecond, Hold: 100 * time.Microsecond,
+		Cell: engine.CellSpec{Locks: 1, Duration: 2 * time.Second, Warmup: 200 * time.Millisecond, Hold: 100 * time.Microsecond,
 			MaxTime: time.Minute, ConnectParallel: 4, Repeat: 1,
 			Config: impl.Config{Seed: 1}.WithDefaults()},
 		Out: t.TempDir()}
@@ -160,7 +160,7 @@ func TestRampStairsCountEachTheirOwn(t *testing.T) {
 	}
 	defer e.Close(context.Background())
 	p := shortPlan(t)
-	p.Ramp = &plan.Ramp{Start: 2, Step: 2, Every: time.Second}
+	p.Ramp = &engine.Ramp{Start: 2, Step: 2, Every: time.Second}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +169,9 @@ func TestRampStairsCountEachTheirOwn(t *testing.T) {
 	spec.Impl, spec.Clients = "inproc", 4 // as the plan reports every stair
 	spec.Scenario, _ = engine.LookupScenario("hot")
 	p.OnCell(0, 1, spec)
-	p.OnProgress(0, 1, spec, plan.Progress{Acquires: 100}) // stair 1, of 2 clients
+	p.OnProgress(0, 1, spec, engine.Progress{Acquires: 100}) // stair 1, of 2 clients
 	p.OnResult(result.Cell{Impl: "inproc", Scenario: "hot", Clients: 2, Acquires: 100})
-	p.OnProgress(0, 1, spec, plan.Progress{Acquires: 30}) // stair 2, of 4
+	p.OnProgress(0, 1, spec, engine.Progress{Acquires: 30}) // stair 2, of 4
 	p.OnResult(result.Cell{Impl: "inproc", Scenario: "hot", Clients: 4, Acquires: 30})
 	got := map[int]float64{}
 	for _, m := range scrape(t, e)[metrics.Acquisitions].Metric {

@@ -1,9 +1,9 @@
 package metrics
 
 import (
+	"github.com/lockbench/lockbench/engine"
 	"testing"
 
-	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -30,13 +30,13 @@ func TestLiveCountersCountFromTheWarmupsEnd(t *testing.T) {
 	e := New()
 	e.CellStarted("x", "hot", 2)
 	steps := []struct {
-		p           plan.Progress
+		p           engine.Progress
 		retries, rt float64
 	}{
-		{plan.Progress{Warmup: true, Counts: result.Counts{Retries: 100, RoundTrips: 300}}, 0, 0},
-		{plan.Progress{Acquires: 5, Counts: result.Counts{Retries: 110, RoundTrips: 320}}, 0, 0},
-		{plan.Progress{Acquires: 9, Counts: result.Counts{Retries: 125, RoundTrips: 350}}, 15, 30},
-		{plan.Progress{Acquires: 9, Counts: result.Counts{Retries: 125, RoundTrips: 350}}, 15, 30},
+		{engine.Progress{Warmup: true, Counts: result.Counts{Retries: 100, RoundTrips: 300}}, 0, 0},
+		{engine.Progress{Acquires: 5, Counts: result.Counts{Retries: 110, RoundTrips: 320}}, 0, 0},
+		{engine.Progress{Acquires: 9, Counts: result.Counts{Retries: 125, RoundTrips: 350}}, 15, 30},
+		{engine.Progress{Acquires: 9, Counts: result.Counts{Retries: 125, RoundTrips: 350}}, 15, 30},
 	}
 	for i, s := range steps {
 		e.Progress("x", "hot", 2, s.p)

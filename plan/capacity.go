@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/judge"
 	"path/filepath"
 	"strings"
@@ -131,30 +132,30 @@ func (c *Capacity) Validate() error {
 func (c *Capacity) checkBounds() error {
 	var err error
 	if c.Base.Shard != nil {
-		return fmt.Errorf("%w: capacity across shards is not supported yet; run it unsharded against the same servers", ErrUsage)
+		return fmt.Errorf("%w: capacity across shards is not supported yet; run it unsharded against the same servers", engine.ErrUsage)
 	}
 	if c.slo, err = result.ParseSLO(c.Base.SLO); err != nil {
-		return fmt.Errorf("%w: --slo: %v", ErrUsage, err)
+		return fmt.Errorf("%w: --slo: %v", engine.ErrUsage, err)
 	}
 	switch {
 	case !c.Rate && !c.Knee:
-		return fmt.Errorf("%w: --find names nothing to find", ErrUsage)
+		return fmt.Errorf("%w: --find names nothing to find", engine.ErrUsage)
 	case !(c.Precision > 0 && c.Precision <= 0.5):
-		return fmt.Errorf("%w: --precision %g%%: want a percentage above 0 and at most 50, e.g. 5%%", ErrUsage, 100*c.Precision)
+		return fmt.Errorf("%w: --precision %g%%: want a percentage above 0 and at most 50, e.g. 5%%", engine.ErrUsage, 100*c.Precision)
 	case !(c.OthersShare >= 0 && c.OthersShare <= 1):
-		return fmt.Errorf("%w: --others-share %g%%: want a percentage from 0 to 100, e.g. 10%%", ErrUsage, 100*c.OthersShare)
+		return fmt.Errorf("%w: --others-share %g%%: want a percentage from 0 to 100, e.g. 10%%", engine.ErrUsage, 100*c.OthersShare)
 	case c.Trial < 0 || c.Base.Cell.Duration <= 0:
-		return fmt.Errorf("%w: --trial and --duration must be positive", ErrUsage)
+		return fmt.Errorf("%w: --trial and --duration must be positive", engine.ErrUsage)
 	case !(c.StartRate >= 1 && c.MaxRate >= c.StartRate && c.MaxRate <= 1e7):
-		return fmt.Errorf("%w: want 1 ≤ --start-rate ≤ --max-rate ≤ 10000000, got %g and %g", ErrUsage, c.StartRate, c.MaxRate)
+		return fmt.Errorf("%w: want 1 ≤ --start-rate ≤ --max-rate ≤ 10000000, got %g and %g", engine.ErrUsage, c.StartRate, c.MaxRate)
 	case c.Inflight < 1 || c.MaxClients < 1 || c.MaxTrials < 3 || c.MaxTime < 0:
-		return fmt.Errorf("%w: --inflight and --max-clients must be ≥ 1, --max-trials ≥ 3, --max-time positive", ErrUsage)
+		return fmt.Errorf("%w: --inflight and --max-clients must be ≥ 1, --max-trials ≥ 3, --max-time positive", engine.ErrUsage)
 	case c.Repeats < 0 || c.Repeats > 10:
-		return fmt.Errorf("%w: --repeats %d: want 0 (none) to 10 rounds", ErrUsage, c.Repeats)
+		return fmt.Errorf("%w: --repeats %d: want 0 (none) to 10 rounds", engine.ErrUsage, c.Repeats)
 	case c.MaxArrivals < 0:
-		return fmt.Errorf("%w: --max-arrivals must be a positive count of arrivals, got %d", ErrUsage, c.MaxArrivals)
+		return fmt.Errorf("%w: --max-arrivals must be a positive count of arrivals, got %d", engine.ErrUsage, c.MaxArrivals)
 	case c.MaxArrivals > 0 && c.slo.TailShare() == 0:
-		return fmt.Errorf("%w: --max-arrivals pools trials by their share of arrivals over a quantile; --slo %s has none (max, mean)", ErrUsage, c.slo)
+		return fmt.Errorf("%w: --max-arrivals pools trials by their share of arrivals over a quantile; --slo %s has none (max, mean)", engine.ErrUsage, c.slo)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"context"
 	"errors"
+	"github.com/lockbench/lockbench/engine"
 	"path/filepath"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestCapacityValidateRefusesWhatCannotRun(t *testing.T) {
 		"sharded":          {Base: sharded, Rate: true},
 		"negative arrival": {Base: base, Rate: true, MaxArrivals: -1},
 	} {
-		if err := c.Validate(); !errors.Is(err, plan.ErrUsage) {
+		if err := c.Validate(); !errors.Is(err, engine.ErrUsage) {
 			t.Errorf("%s: %v, want a usage error", name, err)
 		}
 	}

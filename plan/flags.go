@@ -101,8 +101,8 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 		}
 	}
 	fs.DurationVar(&o.dial, "connect-timeout", impl.DefaultDialTimeout, "bound on connecting one client")
-	fs.IntVar(&o.connectPar, "connect-parallel", DefaultConnectParallel, "clients connecting at once before a cell")
-	fs.DurationVar(&o.max, "max-cell-time", DefaultMaxCellTime, "hard bound on one cell's time")
+	fs.IntVar(&o.connectPar, "connect-parallel", engine.DefaultConnectParallel, "clients connecting at once before a cell")
+	fs.DurationVar(&o.max, "max-cell-time", engine.DefaultMaxCellTime, "hard bound on one cell's time")
 	fs.StringVar(&o.slo, "slo", "", "`THRESHOLDS` every cell must meet, e.g. 'p99<=5ms,errors<=0.1%,acq/s>=1000' (p50 p90 p95 p99 p99.9 p99.99 max mean; errors as % or a count); a miss exits 5. Also plans capacity: the largest client count per implementation that met it")
 	fs.StringVar(&o.out, "out", "", "results `DIR`, new or empty (default: a new results/<timestamp>)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed for every random choice: jitter, key choice, hold/think draws, arrivals (tokens are unique, never seeded)")
@@ -128,12 +128,12 @@ func (o *Flags) Plan(fs *pflag.FlagSet) (Plan, error) {
 	for _, f := range clients {
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			return p, fmt.Errorf("%w: --clients: %q is not a whole number", ErrUsage, f)
+			return p, fmt.Errorf("%w: --clients: %q is not a whole number", engine.ErrUsage, f)
 		}
 		p.Clients = append(p.Clients, n)
 	}
 	if o.acquires != 0 && fs.Changed("duration") {
-		return p, fmt.Errorf("%w: give --duration or --acquires, not both", ErrUsage)
+		return p, fmt.Errorf("%w: give --duration or --acquires, not both", engine.ErrUsage)
 	}
 	if o.rate, err = parseRate(o.rateText); err != nil {
 		return p, err
@@ -148,11 +148,11 @@ func (o *Flags) Plan(fs *pflag.FlagSet) (Plan, error) {
 	}
 	if o.ramp != "" {
 		if fs.Changed("duration") || o.acquires != 0 {
-			return p, fmt.Errorf("%w: --ramp sets each stair's length; drop --duration and --acquires", ErrUsage)
+			return p, fmt.Errorf("%w: --ramp sets each stair's length; drop --duration and --acquires", engine.ErrUsage)
 		}
-		r, err := ParseRamp(o.ramp)
+		r, err := engine.ParseRamp(o.ramp)
 		if err != nil {
-			return p, fmt.Errorf("%w: --ramp: %v", ErrUsage, err)
+			return p, fmt.Errorf("%w: --ramp: %v", engine.ErrUsage, err)
 		}
 		p.Ramp = &r
 	}
@@ -164,10 +164,10 @@ func (o *Flags) Plan(fs *pflag.FlagSet) (Plan, error) {
 	}
 	p.SLO, p.Out = o.slo, o.out
 	if p.Profile, err = sandbox.ParseProfile(o.profile); err != nil {
-		return p, fmt.Errorf("%w: --servers: %v", ErrUsage, err)
+		return p, fmt.Errorf("%w: --servers: %v", engine.ErrUsage, err)
 	}
 	if o.serverWarmup < 0 {
-		return p, fmt.Errorf("%w: --server-warmup must be ≥ 0, got %v", ErrUsage, o.serverWarmup)
+		return p, fmt.Errorf("%w: --server-warmup must be ≥ 0, got %v", engine.ErrUsage, o.serverWarmup)
 	}
 	p.ServerWarmup = o.serverWarmup
 	if p.Shard, err = o.sharding(); err != nil {
@@ -180,7 +180,7 @@ func (o *Flags) Plan(fs *pflag.FlagSet) (Plan, error) {
 func (o *Flags) sharding() (*Sharding, error) {
 	if o.shard == "" {
 		if o.startAt != "" {
-			return nil, fmt.Errorf("%w: --start-at needs --shard", ErrUsage)
+			return nil, fmt.Errorf("%w: --start-at needs --shard", engine.ErrUsage)
 		}
 		return nil, nil
 	}
@@ -189,12 +189,12 @@ func (o *Flags) sharding() (*Sharding, error) {
 		return nil, err
 	}
 	if o.shardWait <= 0 { // a zero Wait is the library's default; a user who typed 0 meant something else
-		return nil, fmt.Errorf("%w: --shard-wait must be a positive duration, got %v", ErrUsage, o.shardWait)
+		return nil, fmt.Errorf("%w: --shard-wait must be a positive duration, got %v", engine.ErrUsage, o.shardWait)
 	}
 	s.Wait, s.RunID = o.shardWait, o.runID
 	if o.startAt != "" {
 		if s.StartAt, err = time.Parse(time.RFC3339Nano, o.startAt); err != nil {
-			return nil, fmt.Errorf("%w: --start-at %q: want RFC 3339, e.g. 2026-11-23T17:00:00Z", ErrUsage, o.startAt)
+			return nil, fmt.Errorf("%w: --start-at %q: want RFC 3339, e.g. 2026-11-23T17:00:00Z", engine.ErrUsage, o.startAt)
 		}
 	}
 	return s, nil
@@ -206,36 +206,36 @@ func ParseShard(v string, getenv func(string) string) (*Sharding, error) {
 	is, ns, ok := strings.Cut(v, "/")
 	n, err := strconv.Atoi(ns)
 	if !ok || err != nil || n < 1 {
-		return nil, fmt.Errorf("%w: --shard %q: want I/N (0-based I, N ≥ 1) or auto/N", ErrUsage, v)
+		return nil, fmt.Errorf("%w: --shard %q: want I/N (0-based I, N ≥ 1) or auto/N", engine.ErrUsage, v)
 	}
 	if is == "auto" {
 		is = getenv("JOB_COMPLETION_INDEX")
 		if is == "" {
-			return nil, fmt.Errorf("%w: --shard auto/%d: JOB_COMPLETION_INDEX is not set", ErrUsage, n)
+			return nil, fmt.Errorf("%w: --shard auto/%d: JOB_COMPLETION_INDEX is not set", engine.ErrUsage, n)
 		}
 	}
 	i, err := strconv.Atoi(is)
 	if err != nil || i < 0 || i >= n {
-		return nil, fmt.Errorf("%w: --shard %q: shard index %q must be a whole number from 0 to %d", ErrUsage, v, is, n-1)
+		return nil, fmt.Errorf("%w: --shard %q: shard index %q must be a whole number from 0 to %d", engine.ErrUsage, v, is, n-1)
 	}
 	return &Sharding{Index: i, Count: n}, nil
 }
 
 // cell is the template cell the flags describe.
-func (o *Flags) cell() (CellSpec, error) {
+func (o *Flags) cell() (engine.CellSpec, error) {
 	hold, err := dist.ParseDist(o.hold)
 	if err != nil {
-		return CellSpec{}, fmt.Errorf("%w: --hold: %v", ErrUsage, err)
+		return engine.CellSpec{}, fmt.Errorf("%w: --hold: %v", engine.ErrUsage, err)
 	}
 	think, err := dist.ParseDist(o.think)
 	if err != nil {
-		return CellSpec{}, fmt.Errorf("%w: --think: %v", ErrUsage, err)
+		return engine.CellSpec{}, fmt.Errorf("%w: --think: %v", engine.ErrUsage, err)
 	}
 	keys, err := dist.ParseKeys(o.dist)
 	if err != nil {
-		return CellSpec{}, fmt.Errorf("%w: --dist: %v", ErrUsage, err)
+		return engine.CellSpec{}, fmt.Errorf("%w: --dist: %v", engine.ErrUsage, err)
 	}
-	c := CellSpec{
+	c := engine.CellSpec{
 		Locks: o.locks, Warmup: o.warmup, MaxTime: o.max, Repeat: o.repeat,
 		Hold: hold.Mean(), Think: think.Mean(), HoldDist: hold, ThinkDist: think, Keys: keys,
 		Rate: o.rate, Arrival: o.arrival, MaxInflight: o.maxInflight,
@@ -273,7 +273,7 @@ func (o *Flags) cell() (CellSpec, error) {
 func parseRate(s string) (float64, error) {
 	r, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "/s"), 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: --rate %q: want arrivals per second, e.g. 500 or 500/s", ErrUsage, s)
+		return 0, fmt.Errorf("%w: --rate %q: want arrivals per second, e.g. 500 or 500/s", engine.ErrUsage, s)
 	}
 	return r, nil
 }
@@ -284,7 +284,7 @@ func strictList(flag, s string) ([]string, error) {
 	out := strings.Split(s, ",")
 	for i, f := range out {
 		if out[i] = strings.TrimSpace(f); out[i] == "" {
-			return nil, fmt.Errorf("%w: --%s %q has an empty item", ErrUsage, flag, s)
+			return nil, fmt.Errorf("%w: --%s %q has an empty item", engine.ErrUsage, flag, s)
 		}
 	}
 	return out, nil

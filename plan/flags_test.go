@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/lockbench/lockbench/engine"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestParseShard(t *testing.T) {
 		s, err := ParseShard(tc.arg, env(tc.env))
 		switch {
 		case tc.bad != "":
-			if err == nil || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), ErrUsage.Error()) {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), engine.ErrUsage.Error()) {
 				t.Errorf("--shard %s (env %q): %v, want a usage error saying %q", tc.arg, tc.env, err, tc.bad)
 			}
 		case err != nil || s.Index != tc.i || s.Count != tc.n:

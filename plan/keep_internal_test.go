@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/lockbench/lockbench/engine"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,7 +17,7 @@ func TestDroppedCellLeavesNoSLOFigures(t *testing.T) {
 	out := t.TempDir()
 	m := &matrix{plan: Plan{SLO: "p99<=1ms", Out: out}, sum: &result.Summary{},
 		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
-	fast := Result{Cell: result.Cell{Impl: "inproc", Scenario: "hot", Kind: result.KindClosed, Clients: 1, Locks: 1,
+	fast := engine.Result{Cell: result.Cell{Impl: "inproc", Scenario: "hot", Kind: result.KindClosed, Clients: 1, Locks: 1,
 		DurationS: 1, Acquires: 1000, AcquiresPerS: 1000, AcquireLatencyUs: result.Latency{P50: 10, P99: 100, Max: 200}}}
 	if err := m.keep(fast, 0); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/engine"
 	"math"
 	"os"
 	"path/filepath"
@@ -126,7 +127,7 @@ func CheckShards(dirs []string, opts MergeOptions) error {
 // accepted and what they lack is returned (nil when nothing).
 func readShards(dirs []string, partial bool) ([]shardDir, *result.Partial, error) {
 	if len(dirs) == 0 {
-		return nil, nil, fmt.Errorf("%w: merge needs the shards' results directories", ErrUsage)
+		return nil, nil, fmt.Errorf("%w: merge needs the shards' results directories", engine.ErrUsage)
 	}
 	var out []shardDir
 	for _, d := range dirs {
@@ -135,7 +136,7 @@ func readShards(dirs []string, partial bool) ([]shardDir, *result.Partial, error
 			return nil, nil, err
 		}
 		if m.Shard == nil {
-			return nil, nil, fmt.Errorf("%w: %s is not a shard's results (its meta.json names no shard)", ErrUsage, d)
+			return nil, nil, fmt.Errorf("%w: %s is not a shard's results (its meta.json names no shard)", engine.ErrUsage, d)
 		}
 		s, err := readShardSummary(d, m, partial)
 		if err != nil {
@@ -209,7 +210,7 @@ func sameRun(shards []shardDir) error {
 	ref := shards[0]
 	for _, s := range shards[1:] {
 		differ := func(what, a, b string) error {
-			return fmt.Errorf("%w: %s and %s are not shards of one run: %s %s ≠ %s", ErrUsage, ref.dir, s.dir, what, a, b)
+			return fmt.Errorf("%w: %s and %s are not shards of one run: %s %s ≠ %s", engine.ErrUsage, ref.dir, s.dir, what, a, b)
 		}
 		switch {
 		case s.meta.PlanHash != ref.meta.PlanHash:
@@ -229,13 +230,13 @@ func sameRun(shards []shardDir) error {
 	for _, s := range shards {
 		i := s.meta.Shard.Index
 		if prev, dup := seen[i]; dup {
-			return fmt.Errorf("%w: shard %d/%d is given twice: %s and %s", ErrUsage, i, n, prev, s.dir)
+			return fmt.Errorf("%w: shard %d/%d is given twice: %s and %s", engine.ErrUsage, i, n, prev, s.dir)
 		}
 		seen[i] = s.dir
 	}
 	for i := range n {
 		if _, ok := seen[i]; !ok {
-			return fmt.Errorf("%w: shard %d/%d is missing (got %d of %d shards)", ErrUsage, i, n, len(shards), n)
+			return fmt.Errorf("%w: shard %d/%d is missing (got %d of %d shards)", engine.ErrUsage, i, n, len(shards), n)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"github.com/lockbench/lockbench/engine"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -135,7 +136,7 @@ func TestRunKeepsCanonicalOrder(t *testing.T) {
 	dir := t.TempDir()
 	p := orderPlan(t, "--scenario", "hot,keys", "--clients", "1,2,3", "--acquires", "20", "--out", dir)
 	var ran, namespaces []string
-	p.OnCell = func(_, _ int, spec CellSpec) {
+	p.OnCell = func(_, _ int, spec engine.CellSpec) {
 		ran = append(ran, fmt.Sprintf("%s/%s/%d", spec.Impl, spec.Scenario.Name(), spec.Clients))
 		namespaces = append(namespaces, spec.Config.Namespace)
 	}
@@ -192,7 +193,7 @@ func TestRunKeepsCanonicalOrder(t *testing.T) {
 func TestRampStairsKeepCanonicalOrder(t *testing.T) {
 	p := orderPlan(t, "--scenario", "hot,keys", "--clients", "2", "--ramp", "1:1:1s", "--hold", "1ms", "--out", t.TempDir())
 	runs := 0
-	p.OnCell = func(int, int, CellSpec) { runs++ }
+	p.OnCell = func(int, int, engine.CellSpec) { runs++ }
 	sum, err := Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,7 @@ func runProduction(t *testing.T, g productionGroup) {
 		t.Fatal(err)
 	}
 	var fast []string
-	p.OnServers = func(s plan.Servers, _ []string) {
+	p.OnServers = func(s impl.Servers, _ []string) {
 		// Every process serving each server, read while it runs.
 		for _, addrs := range s {
 			for _, a := range addrs {

@@ -28,7 +28,7 @@ type cellRounds struct {
 // scenario that does not merge repeats itself) and, after its last — or
 // a round that failed — keeps the rounds joined, with their per-round
 // figures and intervals.
-func (m *matrix) runRound(ctx context.Context, spec CellSpec, c plannedCell) error {
+func (m *matrix) runRound(ctx context.Context, spec engine.CellSpec, c plannedCell) error {
 	if m.plan.Ramp != nil {
 		return m.runRampRound(ctx, spec, c)
 	}
@@ -48,10 +48,10 @@ func (m *matrix) runRound(ctx context.Context, spec CellSpec, c plannedCell) err
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	res, err := engine.RunCellDetail(ctx, spec)
-	if errors.Is(err, ErrNotApplicable) {
+	if errors.Is(err, engine.ErrNotApplicable) {
 		delete(m.rounds, c.canon)
 		if c.round == 0 {
-			m.skipped = append(m.skipped, strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "))
+			m.skipped = append(m.skipped, strings.TrimPrefix(err.Error(), engine.ErrNotApplicable.Error()+": "))
 			if m.plan.OnSkip != nil {
 				m.plan.OnSkip(spec, err)
 			}
@@ -74,7 +74,7 @@ func (m *matrix) runRound(ctx context.Context, spec CellSpec, c plannedCell) err
 	if len(cr.join.Each()) == 0 {
 		return err
 	}
-	if kerr := m.keep(Result{Cell: cr.join.Cell(), Start: cr.start}, c.canon); kerr != nil {
+	if kerr := m.keep(engine.Result{Cell: cr.join.Cell(), Start: cr.start}, c.canon); kerr != nil {
 		return kerr
 	}
 	return err
@@ -90,7 +90,7 @@ func (p *Plan) checkRounds() error {
 		switch {
 		case engine.MergesRepeats(s):
 		case p.Shard != nil:
-			return fmt.Errorf("%w: --repeat %d cannot run sharded: run the shards again instead", ErrUsage, p.Cell.Repeat)
+			return fmt.Errorf("%w: --repeat %d cannot run sharded: run the shards again instead", engine.ErrUsage, p.Cell.Repeat)
 		}
 	}
 	return nil
@@ -100,7 +100,7 @@ func (p *Plan) checkRounds() error {
 // round (or one that failed), keeps each stair joined over the rounds, in
 // the order the stairs climbed. Each stair's intervals are routed to its
 // own join by its client count.
-func (m *matrix) runRampRound(ctx context.Context, spec CellSpec, c plannedCell) error {
+func (m *matrix) runRampRound(ctx context.Context, spec engine.CellSpec, c plannedCell) error {
 	stairs := m.stairs[c.canon]
 	if stairs == nil {
 		stairs = map[int]*cellRounds{}
@@ -137,7 +137,7 @@ func (m *matrix) runRampRound(ctx context.Context, spec CellSpec, c plannedCell)
 		if len(cr.join.Each()) == 0 {
 			continue
 		}
-		if kerr := m.keep(Result{Cell: cr.join.Cell(), Start: cr.start}, c.canon); kerr != nil {
+		if kerr := m.keep(engine.Result{Cell: cr.join.Cell(), Start: cr.start}, c.canon); kerr != nil {
 			return kerr
 		}
 	}

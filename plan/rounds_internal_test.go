@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"github.com/lockbench/lockbench/engine"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -18,7 +19,7 @@ func TestRoundsInterleaveAndJoin(t *testing.T) {
 	dir := t.TempDir()
 	p := orderPlan(t, "--scenario", "hot", "--clients", "2", "--acquires", "30", "--repeat", "3", "--out", dir)
 	var ran []string
-	p.OnCell = func(_, _ int, spec CellSpec) { ran = append(ran, spec.Impl) }
+	p.OnCell = func(_, _ int, spec engine.CellSpec) { ran = append(ran, spec.Impl) }
 	sum, err := Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestRoundsInterleaveAndJoin(t *testing.T) {
 func TestRampStairsRunInRounds(t *testing.T) {
 	p := orderPlan(t, "--scenario", "hot", "--clients", "2", "--ramp", "1:1:300ms", "--hold", "1ms", "--repeat", "2", "--out", t.TempDir())
 	runs := 0
-	p.OnCell = func(int, int, CellSpec) { runs++ }
+	p.OnCell = func(int, int, engine.CellSpec) { runs++ }
 	sum, err := Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestRoundsRefusedWhereTheyCannotRun(t *testing.T) {
 	p := orderPlan(t, "--scenario", "hot", "--clients", "2")
 	p.Cell.Repeat = 2
 	p.Shard = &Sharding{Index: 0, Count: 2}
-	if err := p.checkRounds(); !errors.Is(err, ErrUsage) {
+	if err := p.checkRounds(); !errors.Is(err, engine.ErrUsage) {
 		t.Fatalf("--repeat with --shard: %v, want a usage error", err)
 	}
 }

@@ -34,13 +34,13 @@ type Plan struct {
 	// defaults to the sandbox's (sandbox.Meter): a plan's cells report
 	// the servers' own counters whether the CLI runs it or a program of
 	// its own.
-	Cell CellSpec
+	Cell engine.CellSpec
 	// Sizes are the sizes of sandboxed ensembles by server kind (a
 	// ZooKeeper of 3, say). Default 1.
 	Sizes map[string]int
 	// Ramp, if set, replaces the client counts: each implementation ×
 	// scenario runs a staircase up to the largest of Clients.
-	Ramp *Ramp
+	Ramp *engine.Ramp
 	// SLO, like "p99<=5ms,errors<=0.1%" (result.ParseSLO), is a set of
 	// thresholds every load cell must meet: summary.json lists the cells
 	// that did not (slo_breaches), and it and the report name the largest
@@ -63,12 +63,12 @@ type Plan struct {
 
 	// Optional observers, called from Run's goroutine except Progress.
 	OnServers  func(s impl.Servers, sandboxed []string)
-	OnCell     func(index, total int, spec CellSpec)
-	OnProgress func(index, total int, spec CellSpec, p Progress)
+	OnCell     func(index, total int, spec engine.CellSpec)
+	OnProgress func(index, total int, spec engine.CellSpec, p engine.Progress)
 	OnResult   func(c result.Cell)
 	// OnSkip hears of cells skipped because their scenario does not apply
 	// to their implementation.
-	OnSkip func(spec CellSpec, err error)
+	OnSkip func(spec engine.CellSpec, err error)
 	// OnRunID hears the run's ID (shared by a sharded run's shards) before
 	// the first cell.
 	OnRunID func(id string)
@@ -205,7 +205,7 @@ const RunOrder = "interleaved (ABBA by scenario and client count)"
 // (implementation, then scenario, then client count), which the summary
 // keeps whatever order the cells ran in.
 type plannedCell struct {
-	spec  CellSpec
+	spec  engine.CellSpec
 	canon int
 	// round is which of the cell's rounds (--repeat) this is, of rounds:
 	// a scenario that does not merge repeats itself runs each round as a
@@ -285,7 +285,7 @@ func (m *matrix) run(ctx context.Context) error {
 		spec.Config.Namespace = fmt.Sprintf("%s-%d", m.runID, m.index)
 		idx := m.index
 		if m.plan.OnProgress != nil {
-			spec.Progress = func(p Progress) { m.plan.OnProgress(idx, len(cells), spec, p) }
+			spec.Progress = func(p engine.Progress) { m.plan.OnProgress(idx, len(cells), spec, p) }
 		}
 		if m.plan.OnCell != nil {
 			m.plan.OnCell(idx, len(cells), spec)
@@ -294,21 +294,21 @@ func (m *matrix) run(ctx context.Context) error {
 		m.index++
 		run := m.runCell
 		if c.rounds > 1 {
-			run = func(ctx context.Context, spec CellSpec, canon int) error { return m.runRound(ctx, spec, c) }
+			run = func(ctx context.Context, spec engine.CellSpec, canon int) error { return m.runRound(ctx, spec, c) }
 		}
 		if err := run(ctx, spec, c.canon); err != nil {
 			return err
 		}
 	}
 	if len(m.sum.Cells) == 0 && len(m.skipped) > 0 {
-		return fmt.Errorf("%w: no cell applies: %s", ErrUsage, m.skipped[0])
+		return fmt.Errorf("%w: no cell applies: %s", engine.ErrUsage, m.skipped[0])
 	}
 	return nil
 }
 
 // runCell runs one cell (or a ramp's stairs) and keeps what it measured,
 // even when it then failed, at its canonical place canon.
-func (m *matrix) runCell(ctx context.Context, spec CellSpec, canon int) error {
+func (m *matrix) runCell(ctx context.Context, spec engine.CellSpec, canon int) error {
 	if m.procsTrial != nil && spec.Scenario.Kind() == result.KindClosed {
 		spec.ProcsTrial = m.procsTrial
 		// Go's choice again, and its updates as the quota changes.
@@ -324,8 +324,8 @@ func (m *matrix) runCell(ctx context.Context, spec CellSpec, canon int) error {
 		return err
 	}
 	res, err := engine.RunCellDetail(ctx, spec)
-	if errors.Is(err, ErrNotApplicable) {
-		m.skipped = append(m.skipped, strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "))
+	if errors.Is(err, engine.ErrNotApplicable) {
+		m.skipped = append(m.skipped, strings.TrimPrefix(err.Error(), engine.ErrNotApplicable.Error()+": "))
 		if m.plan.OnSkip != nil {
 			m.plan.OnSkip(spec, err)
 		}
@@ -367,7 +367,7 @@ func (m *matrix) onInterval(c result.Cell, start time.Time, iv result.Interval) 
 // closeLog finishes a cell's .hlog: the one written while it ran or, for
 // a cell whose intervals came with its result (a fault scenario's), one
 // written now.
-func (m *matrix) closeLog(res Result) error {
+func (m *matrix) closeLog(res engine.Result) error {
 	key := res.Key()
 	l, err := m.logs[key], m.logErr[key]
 	delete(m.logs, key)
@@ -388,7 +388,7 @@ func (m *matrix) closeLog(res Result) error {
 // goes to its canonical place canon, after any there before it (a ramp's
 // earlier stairs), so that the summary of a run cut short is in the
 // order asked too.
-func (m *matrix) keep(res Result, canon int) error {
+func (m *matrix) keep(res engine.Result, canon int) error {
 	res.Cell.Derive()
 	if m.plan.OnResult != nil {
 		defer m.plan.OnResult(res.Cell)

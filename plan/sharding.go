@@ -48,7 +48,7 @@ func (p *Plan) checkSharding() error {
 		return nil
 	}
 	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("%w: --shard %d/%d: want i/N with 0 ≤ i < N", ErrUsage, s.Index, s.Count)
+		return fmt.Errorf("%w: --shard %d/%d: want i/N with 0 ≤ i < N", engine.ErrUsage, s.Index, s.Count)
 	}
 	var missing []string
 	for _, n := range p.needs() {
@@ -57,26 +57,26 @@ func (p *Plan) checkSharding() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%w: a sharded run uses external servers only (every shard must meet the same ones): give %s", ErrUsage, strings.Join(missing, ", "))
+		return fmt.Errorf("%w: a sharded run uses external servers only (every shard must meet the same ones): give %s", engine.ErrUsage, strings.Join(missing, ", "))
 	}
 	if p.Ramp != nil {
-		return fmt.Errorf("%w: --ramp cannot run sharded", ErrUsage)
+		return fmt.Errorf("%w: --ramp cannot run sharded", engine.ErrUsage)
 	}
 	if s.Wait < 0 {
-		return fmt.Errorf("%w: --shard-wait must be a positive duration, got %v", ErrUsage, s.Wait)
+		return fmt.Errorf("%w: --shard-wait must be a positive duration, got %v", engine.ErrUsage, s.Wait)
 	}
 	if !s.StartAt.IsZero() && time.Until(s.StartAt) < -startAtSlack {
 		return fmt.Errorf("%w: --start-at %s is %v in the past: give a time every shard can still meet",
-			ErrUsage, s.StartAt.Format(time.RFC3339), -time.Until(s.StartAt).Round(time.Second))
+			engine.ErrUsage, s.StartAt.Format(time.RFC3339), -time.Until(s.StartAt).Round(time.Second))
 	}
 	for _, s := range p.scenarios {
 		if !engine.Shardable(s) {
-			return fmt.Errorf("%w: scenario %s cannot run sharded (hot, keys and burst can)", ErrUsage, s.Name())
+			return fmt.Errorf("%w: scenario %s cannot run sharded (hot, keys and burst can)", engine.ErrUsage, s.Name())
 		}
 	}
 	for _, n := range p.Clients {
 		if n < s.Count {
-			return fmt.Errorf("%w: --clients %d cannot be split over %d shards: each client count must be ≥ the number of shards", ErrUsage, n, s.Count)
+			return fmt.Errorf("%w: --clients %d cannot be split over %d shards: each client count must be ≥ the number of shards", engine.ErrUsage, n, s.Count)
 		}
 	}
 	return nil

@@ -37,11 +37,11 @@ func (p *Plan) Validate() error {
 	// Every option given is checked, whether or not the plan's drivers
 	// and scenarios read it: a typo in an unused one is still a typo.
 	if err := impl.CheckOptions(append(impl.Options(), engine.ScenarioOptions()...), p.Cell.Config.Options); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", engine.ErrUsage, err)
 	}
 	if p.SLO != "" {
 		if _, err := result.ParseSLO(p.SLO); err != nil {
-			return fmt.Errorf("%w: --slo: %v", ErrUsage, err)
+			return fmt.Errorf("%w: --slo: %v", engine.ErrUsage, err)
 		}
 	}
 	if err := p.checkCells(); err != nil {
@@ -75,8 +75,8 @@ func (p *Plan) checkCells() error {
 	for _, c := range cells {
 		err := c.spec.Validate()
 		switch {
-		case errors.Is(err, ErrNotApplicable):
-			if why := strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": "); !slices.Contains(skipped, why) {
+		case errors.Is(err, engine.ErrNotApplicable):
+			if why := strings.TrimPrefix(err.Error(), engine.ErrNotApplicable.Error()+": "); !slices.Contains(skipped, why) {
 				skipped = append(skipped, why)
 			}
 		case err != nil:
@@ -86,7 +86,7 @@ func (p *Plan) checkCells() error {
 		}
 	}
 	if !applies {
-		return fmt.Errorf("%w: no cell of the plan applies: %s", ErrUsage, strings.Join(skipped, "; "))
+		return fmt.Errorf("%w: no cell of the plan applies: %s", engine.ErrUsage, strings.Join(skipped, "; "))
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func (p *Plan) checkFiles(limit int) error {
 		if top > (limit-fdReserve)/conns {
 			need := min(top, 1<<40) * conns // bounded: never overflows
 			return fmt.Errorf("%w: %d clients of %s need about %d connections, and this process may open %d files: "+
-				"raise the limit (ulimit -n %d) or use fewer clients", ErrUsage, top, name, need, limit, need+fdReserve)
+				"raise the limit (ulimit -n %d) or use fewer clients", engine.ErrUsage, top, name, need, limit, need+fdReserve)
 		}
 	}
 	return nil
@@ -124,37 +124,37 @@ func (p *Plan) checkFiles(limit int) error {
 // repeated cell would overwrite its twin's files.
 func (p *Plan) checkLists() error {
 	if len(p.Impls) == 0 || len(p.Scenarios) == 0 || len(p.Clients) == 0 {
-		return fmt.Errorf("%w: need at least one implementation, scenario and client count", ErrUsage)
+		return fmt.Errorf("%w: need at least one implementation, scenario and client count", engine.ErrUsage)
 	}
 	p.drivers, p.scenarios = nil, nil
 	for i, n := range p.Impls {
 		d, ok := impl.Lookup(n)
 		if !ok {
-			return fmt.Errorf("%w: unknown implementation %q (known: %s)", ErrUsage, n, strings.Join(impl.Names(), ", "))
+			return fmt.Errorf("%w: unknown implementation %q (known: %s)", engine.ErrUsage, n, strings.Join(impl.Names(), ", "))
 		}
 		// Resolved once, under the plan's options: the servers the sandbox
 		// starts and the cells connect to are the topology's chosen.
 		p.drivers = append(p.drivers, d.For(p.Cell.Config))
 		if slices.Contains(p.Impls[:i], n) {
-			return fmt.Errorf("%w: --impl names %s twice", ErrUsage, n)
+			return fmt.Errorf("%w: --impl names %s twice", engine.ErrUsage, n)
 		}
 	}
 	for i, s := range p.Scenarios {
 		sc, ok := engine.LookupScenario(s)
 		if !ok {
-			return fmt.Errorf("%w: unknown scenario %q (known: %s)", ErrUsage, s, strings.Join(engine.ScenarioNames(), ", "))
+			return fmt.Errorf("%w: unknown scenario %q (known: %s)", engine.ErrUsage, s, strings.Join(engine.ScenarioNames(), ", "))
 		}
 		p.scenarios = append(p.scenarios, sc)
 		if slices.Contains(p.Scenarios[:i], s) {
-			return fmt.Errorf("%w: --scenario names %s twice", ErrUsage, s)
+			return fmt.Errorf("%w: --scenario names %s twice", engine.ErrUsage, s)
 		}
 	}
 	for i, n := range p.Clients {
 		if n < 1 {
-			return fmt.Errorf("%w: --clients: counts must be ≥ 1, got %d", ErrUsage, n)
+			return fmt.Errorf("%w: --clients: counts must be ≥ 1, got %d", engine.ErrUsage, n)
 		}
 		if slices.Contains(p.Clients[:i], n) {
-			return fmt.Errorf("%w: --clients names %d twice", ErrUsage, n)
+			return fmt.Errorf("%w: --clients names %d twice", engine.ErrUsage, n)
 		}
 	}
 	return nil
@@ -167,7 +167,7 @@ func (p *Plan) checkLists() error {
 func (p *Plan) checkTemplate() error {
 	c := p.Cell
 	if c.Duration == 0 && c.Acquires == 0 && p.Ramp == nil {
-		return fmt.Errorf("%w: --duration must be a positive duration, got %v", ErrUsage, c.Duration)
+		return fmt.Errorf("%w: --duration must be a positive duration, got %v", engine.ErrUsage, c.Duration)
 	}
 	return c.Check(true)
 }
@@ -180,12 +180,12 @@ func (p *Plan) checkServers() error {
 		addrs := p.Cell.Config.Servers[n.Role]
 		for _, a := range addrs {
 			if err := n.CheckAddr(a); err != nil {
-				return fmt.Errorf("%w: --%s: %v", ErrUsage, n.Role, err)
+				return fmt.Errorf("%w: --%s: %v", engine.ErrUsage, n.Role, err)
 			}
 		}
 		if len(addrs) > 0 && n.Check != nil {
 			if err := n.Check(addrs); err != nil {
-				return fmt.Errorf("%w: --%s: %v", ErrUsage, n.Role, err)
+				return fmt.Errorf("%w: --%s: %v", engine.ErrUsage, n.Role, err)
 			}
 		}
 	}
@@ -198,16 +198,16 @@ func (p *Plan) checkSizes() error {
 	for kind, n := range p.Sizes {
 		k, ok := sandbox.LookupKind(kind)
 		if !ok || !k.Ensemble {
-			return fmt.Errorf("%w: no ensemble server kind %q", ErrUsage, kind)
+			return fmt.Errorf("%w: no ensemble server kind %q", engine.ErrUsage, kind)
 		}
 		if k.CheckSize != nil {
 			if err := k.CheckSize(n); err != nil {
-				return fmt.Errorf("%w: --%s %v", ErrUsage, k.SizeFlag, err)
+				return fmt.Errorf("%w: --%s %v", engine.ErrUsage, k.SizeFlag, err)
 			}
 			continue
 		}
 		if n != 1 && (n < 3 || n%2 == 0) {
-			return fmt.Errorf("%w: --%s must be 1 or an odd number ≥ 3, got %d", ErrUsage, k.SizeFlag, n)
+			return fmt.Errorf("%w: --%s must be 1 or an odd number ≥ 3, got %d", engine.ErrUsage, k.SizeFlag, n)
 		}
 	}
 	return nil
@@ -219,11 +219,11 @@ func (p *Plan) checkRamp() error {
 	}
 	for _, s := range p.scenarios {
 		if s.Kind() != result.KindClosed && s.Kind() != result.KindOpen {
-			return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", ErrUsage, s.Name())
+			return fmt.Errorf("%w: --ramp needs closed- or open-loop scenarios, not %s", engine.ErrUsage, s.Name())
 		}
 	}
 	if top := slices.Max(p.Clients); p.Ramp.Start > top {
-		return fmt.Errorf("%w: the ramp starts at %d clients, above --clients %d", ErrUsage, p.Ramp.Start, top)
+		return fmt.Errorf("%w: the ramp starts at %d clients, above --clients %d", engine.ErrUsage, p.Ramp.Start, top)
 	}
 	return nil
 }
@@ -255,12 +255,12 @@ func (p *Plan) checkGuard() error {
 		return nil
 	}
 	if p.Ramp != nil {
-		return fmt.Errorf("%w: --guard does not apply to --ramp; guard the cells at each client count instead", ErrUsage)
+		return fmt.Errorf("%w: --guard does not apply to --ramp; guard the cells at each client count instead", engine.ErrUsage)
 	}
 	for _, d := range p.drivers {
 		if open, _, _ := engine.GuardOpener(p.Cell, d); open != nil {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: --guard: the servers of %s keep no guarded register (Redis, ZooKeeper and etcd do)", ErrUsage, strings.Join(p.Impls, ", "))
+	return fmt.Errorf("%w: --guard: the servers of %s keep no guarded register (Redis, ZooKeeper and etcd do)", engine.ErrUsage, strings.Join(p.Impls, ", "))
 }

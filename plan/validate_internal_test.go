@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"github.com/lockbench/lockbench/engine"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // before anything connects, with the limit to ask for.
 func TestPlanRefusesMoreClientsThanFiles(t *testing.T) {
 	p := resolved(t, Plan{Impls: []string{"redis"}, Scenarios: []string{"hot"}, Clients: []int{1, 2000}})
-	if err := p.checkFiles(1024); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 2256") {
+	if err := p.checkFiles(1024); !errors.Is(err, engine.ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 2256") {
 		t.Errorf("2000 clients under 1024 files: %v; want a usage error asking for ulimit -n 2256", err)
 	}
 	if err := p.checkFiles(4096); err != nil {
@@ -32,7 +33,7 @@ func TestPlanRefusesMoreClientsThanFiles(t *testing.T) {
 	}
 	// An open-loop client also holds its alarm.
 	p = resolved(t, Plan{Impls: []string{"redis"}, Scenarios: []string{"hot", "rate"}, Clients: []int{2000}})
-	if err := p.checkFiles(4096); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 4256") {
+	if err := p.checkFiles(4096); !errors.Is(err, engine.ErrUsage) || !strings.Contains(err.Error(), "ulimit -n 4256") {
 		t.Errorf("2000 open-loop clients under 4096 files: %v; want a usage error asking for ulimit -n 4256", err)
 	}
 }
@@ -72,12 +73,12 @@ func TestGuardDefaultsAndRefusals(t *testing.T) {
 			t.Errorf("%s: unguarded with --guard", c.spec.Scenario.Name())
 		}
 	}
-	p.Ramp = &Ramp{}
-	if err := p.checkGuard(); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--ramp") {
+	p.Ramp = &engine.Ramp{}
+	if err := p.checkGuard(); !errors.Is(err, engine.ErrUsage) || !strings.Contains(err.Error(), "--ramp") {
 		t.Errorf("--guard with --ramp: %v, want a usage error naming --ramp", err)
 	}
 	p = resolved(t, Plan{Impls: []string{"inproc"}, Scenarios: []string{"hot"}, Clients: []int{2}, Guard: &on})
-	if err := p.checkGuard(); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "no guarded register") {
+	if err := p.checkGuard(); !errors.Is(err, engine.ErrUsage) || !strings.Contains(err.Error(), "no guarded register") {
 		t.Errorf("--guard with inproc: %v, want a usage error", err)
 	}
 }

@@ -67,7 +67,7 @@ func warmServers(ctx context.Context, p Plan, runID string, sandboxed []string) 
 		for _, k := range kinds {
 			warmed[k] = true
 		}
-		spec := CellSpec{Impl: d.Name, Driver: d, Scenario: hot, Locks: 1,
+		spec := engine.CellSpec{Impl: d.Name, Driver: d, Scenario: hot, Locks: 1,
 			Clients: min(max(slices.Max(p.Clients), 1), warmupClients), Duration: p.ServerWarmup,
 			MaxTime: p.ServerWarmup + time.Minute, ConnectParallel: p.Cell.ConnectParallel, Config: p.Cell.Config}
 		spec.Config.Namespace = fmt.Sprintf("%s-warmup-%s", runID, d.Name)
@@ -85,7 +85,7 @@ func warmServers(ctx context.Context, p Plan, runID string, sandboxed []string) 
 
 // warmOne runs spec's closed loop until its rate is steady or its
 // duration ends.
-func warmOne(ctx context.Context, spec CellSpec) result.ServerWarmup {
+func warmOne(ctx context.Context, spec engine.CellSpec) result.ServerWarmup {
 	w := result.ServerWarmup{Impl: spec.Impl, Clients: spec.Clients, BoundS: spec.Duration.Seconds()}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -2,6 +2,7 @@ package grafana_test
 
 import (
 	"encoding/json"
+	"github.com/lockbench/lockbench/engine"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/lockbench/lockbench/metrics"
-	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
 )
 
@@ -57,7 +57,7 @@ func served(t *testing.T) map[string]bool {
 	e := metrics.New(metrics.WithShard("0/2"))
 	e.SetRunID("r1")
 	e.CellStarted("inproc", "rate", 4)
-	e.Progress("inproc", "rate", 4, plan.Progress{Acquires: 3, Errors: 1, Holding: 1, Waiting: 2})
+	e.Progress("inproc", "rate", 4, engine.Progress{Acquires: 3, Errors: 1, Holding: 1, Waiting: 2})
 	iv := result.Interval{Acquire: result.NewHistogram(), Release: result.NewHistogram()}
 	iv.Acquire.RecordValue(120)
 	iv.Release.RecordValue(80)

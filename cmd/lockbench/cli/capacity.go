@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/lockbench/lockbench/impl"
 	"io"
 	"path/filepath"
 	"strings"
@@ -117,7 +118,7 @@ func capacityCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if c.Base.Out, err = outDir(c.Base.Out, o.run.force); err != nil {
 		return err
 	}
-	c.OnServers = func(s plan.Servers, sandboxed []string) {
+	c.OnServers = func(s impl.Servers, sandboxed []string) {
 		if len(sandboxed) > 0 {
 			fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", plan.Version, plan.DescribeServers(s, sandboxed))
 		}

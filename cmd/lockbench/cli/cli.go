@@ -36,7 +36,7 @@ const (
 )
 
 // errUsage marks errors that are the caller's input.
-var errUsage = plan.ErrUsage
+var errUsage = engine.ErrUsage
 
 // errUnsafe is returned by run when a cell saw a safety violation.
 var errUnsafe = errors.New("mutual exclusion was violated")

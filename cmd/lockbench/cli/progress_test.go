@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/engine"
-	"github.com/lockbench/lockbench/plan"
 )
 
 // Off a terminal (a CI log) every cell shows progress — its first line as
@@ -16,10 +15,10 @@ func TestProgressInALogShowsEveryCell(t *testing.T) {
 	var log bytes.Buffer
 	p := newProgressLine(&log, false)
 	hot, _ := engine.LookupScenario("hot")
-	spec := plan.CellSpec{Impl: "inproc", Scenario: hot, Clients: 4}
+	spec := engine.CellSpec{Impl: "inproc", Scenario: hot, Clients: 4}
 	for i := range 3 {
 		for s := 1; s <= 3; s++ {
-			p.update(i, 3, spec, plan.Progress{Elapsed: time.Duration(s) * time.Second, Total: 3 * time.Second, Acquires: int64(100 * s)})
+			p.update(i, 3, spec, engine.Progress{Elapsed: time.Duration(s) * time.Second, Total: 3 * time.Second, Acquires: int64(100 * s)})
 		}
 		p.clear()
 	}

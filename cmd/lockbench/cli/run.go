@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/engine"
+	"github.com/lockbench/lockbench/impl"
 	"io"
 	"io/fs"
 	"os"
@@ -262,14 +264,14 @@ func foreign(ents []os.DirEntry) string {
 func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Writer, observers ...func(*plan.Plan)) (*result.Summary, error) {
 	table := report.NewTableFor(stdout, report.TableOptions{Impls: p.Impls, Scenarios: p.Scenarios, Herd: p.WakesWaiters()})
 	prog := newProgressLine(stderr, quiet)
-	p.OnServers = func(s plan.Servers, sandboxed []string) {
+	p.OnServers = func(s impl.Servers, sandboxed []string) {
 		if len(sandboxed) > 0 {
 			fmt.Fprintf(stderr, "lockbench %s — sandbox: %s\n", plan.Version, plan.DescribeServers(s, sandboxed))
 		}
 	}
 	p.OnProgress = prog.update
 	noted := map[string]bool{} // one note per implementation × scenario, not per client count
-	p.OnSkip = func(spec plan.CellSpec, err error) {
+	p.OnSkip = func(spec engine.CellSpec, err error) {
 		k := spec.Impl + "/" + spec.Scenario.Name()
 		if noted[k] {
 			return
@@ -277,7 +279,7 @@ func runPlan(ctx context.Context, p plan.Plan, quiet bool, stdout, stderr io.Wri
 		noted[k] = true
 		prog.clear()
 		fmt.Fprintf(stderr, "skipped %s/%s: %s\n", spec.Impl, spec.Scenario.Name(),
-			oneLine(strings.TrimPrefix(err.Error(), plan.ErrNotApplicable.Error()+": ")))
+			oneLine(strings.TrimPrefix(err.Error(), engine.ErrNotApplicable.Error()+": ")))
 	}
 	p.OnResult = func(c result.Cell) {
 		prog.clear()
@@ -371,7 +373,7 @@ func newProgressLine(w io.Writer, quiet bool) *progressLine {
 	return &progressLine{w: w, tty: tty, quiet: quiet, cell: -1}
 }
 
-func (p *progressLine) update(i, total int, spec plan.CellSpec, pr plan.Progress) {
+func (p *progressLine) update(i, total int, spec engine.CellSpec, pr engine.Progress) {
 	if p.quiet {
 		return
 	}
