@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,7 +104,7 @@ func TestDurationCellStops(t *testing.T) {
 	if err := result.WriteCellLog(dir, res.Cell, res.Start, res.Intervals, "lockbench test"); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, result.CellFile(cell)+".hlog"))
+	f, err := os.Open(result.CellPath(dir, cell, result.HlogExt))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,13 +23,16 @@ func (m *matrix) writeHistory(c *result.Cell) error {
 	if s == nil || s.Linearizable != result.NotLinearizable || s.Illegal == nil {
 		return nil
 	}
-	path := result.CellPath(m.plan.Out, *c, linear.VisualizationExt)
+	path, err := result.CreateCellPath(m.plan.Out, *c, linear.VisualizationExt)
+	if err != nil {
+		return err
+	}
 	ok, err := linear.WriteVisualization(h, linear.DefaultBudget, path)
 	if err != nil {
 		return err
 	}
 	if ok {
-		s.Illegal.File = filepath.Base(path)
+		s.Illegal.File = filepath.ToSlash(result.CellRel(m.plan.Out, *c, linear.VisualizationExt))
 	}
 	return nil
 }

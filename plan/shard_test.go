@@ -188,7 +188,7 @@ func TestShardedHotMergesAndRefuses(t *testing.T) {
 	if c.SafetyViolations != 0 || c.Merge.Grants != c.Acquires {
 		t.Errorf("safety over all shards: %d violations, %d grants checked for %d acquisitions", c.SafetyViolations, c.Merge.Grants, c.Acquires)
 	}
-	checkHTML(t, filepath.Join(out, "report.html"), result.CellFile(c))
+	checkHTML(t, filepath.Join(out, "report.html"), filepath.ToSlash(result.CellRel(out, c, result.HgrmExt)))
 	meta, err := result.ReadMeta(filepath.Join(out, result.MetaFile))
 	if err != nil || len(meta.Shards) != 4 || meta.Shards[1].Skew == nil {
 		t.Errorf("merged meta.json: shards %+v, err %v", meta.Shards, err)

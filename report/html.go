@@ -85,10 +85,10 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		}
 		if _, ok := r.logs[c.Key()]; ok {
 			if !p.HaveHgrm {
-				p.HaveHgrm, p.ExampleHgrm = true, result.CellFile(c)+result.HgrmExt
+				p.HaveHgrm, p.ExampleHgrm = true, filepath.ToSlash(result.CellRel(r.dir, c, result.HgrmExt))
 			}
 		} else {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: no interval log (%s), so no timeline and a spectrum from the summary's percentiles only.", c.Key(), result.CellFile(c)+result.HlogExt))
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no interval log (%s), so no timeline and a spectrum from the summary's percentiles only.", c.Key(), filepath.ToSlash(result.CellRel(r.dir, c, result.HlogExt))))
 		}
 		if c.ServerNote != "" {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: no server counters: %s", c.Key(), oneLine(c.ServerNote)))
@@ -228,7 +228,7 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 
 <h2>Files</h2>
 <ul class="files">{{range .Files}}<li>{{.}}</li>{{end}}
-{{if .HaveHgrm}}<li>*.hlog — interval histograms per cell (µs); *.hgrm — each cell's acquire latency percentiles (ms), e.g. {{.ExampleHgrm}}</li>{{end}}
+{{if .HaveHgrm}}<li>cells/ — a folder per implementation; in it *.hlog, interval histograms per cell (µs), and *.hgrm, each cell's acquire latency percentiles (ms), e.g. {{.ExampleHgrm}}</li>{{end}}
 <li>bench.txt compares two runs with <code>benchstat old/bench.txt new/bench.txt</code>; <code>lockbench compare OLD NEW</code> does too, noise-aware.</li>
 </ul>
 </body>

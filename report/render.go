@@ -118,7 +118,11 @@ func Render(dir string, opts RenderOptions) error {
 		if _, err := h.PercentilesPrint(&b, 5, 1000); err != nil {
 			return fmt.Errorf("report: %s: %w", c.Key(), err)
 		}
-		if err := write(result.CellPath(dir, c, result.HgrmExt), b.Bytes()); err != nil {
+		p, err := result.CreateCellPath(dir, c, result.HgrmExt)
+		if err != nil {
+			return err
+		}
+		if err := write(p, b.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -239,7 +239,7 @@ func TestRenderHgrmMatchesHlog(t *testing.T) {
 	dir, _ := renderFixture(t, sum, true, RenderOptions{})
 	for _, c := range sum.Cells {
 		// The .hlog, read with HdrHistogram's own reader.
-		f, err := os.Open(filepath.Join(dir, result.CellFile(c)+result.HlogExt))
+		f, err := os.Open(result.CellPath(dir, c, result.HlogExt))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func TestRenderHgrmMatchesHlog(t *testing.T) {
 		}
 		f.Close()
 
-		rows, footer := parseHgrm(t, readFile(t, filepath.Join(dir, result.CellFile(c)+result.HgrmExt)))
+		rows, footer := parseHgrm(t, readFile(t, result.CellPath(dir, c, result.HgrmExt)))
 		last := rows[len(rows)-1]
 		if last.count != merged.TotalCount() || last.pct != 1 {
 			t.Errorf("%s: last row %+v, want percentile 1 and count %d", c.Key(), last, merged.TotalCount())
@@ -439,7 +439,7 @@ func TestRenderTwiceIsIdentical(t *testing.T) {
 	if err := Render(dir, RenderOptions{SLO: "p99=10ms"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{MarkdownFile, CSVFile, BenchFile, HTMLFile, "redis_hot_c16" + result.HgrmExt} {
+	for _, name := range []string{MarkdownFile, CSVFile, BenchFile, HTMLFile, "cells/redis/hot_c16" + result.HgrmExt} {
 		p := filepath.Join(dir, name)
 		if !bytes.Equal(first[p], readFile(t, p)) {
 			t.Errorf("%s differs between two renders", name)

@@ -34,7 +34,10 @@ func TestLogWriterOnAFullDisk(t *testing.T) {
 	for _, room := range []int{0, 40, 300, 700} {
 		dir := t.TempDir()
 		c := Cell{Impl: "x", Scenario: "hot", Clients: 2}
-		path := CellPath(dir, c, HlogExt)
+		path, err := CreateCellPath(dir, c, HlogExt)
+		if err != nil {
+			t.Fatal(err)
+		}
 		f, err := os.Create(path + PartialExt)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +59,7 @@ func TestLogWriterOnAFullDisk(t *testing.T) {
 		if l, err := ReadHlog(path + PartialExt); !errors.Is(err, ErrHlogCorrupt) {
 			t.Errorf("room %d: the unfinished log reads as %v, %v; want ErrHlogCorrupt", room, l, err)
 		}
-		if got := Unfinished(dir, c); got != CellFile(c)+HlogExt+PartialExt {
+		if got := Unfinished(dir, c); got != CellRel(dir, c, HlogExt)+PartialExt {
 			t.Errorf("room %d: Unfinished = %q", room, got)
 		}
 	}

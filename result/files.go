@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -54,7 +55,40 @@ func FileSafe(s string) string {
 	}, s)
 }
 
-// CellPath is the path of a cell's file with extension ext in dir.
+// CellsDir is the folder of a results directory that holds the cells'
+// files, a folder per implementation (cells/zk-pred/burst_c128.hlog),
+// so that a run of twenty rows is browsed by row rather than as hundreds
+// of files beside summary.json. Results written before it kept them
+// flat beside summary.json (zk-pred_burst_c128.hlog), and read as they
+// are.
+const CellsDir = "cells"
+
+// CellRel is the path, relative to results directory dir, of cell c's
+// file with extension ext: in CellsDir, unless dir holds that file flat
+// (and not in CellsDir) as results from before it did.
+func CellRel(dir string, c Cell, ext string) string {
+	rel := filepath.Join(CellsDir, FileSafe(c.Impl), fmt.Sprintf("%s_c%d", FileSafe(c.Scenario), c.Clients)+ext)
+	flat := CellFile(c) + ext
+	if _, err := os.Stat(filepath.Join(dir, flat)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
+			return flat
+		}
+	}
+	return rel
+}
+
+// CellPath is the path of cell c's file with extension ext in results
+// directory dir (see CellRel).
 func CellPath(dir string, c Cell, ext string) string {
-	return filepath.Join(dir, CellFile(c)+ext)
+	return filepath.Join(dir, CellRel(dir, c, ext))
+}
+
+// CreateCellPath is CellPath for a file about to be written: it makes the
+// cell's folder.
+func CreateCellPath(dir string, c Cell, ext string) (string, error) {
+	p := CellPath(dir, c, ext)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("result: %w", err)
+	}
+	return p, nil
 }

@@ -177,7 +177,10 @@ var ErrHistoryCorrupt = errors.New("result: history file cut short or altered")
 // WriteHistory writes h's operations to cell c's history file in dir,
 // under a temporary name until all of it is on disk.
 func WriteHistory(dir string, c Cell, h *History) (err error) {
-	path := CellPath(dir, c, HistoryExt)
+	path, err := CreateCellPath(dir, c, HistoryExt)
+	if err != nil {
+		return err
+	}
 	f, err := os.Create(path + PartialExt)
 	if err != nil {
 		return fmt.Errorf("result: %w", err)

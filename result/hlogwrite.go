@@ -61,7 +61,10 @@ type LogWriter struct {
 // CreateCellLog creates (or empties) the .hlog of cell c in dir; writer
 // names the program in the log's comment.
 func CreateCellLog(dir string, c Cell, writer string) (*LogWriter, error) {
-	path := CellPath(dir, c, HlogExt)
+	path, err := CreateCellPath(dir, c, HlogExt)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path+PartialExt, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)

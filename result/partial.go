@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -76,9 +77,11 @@ func PlanCells(m Meta) []Cell {
 // the file; "" when none.
 func Unfinished(dir string, c Cell) string {
 	for _, ext := range []string{HlogExt, GrantsExt} {
-		p := CellPath(dir, c, ext) + PartialExt
-		if _, err := os.Stat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
-			return CellFile(c) + ext + PartialExt
+		for _, rel := range []string{CellRel(dir, c, ext), CellFile(c) + ext} {
+			p := filepath.Join(dir, rel) + PartialExt
+			if _, err := os.Stat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
+				return rel + PartialExt
+			}
 		}
 	}
 	return ""
@@ -105,7 +108,7 @@ func MissingFromRun(dir string, m Meta, sum *Summary) *Partial {
 		if f := Unfinished(dir, c); f != "" {
 			why, ended = "stopped mid-cell ("+f+" left unfinished)", true
 		} else if _, err := os.Stat(CellPath(dir, c, HlogExt)); err == nil {
-			why, ended = "measured, but summary.json could not record it (its "+CellFile(c)+HlogExt+" is whole)", true
+			why, ended = "measured, but summary.json could not record it (its "+CellRel(dir, c, HlogExt)+" is whole)", true
 		}
 		missing = append(missing, MissingCell{Cell: c.Key(), Why: why})
 	}

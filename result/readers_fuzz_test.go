@@ -13,7 +13,7 @@ import (
 
 // readerFiles are the files lockbench reads back, each written by its own
 // writer, that FuzzReaders cuts short or alters.
-var readerFiles = []string{SummaryFile, MetaFile, "x_hot_c4" + HlogExt, "x_hot_c4" + GrantsExt}
+var readerFiles = []string{SummaryFile, MetaFile, "cells/x/hot_c4" + HlogExt, "cells/x/hot_c4" + GrantsExt}
 
 // fuzzCell is the cell whose .hlog and .grants FuzzReaders damages.
 var fuzzCell = Cell{Impl: "x", Scenario: "hot", Clients: 4, Acquires: 3000, DurationS: 2.5}
@@ -122,6 +122,7 @@ func FuzzReaders(f *testing.F) {
 			b[int(at)%len(b)] ^= flip
 		}
 		d := t.TempDir()
+		os.MkdirAll(filepath.Dir(filepath.Join(d, readerFiles[k])), 0o755)
 		if err := os.WriteFile(filepath.Join(d, readerFiles[k]), b, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -85,7 +85,10 @@ type GrantWriter struct {
 
 // CreateGrants creates (or empties) the grants file of cell c in dir.
 func CreateGrants(dir string, c Cell) (*GrantWriter, error) {
-	path := CellPath(dir, c, GrantsExt)
+	path, err := CreateCellPath(dir, c, GrantsExt)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path+PartialExt, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)

@@ -76,7 +76,7 @@ func TestPartialMergeOfAShardKilledMidCell(t *testing.T) {
 	dying, waitDying := b.start(args...)
 	dead := args[slices.Index(args, "--out")+1]
 	// The second cell's log holds its first second once that is flushed.
-	waitForFile(t, filepath.Join(dead, "redis_hot_c4.hlog.partial"))
+	waitForFile(t, filepath.Join(dead, "cells", "redis", "hot_c4.hlog.partial"))
 	if err := dying.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestPartialMergeOfAShardKilledMidCell(t *testing.T) {
 	for _, f := range []string{"summary.json", "meta.json"} {
 		p := readPartial(t, filepath.Join(out, f))
 		if p.Partial == nil || !slices.Equal(p.Partial.Shards, []int{1}) || len(p.Partial.Missing) != 1 ||
-			p.Partial.Missing[0].Cell != missing || !strings.Contains(p.Partial.Missing[0].Why, "redis_hot_c4.hlog.partial") {
+			p.Partial.Missing[0].Cell != missing || !strings.Contains(p.Partial.Missing[0].Why, filepath.Join("cells", "redis", "hot_c4.hlog.partial")) {
 			t.Errorf("%s: partial = %+v; want shard 1 incomplete and %s missing, its unfinished log named", f, p.Partial, missing)
 		}
 		if f == "summary.json" && (len(p.Cells) != 1 || p.Cells[0].Clients != 2) {

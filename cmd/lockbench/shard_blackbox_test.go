@@ -138,7 +138,7 @@ func TestMergeRefusesAShardKilledMidCell(t *testing.T) {
 	dead := args[slices.Index(args, "--out")+1]
 	// Kill it once it is granting: its grants file exists from the first,
 	// under its unfinished name until the cell ends.
-	grants := filepath.Join(dead, "redis_hot_c4.grants.partial")
+	grants := filepath.Join(dead, "cells", "redis", "hot_c4.grants.partial")
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if st, err := os.Stat(grants); err == nil && st.Size() > 0 {
 			break

@@ -153,7 +153,7 @@ func TestViolationsExit3AfterWritingResults(t *testing.T) {
 	if libs, _ := meta["libraries"].(map[string]any); len(libs) != 1 || libs[sum.Cells[0].Impl] == "" {
 		t.Errorf("meta.json libraries %v, want the row's", meta["libraries"])
 	}
-	if _, err := os.Stat(filepath.Join(dir, result.CellFile(sum.Cells[0])+".hlog")); err != nil {
+	if _, err := os.Stat(result.CellPath(dir, sum.Cells[0], result.HlogExt)); err != nil {
 		t.Error(err)
 	}
 }

@@ -101,6 +101,9 @@ func TestForceClearsAShardsResults(t *testing.T) {
 		"redis_hot_c4.hlog" + result.PartialExt, "redis_hot_c4" + result.GrantsExt + result.PartialExt} {
 		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
 	}
+	// and the cells' folder of a run since results kept them in one
+	os.MkdirAll(filepath.Join(dir, result.CellsDir, "redis"), 0o755)
+	os.WriteFile(filepath.Join(dir, result.CellsDir, "redis", "hot_c8.hlog"), []byte("x"), 0o644)
 	if _, err := outDir(dir, true); err != nil {
 		t.Fatalf("--force on a shard's results: %v", err)
 	}

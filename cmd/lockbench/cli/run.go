@@ -249,7 +249,7 @@ func foreign(ents []os.DirEntry) string {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
-		case e.IsDir() && (name == report.PlotsDir || name == result.TrialsDir): // a capacity search's trials
+		case e.IsDir() && (name == report.PlotsDir || name == result.TrialsDir || name == result.CellsDir): // plots, a capacity search's trials, the cells' files
 		case !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp"): // an interrupted atomic write
 		case !e.IsDir() && slices.Contains([]string{".json", ".hlog", ".hgrm", ".csv", ".md", ".html", ".txt", result.GrantsExt, result.PartialExt, result.HistoryExt}, filepath.Ext(name)):
 		default:

@@ -1,0 +1,51 @@
+package result
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// A run keeps its cells' files in a folder per implementation; a results
+// directory from before keeps them flat beside summary.json, and both
+// read back.
+func TestCellFilesLayout(t *testing.T) {
+	t.Parallel()
+	c := Cell{Impl: "zk-pred", Scenario: "burst", Clients: 128}
+	dir := t.TempDir()
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	h.RecordValue(1500)
+	start := time.Now()
+	if err := WriteCellLog(dir, c, start, []Interval{{Start: start, End: start.Add(time.Second), Acquire: h}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "cells", "zk-pred", "burst_c128.hlog")
+	if _, err := os.Stat(want); err != nil {
+		t.Fatalf("the log is not in its implementation's folder: %v", err)
+	}
+	if got := CellPath(dir, c, HlogExt); got != want {
+		t.Errorf("CellPath %s, want %s", got, want)
+	}
+	if l, err := ReadCellLog(dir, c); err != nil || l.Merged(TagAcquire).TotalCount() != 1 {
+		t.Errorf("reading it back: %v", err)
+	}
+
+	old := t.TempDir()
+	flat := filepath.Join(old, "zk-pred_burst_c128.hlog")
+	if err := os.Rename(want, flat); err != nil {
+		t.Fatal(err)
+	}
+	if got := CellRel(old, c, HlogExt); got != "zk-pred_burst_c128.hlog" {
+		t.Errorf("a flat results directory's log: %s", got)
+	}
+	if l, err := ReadCellLog(old, c); err != nil || l.Merged(TagAcquire).TotalCount() != 1 {
+		t.Errorf("reading a flat results directory: %v", err)
+	}
+	// What a re-render adds to an old directory goes in the new folders.
+	if got := CellRel(old, c, HgrmExt); got != filepath.Join("cells", "zk-pred", "burst_c128.hgrm") {
+		t.Errorf("a new file in an old directory: %s", got)
+	}
+}
