@@ -102,7 +102,7 @@ func TestHistoryFilesAndVisualization(t *testing.T) {
 		}
 		vis := result.CellPath(dir, c, linear.VisualizationExt)
 		_, statErr := os.Stat(vis)
-		if bad := c.Impl == "test-plan-keeper"; bad != (statErr == nil) || bad && s.Illegal.File != filepath.Base(vis) {
+		if bad := c.Impl == "test-plan-keeper"; bad != (statErr == nil) || bad && s.Illegal.File != filepath.ToSlash(result.CellRel(dir, c, linear.VisualizationExt)) {
 			t.Errorf("%s: visualization %s: %v, named in %+v", c.Impl, vis, statErr, s.Illegal)
 		}
 		if sum.Cells[i].History == nil {

@@ -24,12 +24,16 @@ func TestMergePartial(t *testing.T) {
 	c8.Clients = 8
 	dirs := writeShards(t, "", fakeShard{cells: []result.Cell{c4, c8}, failure: "shard 1/2 did not arrive", acquireUs: 50},
 		fakeShard{cells: []result.Cell{c4}, acquireUs: 60})
-	unfinished := result.CellPath(dirs[1], c8, result.HlogExt) + result.PartialExt
+	unfinished, err := result.CreateCellPath(dirs[1], c8, result.HlogExt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unfinished += result.PartialExt
 	if err := os.WriteFile(unfinished, []byte("#[lockbench closed log"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_, err := plan.Merge(ctx, filepath.Join(t.TempDir(), "whole"), dirs, plan.MergeOptions{})
+	_, err = plan.Merge(ctx, filepath.Join(t.TempDir(), "whole"), dirs, plan.MergeOptions{})
 	if err == nil || !strings.Contains(err.Error(), dirs[1]) || !strings.Contains(err.Error(), c8.Key()) || !strings.Contains(err.Error(), "--partial") {
 		t.Fatalf("merge without --partial: %v; want a refusal naming %s, %s and --partial", err, dirs[1], c8.Key())
 	}
@@ -47,7 +51,7 @@ func TestMergePartial(t *testing.T) {
 	}
 	for name, p := range map[string]*result.Partial{"summary": sum.Partial, "meta.json": meta.Partial} {
 		if p == nil || !slices.Equal(p.Shards, []int{1}) || len(p.Missing) != 1 || p.Missing[0].Cell != c8.Key() ||
-			!strings.Contains(p.Missing[0].Why, "shard 1 stopped mid-cell ("+filepath.Base(unfinished)) {
+			!strings.Contains(p.Missing[0].Why, "shard 1 stopped mid-cell ("+filepath.Join(result.CellsDir, "redis", "hot_c8.hlog.partial")) {
 			t.Errorf("%s: partial = %+v; want shard 1 and %s, stopped mid-cell", name, p, c8.Key())
 		}
 	}

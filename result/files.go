@@ -64,17 +64,23 @@ func FileSafe(s string) string {
 const CellsDir = "cells"
 
 // CellRel is the path, relative to results directory dir, of cell c's
-// file with extension ext: in CellsDir, unless dir holds that file flat
-// (and not in CellsDir) as results from before it did.
+// file with extension ext: in CellsDir, unless dir holds the cell flat
+// (its interval log, or this very file, beside summary.json and not in
+// CellsDir) as results from before it did — a re-render of an old
+// directory keeps to its layout.
 func CellRel(dir string, c Cell, ext string) string {
-	rel := filepath.Join(CellsDir, FileSafe(c.Impl), fmt.Sprintf("%s_c%d", FileSafe(c.Scenario), c.Clients)+ext)
-	flat := CellFile(c) + ext
-	if _, err := os.Stat(filepath.Join(dir, flat)); err == nil {
-		if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
-			return flat
+	base := filepath.Join(CellsDir, FileSafe(c.Impl), fmt.Sprintf("%s_c%d", FileSafe(c.Scenario), c.Clients))
+	for _, e := range []string{ext, HlogExt} {
+		if exists(filepath.Join(dir, CellFile(c)+e)) && !exists(filepath.Join(dir, base+e)) {
+			return CellFile(c) + ext
 		}
 	}
-	return rel
+	return base + ext
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // CellPath is the path of cell c's file with extension ext in results

@@ -63,7 +63,7 @@ func checkTrialDir(t *testing.T, out, rel, scenario string) {
 	if len(sum.Cells) != 1 || sum.Cells[0].Scenario != scenario {
 		t.Fatalf("trial %s: cells %+v, want one %s cell", rel, sum.Cells, scenario)
 	}
-	logs, _ := filepath.Glob(filepath.Join(out, rel, "*.hlog"))
+	logs, _ := filepath.Glob(filepath.Join(out, rel, result.CellsDir, "*", "*.hlog"))
 	if len(logs) != 1 {
 		t.Errorf("trial %s: %d histogram logs, want 1", rel, len(logs))
 	}
