@@ -10,6 +10,4 @@ import "github.com/lockbench/lockbench/result"
 var ServerQueue = result.Theory{Waiters: "queued on the server", Formula: "0", PerHandoffFormula: "0"}
 
 // QueuesOnServer reports whether t is a theory of no wake-ups at all.
-func QueuesOnServer(t *result.Theory) bool {
-	return t != nil && t.Poly == [3]float64{} && t.AbandonFormula == ""
-}
+func QueuesOnServer(t *result.Theory) bool { return t.OnServer() }

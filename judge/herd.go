@@ -60,6 +60,10 @@ type ServerCheck struct {
 	// Sharded says the cell is a shard's: the server fired for every
 	// shard, the merge checks the totals.
 	Sharded bool
+	// Internal says the lock's waiters wait inside the server (its theory
+	// is result.Theory.OnServer): the watches fired woke the server's own
+	// waiters, and no client is meant to receive them.
+	Internal bool
 }
 
 // Agrees says every watch fired was received.
@@ -182,7 +186,7 @@ func ServerCount(c result.Cell) *ServerCheck {
 	if !ok {
 		return nil
 	}
-	s := &ServerCheck{Fired: v, Sharded: c.Shard != nil}
+	s := &ServerCheck{Fired: v, Sharded: c.Shard != nil, Internal: c.Theory.OnServer()}
 	if cn, ok := c.Server["client_notifications"]; ok {
 		s.Received = &cn
 	}

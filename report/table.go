@@ -251,6 +251,8 @@ func notes(c Cell) []string {
 		cn, ok := c.Server["client_notifications"]
 		switch {
 		case !ok || cn == v:
+		case c.Theory.OnServer():
+			out = append(out, fmt.Sprintf("servers fired %d watches to their own waiters (the queue is the server's), clients received %d", v, cn))
 		case c.Shard != nil: // the servers counted every shard's watches, this shard its own clients'
 			out = append(out, fmt.Sprintf("servers fired %d watches over all %d shards, %d to this shard's clients (merge compares totals)", v, c.Shard.Count, cn))
 		default:

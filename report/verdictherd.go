@@ -83,6 +83,8 @@ func serverText(s *judge.ServerCheck) string {
 	switch {
 	case s == nil:
 		return "—"
+	case s.Internal:
+		return fmt.Sprintf("server fired %s watches to its own waiters (the queue is the server's)", commas(s.Fired))
 	case s.Sharded:
 		return fmt.Sprintf("server fired %s watches for all shards (merge checks them)", commas(s.Fired))
 	case s.Received == nil:

@@ -105,3 +105,11 @@ func (c Cell) TheoryOf() *Theory {
 	}
 	return nil
 }
+
+// OnServer says t is a theory of no wake-ups at all: the waiters queue
+// on the server inside a blocked request, and a release grants the next
+// by answering it. Watches such a server fires (etcd's Lock service runs
+// the recipe inside the server) wake its own waiters, not the clients.
+func (t *Theory) OnServer() bool {
+	return t != nil && t.Poly == [3]float64{} && t.AbandonFormula == ""
+}
