@@ -31,6 +31,7 @@ type htmlPage struct {
 	Capacity   []capacityView
 	Open       []openView
 	Faults     []faultView
+	Known      []knownIssueView
 	Figures    []figureView
 	Notes      []string
 	Config     []result.Field
@@ -61,6 +62,7 @@ func htmlReport(r *loaded, slo *SLO, figs []*figure, pngs [][]byte) ([]byte, err
 		Files:   []string{result.MetaFile, result.SummaryFile, CSVFile, BenchFile, MarkdownFile},
 		Open:    openViews(cells),
 		Faults:  faultViews(cells),
+		Known:   knownIssuesOf(cells),
 	}
 	p.Rows, p.Wakeups = htmlRows(cells)
 	if anyRounds(cells) {
@@ -210,6 +212,16 @@ td.v { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px;
 <tr><th>impl</th><th>scenario</th><th>recovery</th><th>bound</th><th>stale writes</th><th>verdict</th></tr>
 {{range .Faults}}<tr{{if .Unsafe}} class="bad"{{end}}><td>{{.Impl}}</td><td>{{.Scenario}}</td><td>{{.Recovery}}</td><td class="n">{{.Bound}}</td><td>{{.Stale}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>{{end}}
+
+{{if .Known}}<h2 id="known-issues">{{.Partial}}Known issues, measured</h2>
+<p>Failures users have filed against lock libraries, and what this run measured of each, lock by lock.</p>
+{{range .Known}}<h3>{{.Title}}</h3>
+<p>{{.Question}}{{if .Reports}} Reported in {{range $i, $r := .Reports}}{{if $i}}, {{end}}<a href="{{$r.URL}}">{{$r.Name}}</a>{{end}}.{{end}} Scenario <code>{{.Scenario}}</code>; reproduce with <code>{{.Command}}</code>.</p>
+<table>
+<tr><th>impl</th><th class="n">clients</th><th>measured</th></tr>
+{{range .Findings}}<tr><td>{{.Impl}}</td><td class="n">{{.Clients}}</td><td>{{.Figure}}</td></tr>
+{{end}}</table>
+{{end}}{{end}}
 
 {{if .Figures}}<h2>{{.Partial}}Plots</h2>
 {{range .Figures}}<figure id="{{.ID}}">

@@ -100,6 +100,7 @@ func markdown(meta result.Meta, cells []Cell, slo *SLO, partial *result.Partial)
 	}
 	mdLatency(&b, cells, partialMark(partial))
 	mdFaults(&b, cells, partialMark(partial))
+	mdKnownIssues(&b, cells, partialMark(partial))
 	if slo != nil {
 		fmt.Fprintf(&b, "\n### %sBest client count tried at %s ≤ %v\n\n", partialMark(partial), slo.Label(), slo.Limit)
 		mdRow(&b, []string{"impl", "scenario", "capacity"})
