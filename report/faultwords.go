@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/judge"
@@ -42,6 +43,7 @@ func FaultSentence(c Cell) string {
 		{f.EnsemblePartition != nil, ensemblePartitionSentence},
 		{f.Freeze != nil, freezeSentence},
 		{f.DeadWaiters != nil, deadWaitSentence},
+		{f.Pauses != nil, pausesSentence},
 	} {
 		if s.has {
 			return s.phrase(c)
@@ -363,4 +365,44 @@ func countOf(n int64, word string) string {
 		return fmt.Sprintf("1 %s", word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// pausesSentence says what a lock's users lost while its servers paused
+// on a schedule: the share of acknowledged updates lost per repeat,
+// without fencing and with it.
+func pausesSentence(c Cell) string {
+	z := c.Faults.Pauses
+	which := "its server"
+	if z.Servers > 1 {
+		which = fmt.Sprintf("one of its %d servers, drawn at random,", z.Servers)
+	}
+	v := fmt.Sprintf("%s: %s stopped for %s every %s over %s (%s in all) while %s looped on one lock: ",
+		c.Impl, which, setting(z.FreezeForMs), setting(z.EveryMs), seconds(z.ForS),
+		countOf(z.Pauses, "pause"), countOf(int64(c.Clients), "client"))
+	if s := c.Safety; s != nil && s.GuardedWrites > 0 {
+		v += fmt.Sprintf("of %s acknowledged writes, %s lost without fencing (%s) and %s with the lock's token checked (%s)",
+			commas(s.GuardedWrites), commas(s.LostUpdates), shareWords(z.LostShareUnfenced),
+			commas(s.LostUpdatesFenced), shareWords(z.LostShareFenced))
+	} else {
+		v += "no holder wrote the register"
+	}
+	return v + fmt.Sprintf("; %s, %s lost; %s", countOf(c.Errors, "error"), countOf(z.SessionLost, "session"), violationsClause(c))
+}
+
+// shareWords give per-repeat shares as their median and range: "18.2 %"
+// for one repeat, "18.2 % [12.0 %, 21.5 %] over 3 repeats" for more.
+func shareWords(v []float64) string {
+	if len(v) == 0 {
+		return "no repeat wrote"
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	if len(s) == 1 {
+		return fmt.Sprintf("%.1f %%", 100*med)
+	}
+	return fmt.Sprintf("%.1f %% [%.1f %%, %.1f %%] over %d repeats", 100*med, 100*s[0], 100*s[len(s)-1], len(s))
 }

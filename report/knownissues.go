@@ -57,6 +57,15 @@ var KnownIssues = []KnownIssue{
 		},
 		Command: "lockbench run --scenario pause --clients 2 --guard --ttl 2s --zk-session-timeout 2s",
 	},
+	{
+		Title: "etcd's lock loses updates while its servers pause (Jepsen)", Scenario: "pauses",
+		Question: "With the lock's servers stopped now and then, what share of the updates its holders made is lost, and does the lock's token save them?",
+		Reports: []IssueReport{
+			{Name: "Jepsen, etcd 3.4.3 (2020)", URL: "https://jepsen.io/analyses/etcd-3.4.3"}, gh("etcd-io/etcd", 11456),
+		},
+		Command: "bash scripts/jepsen-etcd (lockbench run --scenario pauses --impl etcd-lock,etcd --etcd-cluster 3 --clients 5 " +
+			"--hold uniform:0s-2s --ttl 2s --freeze-for 5s --pause-every 10s --pauses-for 60s --repeat 3)",
+	},
 }
 
 // gh is issue n of a GitHub repository, named as the trackers' users

@@ -41,6 +41,7 @@ type Faults struct {
 	EnsemblePartition *EnsemblePartitionFigures `json:"ensemble_partition,omitempty"`
 	Freeze            *FreezeFigures            `json:"freeze,omitempty"`
 	DeadWaiters       *DeadWaiterFigures        `json:"dead_waiters,omitempty"`
+	Pauses            *PausesFigures            `json:"pauses,omitempty"`
 
 	// Details are the per-scenario figures of results written before
 	// schema 3, by name ("masters_cut_majority": 3).
@@ -300,4 +301,25 @@ type FreezeFigures struct {
 	// no grant after the resume.
 	SessionLost int64 `json:"session_lost"`
 	Unrecovered int64 `json:"unrecovered,omitempty"`
+}
+
+// PausesFigures are what the pauses scenario measured: Jepsen's etcd lock
+// test in miniature, clients looping on one lock with a register in
+// lockbench's memory while the lock's servers are stopped on a schedule.
+type PausesFigures struct {
+	// Servers is how many servers the lock uses; every EveryMs one of
+	// them, drawn at random, was stopped for FreezeForMs, for ForS
+	// seconds in all: Pauses times over the repeats.
+	Servers     int     `json:"servers"`
+	FreezeForMs float64 `json:"freeze_for_ms"`
+	EveryMs     float64 `json:"every_ms"`
+	ForS        float64 `json:"for_s"`
+	Pauses      int64   `json:"pauses"`
+	SessionLost int64   `json:"session_lost"`
+	// LostShareUnfenced and LostShareFenced are each repeat's lost
+	// updates over its acknowledged writes: the share of the increments
+	// the register took that a later write overwrote, without fencing and
+	// with the lock's token checked (Jepsen's figure is the first).
+	LostShareUnfenced []float64 `json:"lost_share_unfenced"`
+	LostShareFenced   []float64 `json:"lost_share_fenced"`
 }
