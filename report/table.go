@@ -247,6 +247,9 @@ func notes(c Cell) []string {
 		}
 		out = append(out, "errors: "+strings.Join(parts, ", "))
 	}
+	if s := renewalsNote(c); s != "" {
+		out = append(out, s)
+	}
 	if v, ok := c.Server["watch_triggered"]; ok {
 		cn, ok := c.Server["client_notifications"]
 		switch {
@@ -374,6 +377,22 @@ func abandonNote(c Cell, a *result.Abandon) string {
 		if a.Leftover >= 0 {
 			s += fmt.Sprintf("; left on the servers: %d", a.Leftover)
 		}
+	}
+	return s
+}
+
+// renewalsNote says how a leader's renewals went, for a lock that times
+// them (k8s-lease): their latency, client-side throttling included, how
+// many were late (over the retry period) or missed, and the leaderships
+// given up before their release; "" for others.
+func renewalsNote(c Cell) string {
+	v, ok := c.Vectors["renewals"]
+	if !ok || len(v) < 3 {
+		return ""
+	}
+	s := fmt.Sprintf("renewals: %d late, %d missed; %s lost before release", v[0], v[1], countOf(v[2], "leadership"))
+	if d, ok := c.Distributions["renew_ms"]; ok && d.Count > 0 {
+		s += fmt.Sprintf(" (%d renewals: p50 %s, p99 %s, max %s)", d.Count, faultMs(d.P50), faultMs(d.P99), faultMs(d.Max))
 	}
 	return s
 }

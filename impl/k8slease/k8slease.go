@@ -40,7 +40,7 @@ func init() {
 			"poll (Get every RetryPeriod, Update with the resourceVersion), a crashed leader waits out LeaseDuration",
 		Library: Module,
 		Needs:   []impl.Need{Need},
-		Options: []impl.Option{LeaseDuration, RenewDeadline, RetryPeriod, QPS, Namespace},
+		Options: []impl.Option{LeaseDuration, RenewDeadline, RetryPeriod, QPS, Namespace, BackgroundQPS, ElectionClient},
 		Caps:    impl.LeaseSession | impl.Fencing,
 		Lease: func(cfg impl.Config) (time.Duration, string) {
 			return cfg.Duration(LeaseDuration).Truncate(time.Second), "LeaseDuration"
@@ -157,6 +157,12 @@ type Locker struct {
 	closed atomic.Bool
 	mu     sync.Mutex
 	runs   map[*grant]struct{} // grants whose electors run
+
+	// renew times the renewals of the leaderships this client won;
+	// other is the client of its other traffic (BackgroundQPS), nil
+	// without any.
+	renew *renewals
+	other coordclient.LeaseInterface
 }
 
 // New makes one candidate's client, with a connection of its own (a dialer
@@ -171,7 +177,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("k8s-lease: no apiserver address")
 	}
-	l := &Locker{addr: addrs[0], ns: cfg.Option(Namespace), cfg: cfg,
+	l := &Locker{addr: addrs[0], ns: cfg.Option(Namespace), cfg: cfg, renew: newRenewals(),
 		id: "lockbench-" + strconv.Itoa(cfg.Client) + "-" + hex.EncodeToString(random(4))}
 	token := os.Getenv("LOCKBENCH_KUBE_TOKEN")
 	if token == "" {
@@ -190,6 +196,9 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 	}
 	if q := cfg.Int(QPS); q != 0 {
 		rc.QPS, rc.Burst = float32(q), max(2*q, 1)
+	}
+	if err := l.throttle(rc); err != nil {
+		return nil, fmt.Errorf("k8s-lease %s: %w", l.addr, err)
 	}
 	client, err := coordclient.NewForConfig(rc)
 	if err != nil {
@@ -257,8 +266,18 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		ReleaseOnCancel: true,
 		Name:            lease,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(context.Context) { close(started) },
-			OnStoppedLeading: func() {},
+			OnStartedLeading: func(ctx context.Context) {
+				at.leading.Store(true)
+				close(started)
+				l.lead(ctx)
+			},
+			OnStoppedLeading: func() {
+				// Given up before its release: a renewal did not land
+				// within RenewDeadline.
+				if at.leading.Swap(false) && !at.releasing.Load() {
+					l.renew.leadershipLost()
+				}
+			},
 		},
 	})
 	if err != nil {
@@ -357,6 +376,9 @@ type attempt struct {
 	id       string
 	token    atomic.Uint64 // leaseTransitions+1 of the write that made it the holder
 	released atomic.Bool   // a write of an empty holder landed
+	// leading: the elector leads, so its Updates are renewals;
+	// releasing: its Release began, so its stop is not a loss.
+	leading, releasing atomic.Bool
 }
 
 type grant struct {
@@ -385,6 +407,7 @@ func (g *grant) Release(ctx context.Context) error {
 		return fmt.Errorf("k8s-lease %s: %s: lease released twice", l.addr, g.name)
 	}
 	g.done = true
+	g.at.releasing.Store(true)
 	defer l.untrack(g)
 	select {
 	case <-g.stopped:
@@ -481,9 +504,14 @@ func (s *leases) Create(ctx context.Context, lease *coordinationv1.Lease, opts m
 }
 
 func (s *leases) Update(ctx context.Context, lease *coordinationv1.Lease, opts metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	renewal := s.at.leading.Load() && !s.at.releasing.Load() && !impl.IsWarmingUp(ctx)
+	start := time.Now()
 	ctx, cancel := s.write(ctx)
 	defer cancel()
 	out, err := s.LeaseInterface.Update(ctx, lease, opts)
+	if renewal {
+		s.l.renew.add(time.Since(start), s.l.cfg.Duration(RetryPeriod), err)
+	}
 	s.won(out, err)
 	return out, err
 }
