@@ -90,12 +90,14 @@ func runPauses(ctx context.Context, spec engine.CellSpec, s subject) (result.Cel
 	fig := &result.PausesFigures{Servers: len(srvs), FreezeForMs: ms(freeze), EveryMs: ms(every), ForS: total.Seconds()}
 	t.faults.Pauses = fig
 	sched := schedule{srvs: srvs, freeze: freeze, every: every, total: total}
+	// The bound a stale holder's lease is held to: its TTL or session.
+	bound, kind := s.bound(cfg), s.leaseBound()
 	for r := range spec.Repeat {
 		if err := pausesOnce(ctx, spec, s, sched, r, fig, t); err != nil {
-			return t.cell(freeze, ""), err
+			return t.cell(bound, kind), err
 		}
 	}
-	return t.cell(freeze, ""), nil
+	return t.cell(bound, kind), nil
 }
 
 // schedule is when and which servers the pauses scenario stops.
