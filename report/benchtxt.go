@@ -26,7 +26,7 @@ import (
 //
 // A partial result carries a PartialBenchKey line naming what it lacks:
 // benchstat shows it as configuration, and benchcheck refuses the file.
-func benchTxt(meta result.Meta, cells []Cell, logs map[string]*CellLog, partial *result.Partial) []byte {
+func benchTxt(meta result.Meta, cells []Cell, logs map[string]*CellDigest, partial *result.Partial) []byte {
 	var b strings.Builder
 	if partial != nil {
 		fmt.Fprintf(&b, "%s: %s\n", PartialBenchKey, strings.ReplaceAll(partial.Label(), "\n", " "))

@@ -11,6 +11,7 @@ type (
 	CapacityRow = result.CapacityRow
 	SLO         = result.SLO
 	CellLog     = result.CellLog
+	CellDigest  = result.CellDigest
 	cellGroup   = result.Group
 )
 

@@ -404,14 +404,14 @@ func drawPanel(p *plot.Plot, c draw.Canvas) {
 // shows them; a plot without data is left out rather than drawn empty.
 // Fault scenarios appear on the timeline only: on the other plots their
 // numbers would describe the fault, not the lock.
-func figures(cells []Cell, logs map[string]*CellLog, ramp bool) ([]*figure, error) {
+func figures(cells []Cell, logs map[string]*CellDigest, ramp bool) ([]*figure, error) {
 	st := newStyler(cells)
-	timelineFigures := func(st styler, cells []Cell, logs map[string]*CellLog) ([]*figure, error) {
+	timelineFigures := func(st styler, cells []Cell, logs map[string]*CellDigest) ([]*figure, error) {
 		return timelineFigures(st, cells, logs, ramp)
 	}
 	load := result.WithoutFaults(cells)
 	builders := []struct {
-		build  func(styler, []Cell, map[string]*CellLog) ([]*figure, error)
+		build  func(styler, []Cell, map[string]*CellDigest) ([]*figure, error)
 		faults bool
 	}{
 		{latencyFigures, false}, {throughputFigure, false}, {p99Figure, false},
@@ -455,7 +455,7 @@ func simpleFigure(st styler, name, title, x, y, caption string, ss []series, axe
 	return f, nil
 }
 
-func latencyFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figure, error) {
+func latencyFigures(st styler, cells []Cell, logs map[string]*CellDigest) ([]*figure, error) {
 	bySc := latencySeries(cells, logs)
 	var figs []*figure
 	for _, sc := range st.scenarios {
@@ -480,7 +480,7 @@ func latencyFigures(st styler, cells []Cell, logs map[string]*CellLog) ([]*figur
 	return figs, nil
 }
 
-func throughputFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+func throughputFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	ss := throughputSeries(closedLoops(cells))
 	return one(simpleFigure(st, "throughput", "Throughput vs clients", "clients (log)", "acquisitions per second",
 		"Acquisitions per second, all clients together, in closed loops.", ss, func(p *plot.Plot) {
@@ -490,7 +490,7 @@ func throughputFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure
 		}))
 }
 
-func p99Figure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+func p99Figure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	ss := p99Series(cells)
 	return one(simpleFigure(st, "p99", "p99 acquire latency vs clients", "clients (log)", "p99 acquire latency (ms, log)",
 		"99th percentile of the time from asking for the lock to holding it.", ss, func(p *plot.Plot) {
@@ -500,7 +500,7 @@ func p99Figure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error
 		}))
 }
 
-func p99ThroughputFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+func p99ThroughputFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	ss := p99ThroughputSeries(closedLoops(cells))
 	return one(simpleFigure(st, "p99-vs-throughput", "p99 latency vs achieved throughput", "acquisitions per second",
 		"p99 acquire latency (ms, log)", "Closed loops; each point is one client count (n). Up and to the left is worse.",
@@ -512,7 +512,7 @@ func p99ThroughputFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*fig
 		}))
 }
 
-func perAcquireFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+func perAcquireFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	measured, theory := perAcquireSeries(cells)
 	all := append(slices.Clone(measured), theory...)
 	return one(simpleFigure(st, "per-acquire", "Notifications and retries per acquisition", "clients (log)",
@@ -525,7 +525,7 @@ func perAcquireFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure
 		}))
 }
 
-func openLoopFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+func openLoopFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	achieved, offered := openLoopSeries(cells)
 	all := append(slices.Clone(achieved), offered...)
 	return one(simpleFigure(st, "open-loop", "Open loop: achieved vs offered rate", "clients (log)", "acquisitions per second",
@@ -542,7 +542,7 @@ func openLoopFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, 
 // panel per cost — wake-ups (theory dashed), the servers' CPU, the
 // hand-off gap — on log–log axes, a line with markers per lock so that
 // lines lying on one another stay visible.
-func burstFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+func burstFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	wakes, cpu, gap, theory := burstCostSeries(cells)
 	if len(wakes)+len(cpu)+len(gap) == 0 {
 		return nil, nil
@@ -592,7 +592,7 @@ func burstFigure(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, err
 	return []*figure{f}, nil
 }
 
-func timelineFigures(st styler, cells []Cell, logs map[string]*CellLog, ramp bool) ([]*figure, error) {
+func timelineFigures(st styler, cells []Cell, logs map[string]*CellDigest, ramp bool) ([]*figure, error) {
 	perS, p99, stairs := timelineSeries(cells, logs, ramp)
 	var figs []*figure
 	for _, sc := range st.scenarios {
@@ -674,7 +674,7 @@ func markStairs(p *plot.Plot, marks []stairMark, lo, hi float64, labels bool) er
 	return nil
 }
 
-func fairnessFigures(st styler, cells []Cell, _ map[string]*CellLog) ([]*figure, error) {
+func fairnessFigures(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	// In a burst every client acquires once: fair by construction.
 	bySc := fairnessSeriesOf(closedLoops(cells))
 	var figs []*figure

@@ -25,9 +25,9 @@ type loaded struct {
 	dir     string
 	meta    result.Meta
 	summary *Summary
-	// logs holds each cell's interval log by Cell.Key(); cells without
-	// an .hlog have none.
-	logs map[string]*CellLog
+	// logs holds each cell's acquire intervals by Cell.Key(), read as a
+	// stream (result.CellDigest); cells without an .hlog have none.
+	logs map[string]*CellDigest
 	// partial is what the results lack, when they are not a whole run: a
 	// merge given --partial says so, a run that ended early is read so.
 	partial *result.Partial
@@ -49,10 +49,10 @@ func load(dir string) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &loaded{dir: dir, meta: meta, summary: sum, logs: map[string]*CellLog{},
+	r := &loaded{dir: dir, meta: meta, summary: sum, logs: map[string]*CellDigest{},
 		partial: result.MissingFromRun(dir, meta, sum)}
 	for _, c := range sum.Cells {
-		l, err := result.ReadCellLog(dir, c)
+		l, err := result.ReadCellDigest(dir, c, result.TagAcquire)
 		if err != nil {
 			return nil, err
 		}

@@ -138,7 +138,7 @@ func spectrumSeries(c Cell, h *hdrhistogram.Histogram) plotter.XYs {
 
 // latencySeries gives, per scenario, the spectrum of the largest client
 // count of each implementation.
-func latencySeries(cells []Cell, logs map[string]*CellLog) map[string][]series {
+func latencySeries(cells []Cell, logs map[string]*CellDigest) map[string][]series {
 	out := map[string][]series{}
 	for _, g := range result.GroupCells(cells) {
 		c, ok := largestMeasured(g.Cells)
@@ -398,7 +398,7 @@ func theoryLine(label string, ns []int, f func(float64) float64) series {
 // implementation, from the .hlog; a cell needs two intervals to be a line.
 // In a ramp every stair is drawn, one after another on one line per
 // implementation, and stairs marks where each began.
-func timelineSeries(cells []Cell, logs map[string]*CellLog, ramp bool) (perS, p99 map[string][]series, stairs map[string][]stairMark) {
+func timelineSeries(cells []Cell, logs map[string]*CellDigest, ramp bool) (perS, p99 map[string][]series, stairs map[string][]stairMark) {
 	perS, p99, stairs = map[string][]series{}, map[string][]series{}, map[string][]stairMark{}
 	for _, g := range result.GroupCells(cells) {
 		c, ok := largestMeasured(g.Cells)

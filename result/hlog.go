@@ -188,44 +188,58 @@ func (l *CellLog) IntervalStats(tag string) []IntervalStat {
 // two is filled with empty ones, since a second without acquisitions is a
 // finding (a stall), not missing data.
 func (l *CellLog) IntervalSamples(tag string) []IntervalSample {
-	hs := l.Tagged(tag)
-	if len(hs) == 0 {
+	var ivs []interval
+	for _, h := range l.Tagged(tag) {
+		ivs = append(ivs, intervalOf(h))
+	}
+	return samplesOf(ivs)
+}
+
+// interval is what the summaries over intervals read of one interval
+// histogram: its span (ms since the epoch), its count and its quantiles.
+type interval struct {
+	start, end, n int64
+	p50, p99      float64
+}
+
+func intervalOf(h *hdrhistogram.Histogram) interval {
+	return interval{start: h.StartTimeMs(), end: h.EndTimeMs(), n: h.TotalCount(),
+		p50: float64(h.ValueAtQuantile(50)), p99: float64(h.ValueAtQuantile(99))}
+}
+
+// samplesOf is IntervalSamples of intervals in any order.
+func samplesOf(ivs []interval) []IntervalSample {
+	if len(ivs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(hs, func(a, b *hdrhistogram.Histogram) int {
-		return cmp.Compare(a.StartTimeMs(), b.StartTimeMs())
-	})
-	lengths := make([]int64, 0, len(hs))
-	for _, h := range hs {
-		lengths = append(lengths, h.EndTimeMs()-h.StartTimeMs())
+	ivs = slices.Clone(ivs)
+	slices.SortStableFunc(ivs, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
+	lengths := make([]int64, 0, len(ivs))
+	for _, h := range ivs {
+		lengths = append(lengths, h.end-h.start)
 	}
 	slices.Sort(lengths)
 	typical := lengths[len(lengths)/2]
-	t0 := hs[0].StartTimeMs()
+	t0 := ivs[0].start
 	mid := func(start, end int64) float64 { return float64(start+end-2*t0) / 2000 }
 	var out []IntervalSample
 	prevEnd := t0
-	for _, h := range hs {
+	for _, h := range ivs {
 		if typical > 0 {
-			for gap := prevEnd; h.StartTimeMs()-gap >= typical; gap += typical {
+			for gap := prevEnd; h.start-gap >= typical; gap += typical {
 				out = append(out, IntervalSample{IntervalStat: IntervalStat{MidS: mid(gap, gap+typical), Empty: true},
 					LengthS: float64(typical) / 1000})
 			}
 		}
-		prevEnd = max(prevEnd, h.EndTimeMs())
-		ms := h.EndTimeMs() - h.StartTimeMs()
+		prevEnd = max(prevEnd, h.end)
+		ms := h.end - h.start
 		if ms <= 0 || 2*ms < typical {
 			continue
 		}
 		out = append(out, IntervalSample{
-			IntervalStat: IntervalStat{
-				MidS: mid(h.StartTimeMs(), h.EndTimeMs()),
-				PerS: float64(h.TotalCount()) / (float64(ms) / 1000),
-				P50:  float64(h.ValueAtQuantile(50)),
-				P99:  float64(h.ValueAtQuantile(99)),
-			},
-			LengthS: float64(ms) / 1000,
-			N:       h.TotalCount(),
+			IntervalStat: IntervalStat{MidS: mid(h.start, h.end), PerS: float64(h.n) / (float64(ms) / 1000), P50: h.p50, P99: h.p99},
+			LengthS:      float64(ms) / 1000,
+			N:            h.n,
 		})
 	}
 	return out
