@@ -118,7 +118,7 @@ func checkFigures(t *testing.T, c result.Cell, scenario, implName string) {
 	set := 0
 	for _, p := range []bool{f.Crash != nil, f.ConnCrash != nil, f.Pause != nil, f.ConnPause != nil, f.Failover != nil,
 		f.Restart != nil, f.ConnRestart != nil, f.Latency != nil, f.Partition != nil, f.EnsemblePartition != nil, f.Freeze != nil,
-		f.DeadWaiters != nil, f.Pauses != nil} {
+		f.DeadWaiters != nil, f.Pauses != nil, f.ClockJump != nil} {
 		if p {
 			set++
 		}

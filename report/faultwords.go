@@ -44,6 +44,7 @@ func FaultSentence(c Cell) string {
 		{f.Freeze != nil, freezeSentence},
 		{f.DeadWaiters != nil, deadWaitSentence},
 		{f.Pauses != nil, pausesSentence},
+		{f.ClockJump != nil, clockJumpSentence},
 	} {
 		if s.has {
 			return s.phrase(c)
@@ -405,4 +406,42 @@ func shareWords(v []float64) string {
 		return fmt.Sprintf("%.1f %%", 100*med)
 	}
 	return fmt.Sprintf("%.1f %% [%.1f %%, %.1f %%] over %d repeats", 100*med, 100*s[0], 100*s[len(s)-1], len(s))
+}
+
+// clockJumpSentence says whether a jump of the servers' wall clocks gave
+// the lock to a second client while its holder held it: which clock the
+// lock's lease really follows.
+func clockJumpSentence(c Cell) string {
+	f, z := c.Faults, c.Faults.ClockJump
+	which := "its server's wall clock"
+	if z.Servers > 1 {
+		which = fmt.Sprintf("the wall clocks of its %d servers, one after another,", z.Servers)
+	}
+	v := fmt.Sprintf("%s: with %s jumped %s forward while a holder held the lock, ", c.Impl, which, setting(z.JumpMs))
+	if z.Granted == 0 {
+		v += fmt.Sprintf("no second client was granted it in %s: its lease does not follow the wall clock", countOf(int64(f.Repeats), "repeat"))
+	} else {
+		v += fmt.Sprintf("a second client was granted it in %d of %s", z.Granted, countOf(int64(f.Repeats), "repeat"))
+		if z.Servers > 1 {
+			v += fmt.Sprintf(" (after %s jumped)", jumpsWords(z.JumpsToGrant))
+		}
+		v += ": its lease follows the wall clock"
+	}
+	if s := c.Safety; s != nil && s.GuardedWrites > 0 {
+		v += fmt.Sprintf("; of %s acknowledged writes, %s lost without fencing, %s with the lock's token checked",
+			commas(s.GuardedWrites), commas(s.LostUpdates), commas(s.LostUpdatesFenced))
+	}
+	return v + "; " + violationsClause(c) + " " + ownServers
+}
+
+// jumpsWords say how many servers' clocks had jumped at each grant.
+func jumpsWords(n []int64) string {
+	if len(n) == 0 {
+		return "none"
+	}
+	lo, hi := slices.Min(n), slices.Max(n)
+	if lo == hi {
+		return countOf(lo, "clock")
+	}
+	return fmt.Sprintf("%d to %d clocks", lo, hi)
 }

@@ -58,6 +58,15 @@ var KnownIssues = []KnownIssue{
 		Command: "lockbench run --scenario pause --clients 2 --guard --ttl 2s --zk-session-timeout 2s",
 	},
 	{
+		Title: "A server's clock jumps", Scenario: "clockjump",
+		Question: "If one server's wall clock jumps forward past the lease, does a second client get the lock while the first still holds it?",
+		Reports: []IssueReport{
+			gh("redis/redis-doc", 2106),
+			{Name: "Kleppmann, \"How to do distributed locking\", 2016", URL: "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html"},
+		},
+		Command: "lockbench run --scenario clockjump --impl redis,redlock,zk-pred,etcd --clients 2 --ttl 2s --zk-session-timeout 2s --repeat 3",
+	},
+	{
 		Title: "etcd's lock loses updates while its servers pause (Jepsen)", Scenario: "pauses",
 		Question: "With the lock's servers stopped now and then, what share of the updates its holders made is lost, and does the lock's token save them?",
 		Reports: []IssueReport{

@@ -42,6 +42,7 @@ type Faults struct {
 	Freeze            *FreezeFigures            `json:"freeze,omitempty"`
 	DeadWaiters       *DeadWaiterFigures        `json:"dead_waiters,omitempty"`
 	Pauses            *PausesFigures            `json:"pauses,omitempty"`
+	ClockJump         *ClockJumpFigures         `json:"clock_jump,omitempty"`
 
 	// Details are the per-scenario figures of results written before
 	// schema 3, by name ("masters_cut_majority": 3).
@@ -322,4 +323,17 @@ type PausesFigures struct {
 	// with the lock's token checked (Jepsen's figure is the first).
 	LostShareUnfenced []float64 `json:"lost_share_unfenced"`
 	LostShareFenced   []float64 `json:"lost_share_fenced"`
+}
+
+// ClockJumpFigures are what the clockjump scenario measured: while a
+// holder held the lock, its servers' wall clocks jumped forward one after
+// another (JumpMs each) and a second client asked for the lock after each.
+type ClockJumpFigures struct {
+	Servers int     `json:"servers"`
+	JumpMs  float64 `json:"jump_ms"`
+	// Granted counts the repeats in which the second client got the lock
+	// while the holder held it; JumpsToGrant is, for each, how many
+	// servers' clocks had jumped by then.
+	Granted      int64   `json:"granted"`
+	JumpsToGrant []int64 `json:"jumps_to_grant,omitempty"`
 }

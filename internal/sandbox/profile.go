@@ -70,3 +70,18 @@ func ProfileOf(ctx context.Context) Profile {
 
 // Fast reports whether ctx asks for the fast profile.
 func fast(ctx context.Context) bool { return ProfileOf(ctx) == ProfileFast }
+
+type envKey struct{}
+
+// WithEnv returns ctx carrying environment variables (KEY=VALUE) that
+// every server started with it gets besides lockbench's own: a fault that
+// starts servers of its own with a shim preloaded (the clock jump) sets
+// them here, for the same reason the profile travels in the context.
+func WithEnv(ctx context.Context, env ...string) context.Context {
+	return context.WithValue(ctx, envKey{}, env)
+}
+
+func envOf(ctx context.Context) []string {
+	env, _ := ctx.Value(envKey{}).([]string)
+	return env
+}

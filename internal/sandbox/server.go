@@ -30,6 +30,8 @@ type Server struct {
 	// prestart, if set, runs before every start: waiting out what a
 	// killed predecessor left behind, say.
 	prestart func(ctx context.Context) error
+	// env is what WithEnv added to its environment when it first started.
+	env []string
 	// backing are servers started for this one alone, which it runs on
 	// (a kube-apiserver's etcd): their CPU is this server's (Serving), and
 	// the fleet stops them after it (StopAll). Stop, Kill and Restart
@@ -42,6 +44,9 @@ type Server struct {
 	// cpu reads CPUTime, keeping the time of threads that ended in it.
 	cpu cpuMemo
 }
+
+// Dir is the directory the server runs in (its working directory).
+func (s *Server) Dir() string { return s.dir }
 
 // Running reports whether the process is up.
 func (s *Server) Running() bool {
@@ -72,6 +77,12 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.dir
+	if env := envOf(ctx); len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+		s.env = env // a restart starts it as it was
+	} else if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()
 	if err := runAs(cmd, s.user); err != nil {
