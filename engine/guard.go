@@ -16,7 +16,10 @@ const guardTimeout = 5 * time.Second
 
 // GuardOpener says how spec's cell opens its guarded register: the
 // spec's own opener, or that of the first of d's needs whose servers keep
-// one, with that role's addresses. It returns a nil opener, and why, when
+// one, with that role's addresses; else, for a lock with servers whose
+// clients all run in this process (no shard), a register in this
+// process's memory (impl.MemoryRegister, as Jepsen keeps its set in the
+// test's), fresh for the cell. It returns a nil opener, and why, when
 // there is none.
 func GuardOpener(spec CellSpec, d impl.Driver) (impl.GuardFunc, []string, string) {
 	if spec.GuardFunc != nil {
@@ -27,7 +30,13 @@ func GuardOpener(spec CellSpec, d impl.Driver) (impl.GuardFunc, []string, string
 			return n.Guard, spec.Config.Servers[n.Role], ""
 		}
 	}
-	return nil, nil, fmt.Sprintf("%s's servers keep no guarded register", d.Name)
+	if len(d.Needs) > 0 && spec.Shard == nil {
+		return impl.MemoryRegister(), nil, ""
+	}
+	if spec.Shard != nil {
+		return nil, nil, fmt.Sprintf("%s's servers keep no guarded register, and a sharded cell's processes share no memory to keep one in", d.Name)
+	}
+	return nil, nil, fmt.Sprintf("%s has no servers, and keeps no guarded register", d.Name)
 }
 
 // GuardWrote counts in f a write made from r, which answered w or err.

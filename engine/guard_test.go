@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,33 @@ func TestGuardWithoutRegisterSaysWhy(t *testing.T) {
 	}
 	if s := cell.Safety; s == nil || s.Guarded || s.GuardNote == "" {
 		t.Fatalf("safety %+v: want unguarded, with a note", s)
+	}
+}
+
+// A lock whose servers keep no register is guarded by one in this
+// process's memory, fresh for each cell — unless the cell is sharded,
+// whose processes share no memory.
+func TestGuardOpenerFallsBackToMemory(t *testing.T) {
+	t.Parallel()
+	d := impl.Driver{Name: "lease-only", Needs: []impl.Need{{Role: "kube"}}}
+	open, _, why := engine.GuardOpener(engine.CellSpec{}, d)
+	if open == nil || why != "" {
+		t.Fatalf("no register for a lock with servers: %q", why)
+	}
+	ctx := context.Background()
+	g1, _ := open(ctx, impl.Config{}, nil)
+	g2, _ := open(ctx, impl.Config{}, nil)
+	r, _ := g1.Read(ctx, "l", 1)
+	g1.Write(ctx, "l", 1, r)
+	if _, unfenced, _ := g2.Values(ctx, "l"); unfenced != 1 {
+		t.Errorf("two clients of one cell see different registers: %d", unfenced)
+	}
+	other, _, _ := engine.GuardOpener(engine.CellSpec{}, d)
+	g3, _ := other(ctx, impl.Config{}, nil)
+	if _, unfenced, _ := g3.Values(ctx, "l"); unfenced != 0 {
+		t.Errorf("a second cell's register starts at %d", unfenced)
+	}
+	if open, _, why := engine.GuardOpener(engine.CellSpec{Shard: &engine.Shard{Index: 0, Count: 2}}, d); open != nil || !strings.Contains(why, "sharded") {
+		t.Errorf("a sharded cell: %v, %q", open != nil, why)
 	}
 }

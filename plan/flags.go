@@ -73,7 +73,7 @@ func (o *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.acquireTimeout, "acquire-timeout", 0, "a client that has not got the lock within this gives up (tryLock with a wait); 0 waits until the cell ends")
 	fs.BoolVar(&o.history, "history", true, "record every operation for the linearizability check; --history=false records none, saving its cost per cycle, and the report says the history was not checked")
 	fs.BoolVar(&o.renew, "renew", false, "holders renew their TTL lease every TTL/3 while they hold it, only while it is still theirs (a watchdog)")
-	fs.BoolVar(&o.guard, "guard", false, "holders read a counter on the lock's servers when granted and write it back plus one before releasing, fenced with the lock's token and unfenced: lost updates and stale writes in the Safety table (default: on in the fault scenarios, off in the load ones, whose holds it lengthens by two round trips)")
+	fs.BoolVar(&o.guard, "guard", false, "holders read a counter on the lock's servers (in lockbench's memory where they keep none, unsharded) when granted and write it back plus one before releasing, fenced with the lock's token and unfenced: lost updates and stale writes in the Safety table (default: on in the fault scenarios, off in the load ones, whose holds it lengthens by two round trips)")
 	o.servers = map[string]*string{}
 	for _, n := range impl.Roles() {
 		env := impl.EnvName(n.Role)

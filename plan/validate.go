@@ -262,5 +262,5 @@ func (p *Plan) checkGuard() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: --guard: the servers of %s keep no guarded register (Redis, ZooKeeper and etcd do)", engine.ErrUsage, strings.Join(p.Impls, ", "))
+	return fmt.Errorf("%w: --guard: %s keep no guarded register (a lock's servers keep one, or an unsharded run keeps one in its memory)", engine.ErrUsage, strings.Join(p.Impls, ", "))
 }
