@@ -213,12 +213,16 @@ func (c *deadCasting) bury() {
 	}
 	c.buried = true
 	c.ps.Close()
-	deadline := time.After(buryWait)
+	// One deadline for them all, as a closed channel: a time.After's
+	// value is taken by the first wait it ends, and the dead waiters after
+	// it waited for ever (etcd's, whose calls hang on a cut connection).
+	ctx, cancel := context.WithTimeout(context.Background(), buryWait)
+	defer cancel()
 	for i, d := range c.deads {
 		if i < len(c.gone) && c.gone[i] != nil {
 			select {
 			case <-c.gone[i]:
-			case <-deadline:
+			case <-ctx.Done():
 			}
 		}
 		closeAll(c.t, d)

@@ -397,3 +397,22 @@ func TestDeadWaitersStallAsTheLockKeepsThem(t *testing.T) {
 		t.Errorf("2 clients: %v, want a usage error", err)
 	}
 }
+
+// Three dead waiters are buried however long their calls hang: etcd's
+// dead waiters' calls hang on their cut connections, and each must be
+// given up on its bury's one deadline (a run of five etcd clients once
+// waited on the second for ever).
+func TestThreeDeadWaitersAreBuried(t *testing.T) {
+	sc, _ := engine.LookupScenario("deadwait")
+	d, _ := impl.Lookup("etcd")
+	cfg := impl.Config{TTL: time.Second, SessionTimeout: time.Second, Servers: sandboxtest.Start(t, d.Needs...),
+		Namespace: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), nsSeq.Add(1))}
+	c, err := engine.RunCell(context.Background(), engine.CellSpec{Impl: "etcd", Scenario: sc, Clients: 5, Repeat: 1, Config: cfg, MaxTime: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(report.FaultSentence(c))
+	if d := c.Faults.DeadWaiters; d.Dead != 3 || d.Reset.StallMs == nil || d.Reset.StallMs.Count != 1 || c.Truncated != "" {
+		t.Errorf("figures %+v, truncated %q: want 3 dead waiters and the live one granted", d, c.Truncated)
+	}
+}
