@@ -58,8 +58,7 @@ func TestCheckFile(t *testing.T) {
 // logs what that cost.
 func checkFile(t *testing.T, file string) Report {
 	t.Helper()
-	dir, base := filepath.Split(file)
-	c := cellOf(strings.TrimSuffix(base, result.HistoryExt))
+	dir, c := cellOfPath(file)
 	ops, err := result.ReadHistory(dir, c)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +81,22 @@ func checkFile(t *testing.T, file string) Report {
 	return rep
 }
 
-// cellOf is the cell a file's base name (impl_scenario_cN) belongs to.
+// cellOfPath is the results directory and the cell a history file
+// belongs to: RESULTS/cells/IMPL/SCENARIO_cN.history, or, as results
+// before the cells' folders kept it, RESULTS/IMPL_SCENARIO_cN.history.
+func cellOfPath(file string) (string, result.Cell) {
+	dir, base := filepath.Split(file)
+	base = strings.TrimSuffix(base, result.HistoryExt)
+	impl := filepath.Base(filepath.Clean(dir))
+	if up := filepath.Dir(filepath.Clean(dir)); filepath.Base(up) == result.CellsDir {
+		c := cellOf("x_" + base)
+		c.Impl = impl
+		return filepath.Dir(up), c
+	}
+	return dir, cellOf(base)
+}
+
+// cellOf is the cell a flat file's base name (impl_scenario_cN) belongs to.
 func cellOf(base string) result.Cell {
 	i := strings.LastIndex(base, "_c")
 	j := strings.LastIndex(base[:max(i, 0)], "_")
