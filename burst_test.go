@@ -100,13 +100,13 @@ func exactBursts(t *testing.T, d impl.Driver, srv impl.Servers, burst lockbench.
 		if c.ReleaseWakeups != want.wakeups || c.Settle != "exact" {
 			t.Errorf("%s run %d: %d release wake-ups (settle %s), want exactly %d", d.Name, i, c.ReleaseWakeups, c.Settle, want.wakeups)
 		}
-		got, ok := c.Server["watch_triggered"]
+		got, ok := c.ServerCounts.Fired()
 		if ok != want.serverCounts {
 			t.Errorf("%s run %d: server's watch count present %v, want %v (counters %v)", d.Name, i, ok, want.serverCounts, c.Server)
 		}
 		// A queue inside the server (etcd's Lock service) wakes the
 		// server's own waiter on each release, and no client.
-		if want := c.Server["client_notifications"]; ok && c.Theory.OnServer() && (got != int64(n-1) || want != 0) {
+		if want := c.ServerCounts.Received(); ok && c.Theory.OnServer() && (got != int64(n-1) || want != 0) {
 			t.Errorf("%s run %d: server triggered %d watches for its own waiters, clients counted %d; want %d and 0", d.Name, i, got, want, n-1)
 		} else if ok && !c.Theory.OnServer() && got != want {
 			t.Errorf("%s run %d: server triggered %d watches, clients counted %d", d.Name, i, got, want)

@@ -344,7 +344,7 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 	for i, c := range counters {
 		all += c.Notifications.Load() - cc.notifications[i]
 	}
-	cell.Server, cell.ServerNote = srv.deltas(all)
+	cell.Server, cell.ServerCounts, cell.ServerNote = srv.deltas(all)
 	r.shardNotes(&cell, srv)
 	res := Result{Cell: cell, Start: r.measureFrom, Intervals: ivs, Distributions: dists}
 	if p := r.panicked.Load(); p != nil {

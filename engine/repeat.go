@@ -55,11 +55,12 @@ func (r *Rounds) joined() result.Cell {
 // servers' counter deltas added up, and what the first repeat that said
 // anything of itself said — also when a repeat failed, so that nothing a
 // finished repeat measured is lost.
-func closeRepeats(acc *result.Accumulator, server map[string]int64, dists map[string]*hdrhistogram.Histogram, marked result.Cell) result.Cell {
+func closeRepeats(acc *result.Accumulator, server *serverSum, dists map[string]*hdrhistogram.Histogram, marked result.Cell) result.Cell {
 	out := acc.Cell()
-	if len(server) > 0 {
-		out.Server = server
+	if len(server.raw) > 0 {
+		out.Server = server.raw
 	}
+	out.ServerCounts = server.counts
 	if len(dists) > 0 { // the driver's own, over every repeat's clients
 		out.Distributions = spreadsOf(dists)
 	}
@@ -103,7 +104,7 @@ func intervalsInto(acc *result.Accumulator, scenario string, next func(result.Ce
 // addRepeat adds a repeat's counts to acc, its clients' acquisitions by
 // client id, and the servers' counter deltas to server; its histograms
 // came through intervalsInto.
-func addRepeat(acc *result.Accumulator, server map[string]int64, c result.Cell) {
+func addRepeat(acc *result.Accumulator, server *serverSum, c result.Cell) {
 	acc.AddMeasured(time.Duration(c.DurationS * float64(time.Second)))
 	var per int64
 	if c.Fairness != nil {
@@ -123,7 +124,25 @@ func addRepeat(acc *result.Accumulator, server map[string]int64, c result.Cell) 
 	acc.AddVectors(c.Vectors)
 	acc.AddAbandon(c.Abandon)
 	acc.AddRenew(c.Renew)
+	server.add(c)
+}
+
+// serverSum is the servers' counters over a cell's repeats: their deltas
+// by name, and what their kinds say those mean.
+type serverSum struct {
+	raw    map[string]int64
+	counts *result.ServerCounts
+}
+
+func (s *serverSum) add(c result.Cell) {
 	for k, v := range c.Server {
-		server[k] += v
+		s.raw[k] += v
+	}
+	if c.ServerCounts != nil {
+		sum := c.ServerCounts.Add(result.ServerCounts{})
+		if s.counts != nil {
+			sum = s.counts.Add(*c.ServerCounts)
+		}
+		s.counts = &sum
 	}
 }

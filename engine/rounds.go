@@ -17,7 +17,7 @@ import (
 // share. Its methods are called from one goroutine, round after round.
 type Rounds struct {
 	acc    *result.Accumulator
-	server map[string]int64
+	server *serverSum
 	dists  map[string]*hdrhistogram.Histogram
 	safety *result.Safety
 	hist   *result.History
@@ -30,7 +30,7 @@ type Rounds struct {
 // implementation, scenario, kind, theory, scenario figures); with a zero
 // base, the first round added names it.
 func NewRounds(base result.Cell) *Rounds {
-	return &Rounds{acc: result.NewAccumulator(base), server: map[string]int64{}, dists: map[string]*hdrhistogram.Histogram{}, base: base}
+	return &Rounds{acc: result.NewAccumulator(base), server: &serverSum{raw: map[string]int64{}}, dists: map[string]*hdrhistogram.Histogram{}, base: base}
 }
 
 // Spec is spec made to run as one round: once, its intervals' histograms

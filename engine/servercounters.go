@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/result"
 )
 
 // ServerKinds is what a cell reads from the servers it runs on, by the
@@ -19,6 +20,10 @@ type ServerKinds interface {
 	// servers of kind, summed over their addresses; nil for a kind that
 	// keeps none or is unknown.
 	Counters(kind string) func(ctx context.Context, addrs []string) (map[string]int64, error)
+	// Counts returns what kind's counters mean, read from their deltas
+	// over a cell (Counters's names are the kind's own); nil for a kind
+	// that says nothing of them.
+	Counts(kind string) func(delta map[string]int64) result.ServerCounts
 	// CPUTime is the CPU time every process serving addr has used so
 	// far — a server this process started, or one on this machine found
 	// by its listening socket — and false when none can be seen.
@@ -31,7 +36,8 @@ type noKinds struct{}
 func (noKinds) Counters(string) func(context.Context, []string) (map[string]int64, error) {
 	return nil
 }
-func (noKinds) CPUTime(string) (time.Duration, bool) { return 0, false }
+func (noKinds) Counts(string) func(map[string]int64) result.ServerCounts { return nil }
+func (noKinds) CPUTime(string) (time.Duration, bool)                     { return 0, false }
 
 // serverCounters reads the servers' own counters before and after a cell,
 // through the server kinds of the driver's needs, so that a cell reports
@@ -44,8 +50,10 @@ type serverCounters struct {
 	cpuFrom time.Time
 	// idle is the CPU the servers used per second at rest just before
 	// the cell (cores' worth, summed over them); -1 when not read.
-	idle   float64
-	reads  []func(ctx context.Context) (map[string]int64, error)
+	idle  float64
+	reads []func(ctx context.Context) (map[string]int64, error)
+	// counts are what the kinds read say their counters mean.
+	counts []func(delta map[string]int64) result.ServerCounts
 	before map[string]int64
 	after  map[string]int64
 	err    error
@@ -68,6 +76,9 @@ func startServerCounters(ctx context.Context, kinds ServerKinds, d impl.Driver, 
 		}
 		addrs := servers[n.Role]
 		s.reads = append(s.reads, func(ctx context.Context) (map[string]int64, error) { return stats(ctx, addrs) })
+		if counts := s.kinds.Counts(n.Kind); counts != nil {
+			s.counts = append(s.counts, counts)
+		}
 	}
 	if len(s.reads) > 0 {
 		s.before, s.err = s.read(ctx)
@@ -175,22 +186,32 @@ func (s *serverCounters) stop(ctx context.Context) {
 	s.after, s.err = s.read(sctx)
 }
 
-// deltas are the servers' counters over the cell, beside
-// client_notifications: the clients' own count over the same span, from
-// before the first client acted to after the last session closed, so the
-// two compare like with like. note says why there are none, when a
-// server would not say.
-func (s *serverCounters) deltas(clientNotifications int64) (map[string]int64, string) {
+// deltas are the servers' counters over the cell, and what their kinds
+// say they mean beside client_notifications: the clients' own count over
+// the same span, from before the first client acted to after the last
+// session closed, so the two compare like with like. note says why there
+// are none, when a server would not say.
+func (s *serverCounters) deltas(clientNotifications int64) (map[string]int64, *result.ServerCounts, string) {
 	if len(s.reads) == 0 {
-		return nil, ""
+		return nil, nil, ""
 	}
 	if s.err != nil {
-		return nil, s.err.Error()
+		return nil, nil, s.err.Error()
 	}
 	out := map[string]int64{}
 	for k, v := range s.after {
 		out[k] = v - s.before[k]
 	}
-	out["client_notifications"] = clientNotifications
-	return out, ""
+	counts := s.typed(out)
+	counts.ClientNotifications = clientNotifications
+	return out, &counts, ""
+}
+
+// typed is what the kinds say counters m mean, together.
+func (s *serverCounters) typed(m map[string]int64) result.ServerCounts {
+	var counts result.ServerCounts
+	for _, f := range s.counts {
+		counts = counts.Add(f(m))
+	}
+	return counts
 }

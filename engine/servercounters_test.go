@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/inproc"
+	"github.com/lockbench/lockbench/result"
 )
 
 // countingKinds is a server kind whose counter goes up by 7 per read, so
@@ -20,6 +21,16 @@ func (k *countingKinds) Counters(kind string) func(context.Context, []string) (m
 	}
 	return func(context.Context, []string) (map[string]int64, error) {
 		return map[string]int64{"grants": 7 * k.reads.Add(1)}, nil
+	}
+}
+
+// Counts: the kind's grants are its messages.
+func (*countingKinds) Counts(kind string) func(map[string]int64) result.ServerCounts {
+	if kind != "test-kind" {
+		return nil
+	}
+	return func(d map[string]int64) result.ServerCounts {
+		return result.ServerCounts{Messages: d["grants"], Unit: "grants"}
 	}
 }
 
@@ -41,7 +52,7 @@ func TestServerCountersComeFromTheSpecsKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Server != nil || c.ServerNote != "" {
+	if c.Server != nil || c.ServerCounts != nil || c.ServerNote != "" {
 		t.Errorf("no kinds given, yet server figures %v (%q)", c.Server, c.ServerNote)
 	}
 	k := &countingKinds{}
@@ -52,7 +63,9 @@ func TestServerCountersComeFromTheSpecsKinds(t *testing.T) {
 	if k.reads.Load() != 2 || c.Server["grants"] != 7 {
 		t.Errorf("%d reads, server figures %v: want two reads 7 apart", k.reads.Load(), c.Server)
 	}
-	if _, ok := c.Server["client_notifications"]; !ok {
-		t.Errorf("server figures %v lack the clients' count beside them", c.Server)
+	// What the kind says its counters mean comes with them, and the
+	// clients' count over the same span beside them.
+	if n, unit, ok := c.ServerCounts.Handled(); !ok || n != 7 || unit != "grants" || c.ServerCounts.Received() != c.Notifications {
+		t.Errorf("typed server figures %+v: want 7 grants, and the clients' %d notifications", c.ServerCounts, c.Notifications)
 	}
 }

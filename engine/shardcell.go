@@ -257,5 +257,9 @@ func (r *Cell) shardNotes(c *result.Cell, srv *serverCounters) {
 	c.Shard = &result.CellShard{Index: sh.Index, Count: sh.Count, First: lo, Clients: hi - lo}
 	if srv.before != nil && srv.after != nil {
 		c.ServerRaw = &result.ServerReadings{Before: srv.before, After: srv.after}
+		if len(srv.counts) > 0 {
+			b, a := srv.typed(srv.before), srv.typed(srv.after)
+			c.ServerRaw.CountsBefore, c.ServerRaw.CountsAfter = &b, &a
+		}
 	}
 }

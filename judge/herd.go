@@ -182,15 +182,12 @@ func theoryCheck(c result.Cell) *TheoryCheck {
 // ServerCount is what the server counted of the watches it fired against
 // what the clients received; nil when the server kind counts none.
 func ServerCount(c result.Cell) *ServerCheck {
-	v, ok := c.Server["watch_triggered"]
-	if !ok {
+	sc := c.ServerCounts
+	if sc == nil || sc.Watches == nil {
 		return nil
 	}
-	s := &ServerCheck{Fired: v, Sharded: c.Shard != nil, Internal: c.Theory.OnServer()}
-	if cn, ok := c.Server["client_notifications"]; ok {
-		s.Received = &cn
-	}
-	return s
+	received := sc.ClientNotifications
+	return &ServerCheck{Fired: *sc.Watches, Received: &received, Sharded: c.Shard != nil, Internal: c.Theory.OnServer()}
 }
 
 // wakeRatio compares the most and the least waking of per (by name, the

@@ -72,8 +72,8 @@ func TestAbandonQueueDrainsInOrder(t *testing.T) {
 			if c.Settle != "exact" || c.TheoryWakeups == nil || *c.TheoryWakeups != tc.wakeups || c.ReleaseWakeups != tc.wakeups {
 				t.Errorf("release wake-ups %d, theory %v, want %d (settle %s)", c.ReleaseWakeups, c.TheoryWakeups, tc.wakeups, c.Settle)
 			}
-			if got, ok := c.Server["watch_triggered"]; !ok || got != c.Server["client_notifications"] {
-				t.Errorf("server triggered %d watches, clients counted %d", got, c.Server["client_notifications"])
+			if got, ok := c.ServerCounts.Fired(); !ok || got != c.ServerCounts.Received() {
+				t.Errorf("server triggered %d watches, clients counted %d", got, c.ServerCounts.Received())
 			}
 		})
 	}

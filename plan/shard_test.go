@@ -149,8 +149,8 @@ func TestShardedBurstIsExact(t *testing.T) {
 		if c.ReleaseWakeups != want || c.Settle != "exact" || c.Acquires != n {
 			t.Errorf("%s: %d release wake-ups over %d acquires (settle %s), want exactly %d over %d", name, c.ReleaseWakeups, c.Acquires, c.Settle, want, n)
 		}
-		if got := c.Server["watch_triggered"]; got != c.Server["client_notifications"] || got < want {
-			t.Errorf("%s: servers triggered %d watches, clients counted %d notifications", name, got, c.Server["client_notifications"])
+		if got := c.Server["watch_triggered"]; got != c.ServerCounts.Received() || got < want {
+			t.Errorf("%s: servers triggered %d watches, clients counted %d notifications", name, got, c.ServerCounts.Received())
 		}
 		if c.SafetyViolations != 0 || c.Merge == nil || c.Merge.Grants != n || c.Fairness == nil || len(c.Fairness.PerClient) != n || c.Fairness.Starved != 0 {
 			t.Errorf("%s: merged cell: %d violations, merge %+v, fairness %+v", name, c.SafetyViolations, c.Merge, c.Fairness)

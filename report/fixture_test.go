@@ -46,6 +46,8 @@ func fixtureCells() []Cell {
 			c.Notifications = wakeups + int64(n)
 			c.NotificationsPerAcquire = float64(c.Notifications) / float64(n)
 			c.Server = map[string]int64{"watch_triggered": c.Notifications}
+			fired := c.Notifications
+			c.ServerCounts = &result.ServerCounts{Watches: &fired, ClientNotifications: c.Notifications}
 		} else {
 			c.Retries = int64(n) * 12
 			c.RetriesPerAcquire = 12
@@ -79,6 +81,7 @@ func fixtureCells() []Cell {
 	cells[6].Errors = 2
 	cells[6].ErrorsByClass = map[string]int64{"timeout": 2}
 	cells[2].Server = map[string]int64{"packets_sent": 1234}
+	cells[2].ServerCounts = &result.ServerCounts{Messages: 1234, Unit: "packets"}
 	return cells
 }
 

@@ -97,7 +97,7 @@ func TestRenderSummaryCSV(t *testing.T) {
 			t.Errorf("%s: theory_wakeups = %q, want %q", c.Key(), got, wantTheory)
 		}
 		wantWatch := ""
-		if v, ok := c.Server["watch_triggered"]; ok {
+		if v, ok := c.ServerCounts.Fired(); ok {
 			wantWatch = fmt.Sprint(v)
 		}
 		if got := row[col["server_watch_triggered"]]; got != wantWatch {

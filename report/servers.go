@@ -91,8 +91,8 @@ func withServers(vs []VerdictLine, m result.Meta) []VerdictLine {
 func snapshotText(cells []Cell) string {
 	var in []string
 	for _, c := range cells {
-		if n := c.Server[sandboxForks]; n > 0 {
-			in = append(in, fmt.Sprintf("%s (%s)", c.Key(), plural(n, "fork")))
+		if n := c.ServerCounts; n != nil && n.Forks > 0 {
+			in = append(in, fmt.Sprintf("%s (%s)", c.Key(), plural(n.Forks, "fork")))
 		}
 	}
 	if len(in) == 0 {
@@ -100,7 +100,3 @@ func snapshotText(cells []Cell) string {
 	}
 	return "Redis snapshotted during " + strings.Join(in, ", ")
 }
-
-// sandboxForks is the server counter of a Redis's forks (the sandbox's
-// RedisForks; the report reads results, not servers).
-const sandboxForks = "total_forks"

@@ -29,7 +29,7 @@ func TestServersText(t *testing.T) {
 	if !strings.Contains(vs[0].Answer, "servers in the production profile, disk fdatasync p99") {
 		t.Errorf("Limit line: %s", vs[0].Answer)
 	}
-	c := Cell{Impl: "redis", Scenario: "hot", Clients: 8, Server: map[string]int64{"total_forks": 1}}
+	c := Cell{Impl: "redis", Scenario: "hot", Clients: 8, ServerCounts: &result.ServerCounts{Forks: 1}}
 	if s := snapshotText([]Cell{c}); !strings.Contains(s, "1 fork") {
 		t.Errorf("snapshotText = %q", s)
 	}

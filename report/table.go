@@ -250,10 +250,10 @@ func notes(c Cell) []string {
 	if s := renewalsNote(c); s != "" {
 		out = append(out, s)
 	}
-	if v, ok := c.Server["watch_triggered"]; ok {
-		cn, ok := c.Server["client_notifications"]
+	if sc := c.ServerCounts; sc != nil && sc.Watches != nil {
+		v, cn := *sc.Watches, sc.ClientNotifications
 		switch {
-		case !ok || cn == v:
+		case cn == v:
 		case c.Theory.OnServer():
 			out = append(out, fmt.Sprintf("servers fired %d watches to their own waiters (the queue is the server's), clients received %d", v, cn))
 		case c.Shard != nil: // the servers counted every shard's watches, this shard its own clients'

@@ -14,15 +14,15 @@ import (
 // longest implementation and scenario names, herd columns, slow and
 // failing cells, and every kind of note under a row.
 func TestTableFits100Columns(t *testing.T) {
-	theory := int64(32640)
+	theory, fired := int64(32640), int64(33000)
 	cells := append(fixtureCells(),
 		Cell{Impl: "redis-pubsub", Scenario: "partition", Clients: 12800, Acquires: 123456, AcquiresPerS: 1234567.8,
 			Errors: 99999, ErrorsByClass: map[string]int64{"timeout": 99990, "no_quorum": 9},
 			AcquireLatencyUs:        result.Latency{P50: 123456, P99: 987654, P999: 2.5e6, Max: 9e8},
 			NotificationsPerAcquire: 1234.5, RetriesPerAcquire: 99.99, TheoryWakeups: &theory,
-			Server:  map[string]int64{"watch_triggered": 33000, "client_notifications": 32640},
-			Open:    &result.OpenLoop{Offered: 1e6, Rate: 5000, Arrival: "poisson", Dropped: 12345, Unfinished: 17},
-			Verdict: "the holder's session expired 10.2s after the pause began, beyond the 4s session timeout; a second client then held the lock while the first still wrote"},
+			ServerCounts: &result.ServerCounts{Watches: &fired, ClientNotifications: 32640},
+			Open:         &result.OpenLoop{Offered: 1e6, Rate: 5000, Arrival: "poisson", Dropped: 12345, Unfinished: 17},
+			Verdict:      "the holder's session expired 10.2s after the pause began, beyond the 4s session timeout; a second client then held the lock while the first still wrote"},
 	)
 	cells[len(cells)-1].Wakeups, cells[len(cells)-1].ReleaseWakeups = 32640, 32640
 	var b bytes.Buffer
@@ -123,8 +123,9 @@ func TestBurstNotesSayWhichSideWasBusier(t *testing.T) {
 // flagged as one (merge compares the totals); an unsharded cell's is.
 func TestShardNotesDoNotFlagGlobalServerCounters(t *testing.T) {
 	t.Parallel()
+	fired := int64(819)
 	c := Cell{Impl: "zk-pred", Scenario: "hot", Kind: result.KindClosed, Clients: 4, Acquires: 400,
-		Server: map[string]int64{"watch_triggered": 819, "client_notifications": 409}}
+		ServerCounts: &result.ServerCounts{Watches: &fired, ClientNotifications: 409}}
 	if n := strings.Join(notes(c), "\n"); !strings.Contains(n, "! servers fired 819 watches") {
 		t.Errorf("an unsharded cell's mismatch is not flagged: %q", n)
 	}

@@ -355,7 +355,9 @@ func ShardAccumulator(c Cell, totals map[string]*hdrhistogram.Histogram) *Accumu
 	if c.ServerRaw == nil && c.ServerNote != "" && c.Shard != nil {
 		a.serverNote = fmt.Sprintf("shard %d: %s", c.Shard.Index, c.ServerNote)
 	}
-	a.clientNotifications = c.Server["client_notifications"]
+	if c.ServerCounts != nil {
+		a.clientNotifications = c.ServerCounts.ClientNotifications
+	}
 	a.generator = shardGenerator(c.Generator, c.Shard)
 	if c.Finding != "" {
 		f := c
@@ -450,6 +452,10 @@ func spanReadings(x, y *ServerReadings) *ServerReadings {
 			out.After[k] = max(out.After[k], v)
 		}
 	}
+	if x.CountsBefore != nil && y.CountsBefore != nil && x.CountsAfter != nil && y.CountsAfter != nil {
+		b, a := x.CountsBefore.span(*y.CountsBefore, true), x.CountsAfter.span(*y.CountsAfter, false)
+		out.CountsBefore, out.CountsAfter = &b, &a
+	}
 	return out
 }
 
@@ -491,7 +497,9 @@ func (a *Accumulator) mergedFigures(c *Cell) {
 		for k, v := range a.server.After {
 			c.Server[k] = v - a.server.Before[k]
 		}
-		c.Server["client_notifications"] = a.clientNotifications
+		counts, _ := a.server.Counts()
+		counts.ClientNotifications = a.clientNotifications
+		c.ServerCounts = &counts
 		c.ServerNote = ""
 	}
 	c.Generator = a.generator

@@ -147,3 +147,40 @@ func TestShardsMergeSafety(t *testing.T) {
 		t.Errorf("merging changed a shard's own figures: %+v", a.Safety)
 	}
 }
+
+// A merge of shards counts the servers from the earliest reading before
+// to the latest after, typed as their kinds read them, with the clients'
+// notifications summed over the shards; shards written before schema 4,
+// which kept the readings by name only, merge to the same counts.
+func TestMergedServerCountsSpanTheShards(t *testing.T) {
+	reading := func(packets, watches int64) map[string]int64 {
+		return map[string]int64{"packets_received": packets, "packets_sent": packets, "watch_triggered": watches}
+	}
+	typed := func(r map[string]int64) *ServerCounts {
+		w := r["watch_triggered"]
+		return &ServerCounts{Messages: r["packets_received"] + r["packets_sent"], Unit: "packets", Watches: &w}
+	}
+	shard := func(i int, before, after map[string]int64, notified int64, legacy bool) Cell {
+		c := Cell{Impl: "zk-pred", Scenario: "burst", Clients: 4, Acquires: 2, Shard: &CellShard{Index: i, Count: 2, First: 2 * i, Clients: 2},
+			ServerCounts: &ServerCounts{ClientNotifications: notified}, ServerRaw: &ServerReadings{Before: before, After: after}}
+		if !legacy {
+			c.ServerRaw.CountsBefore, c.ServerRaw.CountsAfter = typed(before), typed(after)
+		} else {
+			c.ServerCounts = nil
+			c.Server = map[string]int64{"client_notifications": notified}
+			upgradeServerCounts(&c)
+		}
+		return c
+	}
+	for _, legacy := range []bool{false, true} {
+		a := ShardAccumulator(shard(0, reading(100, 10), reading(150, 12), 1, legacy), nil)
+		a.Merge(ShardAccumulator(shard(1, reading(90, 9), reading(140, 11), 2, legacy), nil))
+		got := a.Cell().ServerCounts
+		if n, unit, ok := got.Handled(); !ok || n != 120 || unit != "packets" || got.ClientNotifications != 3 {
+			t.Errorf("legacy %v: %d %q (%v), clients %d; want 120 packets (90 → 150, both ways), 3", legacy, n, unit, ok, got.Received())
+		}
+		if w, ok := got.Fired(); !ok || w != 3 {
+			t.Errorf("legacy %v: %d watches fired (%v), want 3 (9 → 12)", legacy, w, ok)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package result
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -67,7 +66,7 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 		w := t.Burst(float64(c.Clients)) / float64(c.Clients-1)
 		h.Theory = &w
 	}
-	if n, unit, ok := ServerMessages(c.Server); ok {
+	if n, unit, ok := c.ServerCounts.Handled(); ok {
 		m := per(float64(n))
 		h.Messages, h.MessagesUnit = &m, unit
 	}
@@ -98,48 +97,6 @@ func HandoffCosts(c Cell) (HandoffCost, bool) {
 	}
 	h.GapUs = c.HandoffGapUs
 	return h, true
-}
-
-// ServerMessages is what the servers of a cell handled, by what their kind
-// counts: ZooKeeper's packets in and out (mntr), etcd's gRPC messages in
-// and out, NATS's messages in and out (/varz), a Kubernetes apiserver's
-// requests on Leases, a Redis Cluster's bus
-// messages sent but its heartbeats (ClusterBusMessages), Redis's commands
-// (INFO commandstats, INFO itself aside) plus the messages it pushed to
-// subscribers. False when the kind counts none of these.
-//
-// A cluster's figure is its bus's, not its commands': what a release
-// costs a cluster beyond one Redis is the bus traffic that grows with its
-// nodes (a classic PUBLISH goes to every other node), and the commands
-// are the single Redis's.
-func ServerMessages(server map[string]int64) (int64, string, bool) {
-	if n, ok := ClusterBusMessages(server); ok {
-		return n, ClusterBusUnit, true
-	}
-	if r, ok := server["packets_received"]; ok {
-		return r + server["packets_sent"], "packets", true
-	}
-	if r, ok := server["grpc_messages_received"]; ok {
-		return r + server["grpc_messages_sent"], "gRPC messages", true
-	}
-	if n, ok := server["nats_messages"]; ok {
-		return n, "NATS messages", true
-	}
-	if n, ok := server["apiserver_lease_requests"]; ok {
-		return n, "apiserver Lease requests", true
-	}
-	var cmds int64
-	found := false
-	for k, v := range server {
-		if strings.HasPrefix(k, "cmdstat_") && strings.HasSuffix(k, "_calls") && k != "cmdstat_info_calls" {
-			cmds += v
-			found = true
-		}
-	}
-	if !found {
-		return 0, "", false
-	}
-	return cmds + server["client_notifications"], "commands + pushes", true
 }
 
 // Growth is how a cost grows with the number of clients n: the exponent
@@ -183,33 +140,3 @@ func FitGrowth(xs, ys []float64) (Growth, bool) {
 	}
 	return g, true
 }
-
-// ClusterBusMessages is what a Redis Cluster's nodes sent each other over
-// the cluster bus (CLUSTER INFO's cluster_stats_messages_sent, summed over
-// the nodes; each is received once too) but their heartbeats — PING, PONG
-// and MEET, a few a second whatever the clients do, and more the longer a
-// cell lasts rather than the more it does: what the cell's commands made
-// the cluster say. False for servers that are not a cluster's.
-func ClusterBusMessages(server map[string]int64) (int64, bool) {
-	n, ok := server[ClusterBusSent]
-	if !ok {
-		return 0, false
-	}
-	for _, hb := range []string{"ping", "pong", "meet"} {
-		n -= server["cluster_stats_messages_"+hb+"_sent"]
-	}
-	return n, true
-}
-
-// ClusterBusUnit names ClusterBusMessages in a table.
-const ClusterBusUnit = "cluster-bus messages (heartbeats aside)"
-
-// ClusterBusSent is the server counter of a Redis Cluster's bus messages
-// sent, summed over its nodes; ClusterPublishSent and
-// ClusterPublishShardSent are those that carried a classic PUBLISH and a
-// sharded SPUBLISH.
-const (
-	ClusterBusSent          = "cluster_messages_sent"
-	ClusterPublishSent      = "cluster_stats_messages_publish_sent"
-	ClusterPublishShardSent = "cluster_stats_messages_publishshard_sent"
-)

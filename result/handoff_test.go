@@ -38,39 +38,14 @@ func TestFitGrowth(t *testing.T) {
 	}
 }
 
-// Each server kind's messages are counted in its own unit; a kind that
-// counts none gives none.
-func TestServerMessages(t *testing.T) {
-	for _, tc := range []struct {
-		server map[string]int64
-		n      int64
-		unit   string
-	}{
-		{map[string]int64{"packets_received": 61, "packets_sent": 97, "watch_triggered": 36}, 158, "packets"},
-		{map[string]int64{"grpc_messages_received": 40, "grpc_messages_sent": 50, "watch_triggered": 7}, 90, "gRPC messages"},
-		{map[string]int64{"cmdstat_set_calls": 8, "cmdstat_evalsha_calls": 51, "cmdstat_info_calls": 1, "client_notifications": 28}, 87, "commands + pushes"},
-		// A cluster: its bus, heartbeats aside, not its commands.
-		{map[string]int64{"cmdstat_evalsha_calls": 51, ClusterBusSent: 30, "cluster_stats_messages_ping_sent": 5,
-			"cluster_stats_messages_pong_sent": 7, "cluster_stats_messages_meet_sent": 2, ClusterPublishSent: 16}, 16, ClusterBusUnit},
-	} {
-		n, unit, ok := ServerMessages(tc.server)
-		if !ok || n != tc.n || unit != tc.unit {
-			t.Errorf("%v: %d %q %v, want %d %q", tc.server, n, unit, ok, tc.n, tc.unit)
-		}
-	}
-	if _, _, ok := ServerMessages(map[string]int64{"pg_xact_commit": 128}); ok {
-		t.Error("PostgreSQL's commits counted as messages")
-	}
-}
-
 // A burst of 8 hands on 7 times: every total is shared over those 7; a
 // closed loop and a burst on several locks have no cost per hand-off.
 func TestHandoffCosts(t *testing.T) {
 	theory := Theory{Waiters: "all watch all", Formula: "n(n−1)/2", Poly: [3]float64{0, -0.5, 0.5}}
 	c := Cell{Impl: "zk-naive", Scenario: "burst", Kind: KindBurst, Clients: 8, Locks: 1, Acquires: 8,
 		Counts: Counts{ReleaseWakeups: 28, Notifications: 35}, Theory: &theory,
-		Server:    map[string]int64{"packets_received": 61, "packets_sent": 80},
-		Generator: &Generator{CPUSeconds: 0.014, ServerCPUSeconds: map[string]float64{"a": 0.0035, "b": 0.0035}}}
+		ServerCounts: &ServerCounts{Messages: 141, Unit: "packets"},
+		Generator:    &Generator{CPUSeconds: 0.014, ServerCPUSeconds: map[string]float64{"a": 0.0035, "b": 0.0035}}}
 	h, ok := HandoffCosts(c)
 	if !ok || h.Handoffs != 7 || h.Wakeups != 4 || h.Notifications != 5 {
 		t.Fatalf("%+v %v", h, ok)

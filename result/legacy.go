@@ -1,5 +1,7 @@
 package result
 
+import "strings"
+
 // upgradeLegacy sets the typed fault figures of a cell written before
 // schema 3 from the figures it kept by name (Faults.Details), so that
 // readers of the typed fields find them. The cell's Verdict and Details
@@ -91,4 +93,54 @@ func legacyPartition(d map[string]float64) (*PartitionFigures, *EnsemblePartitio
 	}
 	return nil, &EnsemblePartitionFigures{OwnEnsemble: d["own_ensemble"] > 0, ServersCut: n("servers_cut"),
 		SessionMoved: n("session_moved"), SessionLost: n("session_lost"), AcquiresDuringCut: n("acquires_during_cut")}
+}
+
+// upgradeServerCounts sets what a cell written before schema 4 had its
+// servers count, typed, from their counters by name: the cell's own and,
+// in a shard, its readings for the merge.
+func upgradeServerCounts(c *Cell) {
+	if c.ServerCounts == nil && c.Server != nil {
+		c.ServerCounts = legacyServerCounts(c.Server)
+	}
+	if r := c.ServerRaw; r != nil && r.CountsBefore == nil && r.Before != nil && r.After != nil {
+		r.CountsBefore, r.CountsAfter = legacyServerCounts(r.Before), legacyServerCounts(r.After)
+		r.CountsBefore.ClientNotifications, r.CountsAfter.ClientNotifications = 0, 0
+	}
+}
+
+// legacyServerCounts is what a cell written before schema 4 had its
+// servers count, from their counters by the names the kinds of that time
+// gave them. It is the one reader of counter names outside the kinds'
+// own folders, and it is frozen: a kind added since writes its counts
+// typed (Cell.ServerCounts) and never appears here.
+func legacyServerCounts(raw map[string]int64) *ServerCounts {
+	c := &ServerCounts{ClientNotifications: raw["client_notifications"], Forks: raw["total_forks"]}
+	if w, ok := raw["watch_triggered"]; ok {
+		c.Watches = &w
+	}
+	if n, ok := raw["cluster_messages_sent"]; ok {
+		for _, hb := range []string{"ping", "pong", "meet"} {
+			n -= raw["cluster_stats_messages_"+hb+"_sent"]
+		}
+		c.Messages, c.Unit = n, "cluster-bus messages (heartbeats aside)"
+		return c
+	}
+	for _, k := range []struct{ in, out, unit string }{
+		{"packets_received", "packets_sent", "packets"},
+		{"grpc_messages_received", "grpc_messages_sent", "gRPC messages"},
+		{"nats_messages", "", "NATS messages"},
+		{"apiserver_lease_requests", "", "apiserver Lease requests"},
+	} {
+		if n, ok := raw[k.in]; ok {
+			c.Messages, c.Unit = n+raw[k.out], k.unit
+			return c
+		}
+	}
+	for k, v := range raw {
+		if strings.HasPrefix(k, "cmdstat_") && strings.HasSuffix(k, "_calls") && k != "cmdstat_info_calls" {
+			c.Messages += v
+			c.Unit, c.Pushes = "commands + pushes", true
+		}
+	}
+	return c
 }

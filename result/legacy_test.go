@@ -71,9 +71,10 @@ func TestReadSummarySchema2(t *testing.T) {
 	}
 }
 
-// TestSummarySchema3HasNoProse: a cell written now holds typed figures
-// only: no "verdict", no "details", and the figures read back as written.
-func TestSummarySchema3HasNoProse(t *testing.T) {
+// TestSummaryHasNoProse: a cell written now (schema 3 and on) holds
+// typed figures only: no "verdict", no "details", and the figures read
+// back as written.
+func TestSummaryHasNoProse(t *testing.T) {
 	t.Parallel()
 	c := Cell{Impl: "pg", Scenario: "crash", Clients: 3, Faults: &Faults{Repeats: 2, Bound: BoundConn,
 		ConnCrash: &ConnCrashFigures{Waiters: 2, SilentWaitMs: 8000, Silent: ConnEnd{Unfreed: 2},
@@ -98,7 +99,38 @@ func TestSummarySchema3HasNoProse(t *testing.T) {
 	}
 	got, _ := json.Marshal(s.Cells[0].Faults)
 	want, _ := json.Marshal(c.Faults)
-	if s.Schema != 3 || string(got) != string(want) {
+	if s.Schema != SchemaVersion || string(got) != string(want) {
 		t.Errorf("schema %d, faults read back\n%s\nwant\n%s", s.Schema, got, want)
+	}
+}
+
+// A cell written before schema 4 had only its servers' counters by name:
+// each kind's messages read in its own unit, as they were rendered then,
+// and a kind that counted none gives none.
+func TestLegacyServerCounts(t *testing.T) {
+	for _, tc := range []struct {
+		server map[string]int64
+		n      int64
+		unit   string
+	}{
+		{map[string]int64{"packets_received": 61, "packets_sent": 97, "watch_triggered": 36}, 158, "packets"},
+		{map[string]int64{"grpc_messages_received": 40, "grpc_messages_sent": 50, "watch_triggered": 7}, 90, "gRPC messages"},
+		{map[string]int64{"cmdstat_set_calls": 8, "cmdstat_evalsha_calls": 51, "cmdstat_info_calls": 1, "client_notifications": 28}, 87, "commands + pushes"},
+		// A cluster: its bus, heartbeats aside, not its commands.
+		{map[string]int64{"cmdstat_evalsha_calls": 51, "cluster_messages_sent": 30, "cluster_stats_messages_ping_sent": 5,
+			"cluster_stats_messages_pong_sent": 7, "cluster_stats_messages_meet_sent": 2, "cluster_stats_messages_publish_sent": 16}, 16, "cluster-bus messages (heartbeats aside)"},
+	} {
+		n, unit, ok := legacyServerCounts(tc.server).Handled()
+		if !ok || n != tc.n || unit != tc.unit {
+			t.Errorf("%v: %d %q %v, want %d %q", tc.server, n, unit, ok, tc.n, tc.unit)
+		}
+	}
+	if _, _, ok := legacyServerCounts(map[string]int64{"pg_xact_commit": 128}).Handled(); ok {
+		t.Error("PostgreSQL's commits counted as messages")
+	}
+
+	c := legacyServerCounts(map[string]int64{"watch_triggered": 36, "client_notifications": 35, "total_forks": 2})
+	if c.Watches == nil || *c.Watches != 36 || c.ClientNotifications != 35 || c.Forks != 2 {
+		t.Errorf("watches %v, notifications %d, forks %d: want 36, 35, 2", c.Watches, c.ClientNotifications, c.Forks)
 	}
 }

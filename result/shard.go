@@ -27,6 +27,21 @@ type CellShard struct {
 type ServerReadings struct {
 	Before map[string]int64 `json:"before"`
 	After  map[string]int64 `json:"after"`
+	// CountsBefore and CountsAfter are the same readings as their kinds
+	// read them (ServerCounts of cumulative counters, no client count);
+	// none when the kinds say nothing of their counters. (ReadSummary
+	// sets them on shards written before schema 4 from their names.)
+	CountsBefore *ServerCounts `json:"counts_before,omitempty"`
+	CountsAfter  *ServerCounts `json:"counts_after,omitempty"`
+}
+
+// Counts is what the servers counted from before to after, typed; false
+// when their kinds say nothing of their counters.
+func (r *ServerReadings) Counts() (ServerCounts, bool) {
+	if r.CountsBefore == nil || r.CountsAfter == nil {
+		return ServerCounts{}, false
+	}
+	return r.CountsAfter.Sub(*r.CountsBefore), true
 }
 
 // Skew is a shard's clock offset from the rendezvous server's clock:

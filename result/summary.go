@@ -13,8 +13,10 @@ import (
 // and reads. Version 1 had no "schema" key; it reads as 1. Version 3 keeps
 // fault figures typed (Faults.Crash …) and no sentence: versions 1 and 2
 // had a cell's verdict and its fault figures by name, which ReadSummary
-// still reads (see upgradeLegacy).
-const SchemaVersion = 3
+// still reads (see upgradeLegacy). Version 4 keeps what the servers
+// counted typed (Cell.ServerCounts); before it, a cell had only their
+// counters by name (see legacyServerCounts).
+const SchemaVersion = 4
 
 // Summary is the content of summary.json.
 type Summary struct {
@@ -112,8 +114,11 @@ type Cell struct {
 	// at this cell's client count, when it makes a prediction.
 	Theory *Theory `json:"theory,omitempty"`
 	// Server holds counters read from the servers themselves (deltas over
-	// the cell), e.g. watch_triggered, packets_sent, packets_received.
-	Server map[string]int64 `json:"server,omitempty"`
+	// the cell) by their kinds' own names, for a person to read;
+	// ServerCounts is what they mean, typed (the figures every reader
+	// uses), with the clients' notifications over the same span.
+	Server       map[string]int64 `json:"server,omitempty"`
+	ServerCounts *ServerCounts    `json:"server_counts,omitempty"`
 	// ServerNote says why server counters are missing, when they are.
 	ServerNote string `json:"server_note,omitempty"`
 
@@ -441,9 +446,12 @@ func ReadSummary(path string) (*Summary, error) {
 	if s.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema %d; this lockbench reads up to %d (upgrade lockbench)", ErrSchema, path, s.Schema, SchemaVersion)
 	}
-	if s.Schema < 3 {
-		for i := range s.Cells {
+	for i := range s.Cells {
+		if s.Schema < 3 {
 			upgradeLegacy(&s.Cells[i])
+		}
+		if s.Schema < 4 {
+			upgradeServerCounts(&s.Cells[i])
 		}
 	}
 	for i := range s.Cells {

@@ -71,9 +71,9 @@ func TestBurstWakesOnePerRelease(t *testing.T) {
 	if !ok {
 		t.Fatalf("no server figures: %v (%s)", c.Server, c.ServerNote)
 	}
-	if events != c.Notifications || events != c.Server["client_notifications"] || events != n-1 {
+	if events != c.Notifications || events != c.ServerCounts.Received() || events != n-1 {
 		t.Errorf("server sent %d watch events, clients received %d (whole cell %d), want %d",
-			events, c.Notifications, c.Server["client_notifications"], n-1)
+			events, c.Notifications, c.ServerCounts.Received(), n-1)
 	}
 	if c.Server["watch_triggered"] != events {
 		t.Errorf("watch_triggered %d ≠ etcd_debugging_mvcc_events_total %d", c.Server["watch_triggered"], events)
@@ -101,8 +101,8 @@ func TestClosedLoopServerAgrees(t *testing.T) {
 	if c.Acquires != acquires || c.Errors != 0 || c.SafetyViolations != 0 {
 		t.Fatalf("acquires %d errors %d (%v) violations %d", c.Acquires, c.Errors, c.ErrorsByClass, c.SafetyViolations)
 	}
-	if c.Server["watch_triggered"] != c.Server["client_notifications"] {
-		t.Errorf("server sent %d watch events, clients received %d", c.Server["watch_triggered"], c.Server["client_notifications"])
+	if c.Server["watch_triggered"] != c.ServerCounts.Received() {
+		t.Errorf("server sent %d watch events, clients received %d", c.Server["watch_triggered"], c.ServerCounts.Received())
 	}
 	// One release wake-up per hand-off: every measured acquisition was
 	// one, and after the last up to n−1 queued waiters are still woken,

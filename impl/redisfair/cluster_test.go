@@ -49,7 +49,7 @@ func TestClusterBurstClassicVsSharded(t *testing.T) {
 		if got := c.Server[cmd]; got != n-1 {
 			t.Errorf("%s: %s = %d, want one per hand-off, %d", mode, cmd, got, n-1)
 		}
-		if got := c.Server[result.ClusterPublishSent]; got != wantBus {
+		if got := c.Server[sandbox.ClusterPublishSent]; got != wantBus {
 			t.Errorf("%s: %d PUBLISH bus messages, want %d", mode, got, wantBus)
 		}
 		h, ok := result.HandoffCosts(c)

@@ -85,7 +85,7 @@ func TestBurstHerdMatchesTheoryAndServer(t *testing.T) {
 			if cell.TheoryWakeups == nil {
 				t.Fatalf("%s: no theory", name)
 			}
-			if got, ok := cell.Server["watch_triggered"]; !ok || got != cell.Notifications || got != cell.Server["client_notifications"] {
+			if got, ok := cell.ServerCounts.Fired(); !ok || got != cell.Notifications || got != cell.ServerCounts.Received() {
 				t.Errorf("%s n=%d: clients counted %d notifications, server triggered %d (%s)", name, n, cell.Notifications, got, cell.ServerNote)
 			}
 			if cell.Notifications < cell.Wakeups {
@@ -118,8 +118,8 @@ func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
 		}
 		// With a warm-up the measured counts start later; over the whole
 		// cell the clients and the server must still agree exactly.
-		if cell.Server["watch_triggered"] != cell.Server["client_notifications"] {
-			t.Errorf("%s: server triggered %d watches, clients received %d", name, cell.Server["watch_triggered"], cell.Server["client_notifications"])
+		if cell.Server["watch_triggered"] != cell.ServerCounts.Received() {
+			t.Errorf("%s: server triggered %d watches, clients received %d", name, cell.Server["watch_triggered"], cell.ServerCounts.Received())
 		}
 	}
 	if per["zk-naive"] < n-1 {

@@ -69,8 +69,8 @@ func TestBurstIsExactHerd(t *testing.T) {
 			if c.WastedWakeups != herd-(N-1) {
 				t.Errorf("n=%d: wasted %d of %d wake-ups, want %d", n, c.WastedWakeups, c.Wakeups, herd-(N-1))
 			}
-			if got, ok := c.Server["watch_triggered"]; !ok || got != herd || c.Server["client_notifications"] != herd {
-				t.Errorf("n=%d: server triggered %d watches, clients counted %d, want %d (%s)", n, got, c.Server["client_notifications"], herd, c.ServerNote)
+			if got, ok := c.ServerCounts.Fired(); !ok || got != herd || c.ServerCounts.Received() != herd {
+				t.Errorf("n=%d: server triggered %d watches, clients counted %d, want %d (%s)", n, got, c.ServerCounts.Received(), herd, c.ServerNote)
 			}
 		}
 	}

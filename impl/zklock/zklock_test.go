@@ -56,8 +56,8 @@ func TestBurstIsExact(t *testing.T) {
 		if c.Wakeups != N-1 || c.ReleaseWakeups != N-1 || c.Retries != N-1 {
 			t.Errorf("n=%d: wakeups %d release %d retries %d, want %d each", n, c.Wakeups, c.ReleaseWakeups, c.Retries, N-1)
 		}
-		if got, ok := c.Server["watch_triggered"]; !ok || got != N-1 || c.Server["client_notifications"] != N-1 {
-			t.Errorf("n=%d: server triggered %d watches, clients counted %d, want %d (%s)", n, got, c.Server["client_notifications"], N-1, c.ServerNote)
+		if got, ok := c.ServerCounts.Fired(); !ok || got != N-1 || c.ServerCounts.Received() != N-1 {
+			t.Errorf("n=%d: server triggered %d watches, clients counted %d, want %d (%s)", n, got, c.ServerCounts.Received(), N-1, c.ServerNote)
 		}
 	}
 }

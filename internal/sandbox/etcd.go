@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/result"
 )
 
 // etcd registers as an ensemble kind: n members form one cluster, which is
@@ -31,6 +32,7 @@ func init() {
 		Start:   startEtcd,
 		Find:    func() error { _, err := findEtcd(); return err },
 		Stats:   etcdStats,
+		Counts:  etcdCounts,
 		Version: etcdVersion,
 		Settings: func(p Profile) string {
 			if p == ProfileFast {
@@ -233,6 +235,14 @@ var etcdMetrics = []struct{ key, sample string }{
 	{"watch_streams", `grpc_server_started_total{grpc_method="Watch",grpc_service="etcdserverpb.Watch"`},
 	{"grpc_messages_received", "grpc_server_msg_received_total"},
 	{"grpc_messages_sent", "grpc_server_msg_sent_total"},
+}
+
+// etcdCounts: etcd's messages are the gRPC messages its members received
+// and sent (a watch event is one message on its stream); its watches, the
+// events its watchers were sent.
+func etcdCounts(d map[string]int64) result.ServerCounts {
+	w := d["watch_triggered"]
+	return result.ServerCounts{Messages: d["grpc_messages_received"] + d["grpc_messages_sent"], Unit: "gRPC messages", Watches: &w}
 }
 
 // etcdStats reads /metrics from every member and sums the counters of

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // Kind is a kind of server the sandbox can start: how to start, check and
@@ -45,6 +47,11 @@ type Kind struct {
 	// over addrs). It returns an error wrapping ErrStatsRefused when a
 	// server will not say.
 	Stats func(ctx context.Context, addrs []string) (map[string]int64, error)
+	// Counts, if set, says what the kind's counters mean, from their
+	// deltas over a cell (Stats's names): the messages its servers
+	// handled in the kind's own unit, the watches they fired, their
+	// snapshot forks. It is the one reader of the kind's counter names.
+	Counts func(delta map[string]int64) result.ServerCounts
 	// Version, if set, asks one server what it is ("redis 7.0.15").
 	Version func(ctx context.Context, addr string) string
 	// Settings, if set, says how Start configures the kind's servers in

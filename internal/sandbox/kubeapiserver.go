@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/result"
 )
 
 // kube-apiserver registers as independent servers, each over an etcd of
@@ -40,7 +41,10 @@ func init() {
 			_, err := findEtcd()
 			return err
 		},
-		Stats:   kubeStats,
+		Stats: kubeStats,
+		Counts: func(d map[string]int64) result.ServerCounts {
+			return result.ServerCounts{Messages: d["apiserver_lease_requests"], Unit: "apiserver Lease requests"}
+		},
 		Version: kubeVersion,
 		Settings: func(p Profile) string {
 			if p == ProfileFast {

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"time"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // Meter reads the servers of the registered kinds for a cell: each kind's
@@ -17,6 +19,15 @@ type Meter struct{}
 func (Meter) Counters(kind string) func(ctx context.Context, addrs []string) (map[string]int64, error) {
 	if k, ok := LookupKind(kind); ok && k.Stats != nil {
 		return k.Stats
+	}
+	return nil
+}
+
+// Counts returns what kind's counters mean (Kind.Counts), or nil when the
+// kind says nothing of them or is not registered.
+func (Meter) Counts(kind string) func(delta map[string]int64) result.ServerCounts {
+	if k, ok := LookupKind(kind); ok && k.Counts != nil {
+		return k.Counts
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // watchCounters are the mntr summaries whose sums count watches triggered,
@@ -38,6 +40,13 @@ func zkStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 		out["packets_received"] += m["zk_packets_received"]
 	}
 	return out, nil
+}
+
+// zkCounts: ZooKeeper's messages are the packets its servers received
+// and sent; its watches, every watch notification they sent.
+func zkCounts(d map[string]int64) result.ServerCounts {
+	w := d["watch_triggered"]
+	return result.ServerCounts{Messages: d["packets_received"] + d["packets_sent"], Unit: "packets", Watches: &w}
 }
 
 // Mntr asks one server for its mntr counters (integers only).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/result"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +26,11 @@ func init() {
 		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
 			return startEach(ctx, dir, n, "nats", findNATS, startNATS)
 		},
-		Find:    func() error { _, err := findNATS(); return err },
-		Stats:   natsStats,
+		Find:  func() error { _, err := findNATS(); return err },
+		Stats: natsStats,
+		Counts: func(d map[string]int64) result.ServerCounts {
+			return result.ServerCounts{Messages: d["nats_messages"], Unit: "NATS messages"}
+		},
 		Version: natsVersion,
 		// Both profiles run JetStream as nats-server ships it: a file store
 		// synced every 2 minutes (sync_interval), not on every write.

@@ -22,6 +22,7 @@ func init() {
 		},
 		Find:      func() error { _, err := findRedis(); return err },
 		Stats:     redisStats,
+		Counts:    redisCounts,
 		Version:   redisVersion,
 		Replicate: StartReplica,
 		Promote:   promote,

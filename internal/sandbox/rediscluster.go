@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/serverkind"
+	"github.com/lockbench/lockbench/result"
 )
 
 // KindRedisCluster is a Redis Cluster of masters, without replicas.
@@ -41,6 +42,7 @@ func init() {
 			return err
 		},
 		Stats:   redisClusterStats,
+		Counts:  redisClusterCounts,
 		Version: redisVersion,
 		// Each master snapshots as a single Redis does, in the profile.
 		Settings: func(p Profile) string {
@@ -202,6 +204,30 @@ func redisClusterStats(ctx context.Context, addrs []string) (map[string]int64, e
 	}
 	return out, nil
 }
+
+// redisClusterCounts: a Redis Cluster's messages are what its nodes sent
+// each other over the bus (each is received once too) but their
+// heartbeats — PING, PONG and MEET, a few a second whatever the clients
+// do, and more the longer a cell lasts rather than the more it does: what
+// the cell's commands made the cluster say. What a release costs a
+// cluster beyond one Redis is the bus traffic that grows with its nodes (a
+// classic PUBLISH goes to every other node); its commands are one Redis's.
+func redisClusterCounts(d map[string]int64) result.ServerCounts {
+	n := d[ClusterBusSent]
+	for _, hb := range []string{"ping", "pong", "meet"} {
+		n -= d["cluster_stats_messages_"+hb+"_sent"]
+	}
+	return result.ServerCounts{Messages: n, Unit: "cluster-bus messages (heartbeats aside)", Forks: d[RedisForks]}
+}
+
+// ClusterBusSent is the Stats key of a Redis Cluster's bus messages sent,
+// summed over its nodes; ClusterPublishSent and ClusterPublishShardSent
+// are those that carried a classic PUBLISH and a sharded SPUBLISH.
+const (
+	ClusterBusSent          = "cluster_messages_sent"
+	ClusterPublishSent      = "cluster_stats_messages_publish_sent"
+	ClusterPublishShardSent = "cluster_stats_messages_publishshard_sent"
+)
 
 // infoField reads one integer field of an INFO section.
 func infoField(info, name string) (int64, bool) {

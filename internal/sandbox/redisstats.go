@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // redisStats reads INFO commandstats from every server in addrs and sums
@@ -55,6 +57,19 @@ func redisStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 // RedisForks is the Stats key of the forks a Redis server made: one per
 // snapshot (BGSAVE) or log rewrite.
 const RedisForks = "total_forks"
+
+// redisCounts: a Redis's messages are the commands it ran (INFO itself
+// aside) and the messages it pushed to subscribers, which it does not
+// count: the clients' notifications stand for them.
+func redisCounts(d map[string]int64) result.ServerCounts {
+	c := result.ServerCounts{Unit: "commands + pushes", Pushes: true, Forks: d[RedisForks]}
+	for k, v := range d {
+		if strings.HasPrefix(k, "cmdstat_") && strings.HasSuffix(k, "_calls") && k != "cmdstat_info_calls" {
+			c.Messages += v
+		}
+	}
+	return c
+}
 
 // redisInfo sends INFO section and reads the one bulk reply, by its length,
 // on a connection of its own.

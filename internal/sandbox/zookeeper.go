@@ -20,6 +20,7 @@ func init() {
 		Start:   startZK,
 		Find:    findZK,
 		Stats:   zkStats,
+		Counts:  zkCounts,
 		Version: zkVersion,
 		Mode:    zkMode,
 		Settings: func(p Profile) string {
