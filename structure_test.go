@@ -27,7 +27,7 @@ var layers = []struct {
 	patterns []string
 }{
 	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files, the suite's definition", []string{
-		"result", "suite", "dist", "capacity", "internal/ranktest", "internal/allocs", "internal/serverkind", "internal/dsn", "internal/benchcheck", "internal/clockshim", "compose", "deploy/..."}},
+		"result", "result/hlog", "suite", "dist", "capacity", "internal/ranktest", "internal/allocs", "internal/serverkind", "internal/dsn", "internal/benchcheck", "internal/clockshim", "compose", "deploy/..."}},
 	{"judgement: typed findings from result data; histories checked for linearizability; the mutual-exclusion checker", []string{"judge", "linear", "exclusion"}},
 	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report", "report/site"}},
 	{"the drivers and the engine; the servers for tests", []string{"impl/", "engine", "sandboxtest"}},

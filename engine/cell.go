@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // CellSpec describes one cell: an implementation under a scenario with a
@@ -110,7 +111,7 @@ type CellSpec struct {
 	// Scenario and Clients) and the time measuring began; the result
 	// then holds none, so a cell's memory does not grow with its length.
 	// It is called from one goroutine of the cell's.
-	OnInterval func(cell result.Cell, start time.Time, iv result.Interval)
+	OnInterval func(cell result.Cell, start time.Time, iv hlog.Interval)
 	// OnClock, if set, is called with true when the clients start (all are
 	// connected) and with false when the last one stops: benchmarks use it
 	// to keep connection set-up out of their timer.
@@ -167,7 +168,7 @@ func newHist() *hdrhistogram.Histogram { return impl.NewHistogram() }
 func RunCell(ctx context.Context, spec CellSpec) (result.Cell, error) {
 	if spec.OnInterval == nil {
 		// The timeline is not returned: let it go as it closes.
-		spec.OnInterval = func(result.Cell, time.Time, result.Interval) {}
+		spec.OnInterval = func(result.Cell, time.Time, hlog.Interval) {}
 	}
 	res, err := RunCellDetail(ctx, spec)
 	return res.Cell, err
@@ -178,7 +179,7 @@ type Result struct {
 	result.Cell
 	// Start is when measuring began; Intervals are the seconds after it.
 	Start     time.Time
-	Intervals []result.Interval
+	Intervals []hlog.Interval
 	// Distributions are the implementation's own histograms, merged over
 	// clients, that Cell.Distributions summarises: what repeats of a
 	// cell merge (a summary does not).

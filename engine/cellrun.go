@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // runLoad connects a load scenario's clients, runs the cell and closes
@@ -132,12 +133,12 @@ func (r *Cell) closeAll() {
 
 // sink is where the cell's intervals go as they close: the spec's
 // OnInterval, told which cell they belong to, or nowhere but the result.
-func (r *Cell) sink() func(result.Interval) {
+func (r *Cell) sink() func(hlog.Interval) {
 	if r.Spec.OnInterval == nil {
 		return nil
 	}
 	c := result.Cell{Impl: r.Spec.Impl, Scenario: r.Spec.Scenario.Name(), Clients: r.Spec.Clients}
-	return func(iv result.Interval) { r.Spec.OnInterval(c, r.measureFrom, iv) }
+	return func(iv hlog.Interval) { r.Spec.OnInterval(c, r.measureFrom, iv) }
 }
 
 // clientCounts is what the clients counted, at the start of a cell (for

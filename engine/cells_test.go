@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/inproc"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )
 
@@ -90,7 +91,7 @@ func TestDurationCellStops(t *testing.T) {
 	}
 	var sum, rel int64
 	for i, iv := range res.Intervals {
-		if want := res.Start.Add(time.Duration(i) * result.IntervalLength); !iv.Start.Equal(want) {
+		if want := res.Start.Add(time.Duration(i) * hlog.IntervalLength); !iv.Start.Equal(want) {
 			t.Errorf("interval %d starts at %v, want %v", i, iv.Start, want)
 		}
 		sum += iv.Acquire.TotalCount()
@@ -101,7 +102,7 @@ func TestDurationCellStops(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := result.WriteCellLog(dir, res.Cell, res.Start, res.Intervals, "lockbench test"); err != nil {
+	if err := hlog.WriteCell(dir, res.Cell, res.Start, res.Intervals, "lockbench test"); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(result.CellPath(dir, cell, result.HlogExt))
@@ -241,17 +242,17 @@ func TestATimedOpenLoopIsNotTruncated(t *testing.T) {
 // none, and what the sink received adds up to the cell's totals exactly.
 func TestIntervalsStreamToTheSinkLosingNothing(t *testing.T) {
 	t.Parallel()
-	var got []result.Interval
+	var got []hlog.Interval
 	var calls atomic.Int64
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 4, Duration: 2500 * time.Millisecond,
 		Hold: 200 * time.Microsecond, Config: impl.Config{Namespace: t.Name()},
-		OnInterval: func(c result.Cell, start time.Time, iv result.Interval) {
+		OnInterval: func(c result.Cell, start time.Time, iv hlog.Interval) {
 			calls.Add(1)
 			if c.Impl != "inproc" || c.Clients != 4 {
 				t.Errorf("interval for cell %+v", c)
 			}
-			got = append(got, result.Interval{Start: iv.Start, End: iv.End,
+			got = append(got, hlog.Interval{Start: iv.Start, End: iv.End,
 				Acquire: iv.Acquire.Clone(), Release: iv.Release.Clone()})
 		},
 	})
@@ -274,7 +275,7 @@ func TestIntervalsStreamToTheSinkLosingNothing(t *testing.T) {
 	if acq != res.Acquires {
 		t.Errorf("streamed intervals hold %d acquisitions, the cell %d", acq, res.Acquires)
 	}
-	if last := got[len(got)-1]; !last.End.Before(last.Start.Add(result.IntervalLength)) {
+	if last := got[len(got)-1]; !last.End.Before(last.Start.Add(hlog.IntervalLength)) {
 		t.Errorf("the last interval is not cut at the cell's end: %v–%v", last.Start, last.End)
 	}
 }

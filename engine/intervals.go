@@ -10,6 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // What a worker records, one histogram each per interval.
@@ -71,20 +72,20 @@ type intervals struct {
 	hists   sync.Pool
 	done    chan struct{}
 	workers []*Client
-	sink    func(result.Interval)
+	sink    func(hlog.Interval)
 	// out takes closed intervals to the goroutine that hands them to the
 	// sink, so that a slow sink (a disk) never backs up the batches; wrote
 	// closes when it is done.
-	out   chan result.Interval
+	out   chan hlog.Interval
 	wrote chan struct{}
 
 	// The collector's alone.
 	open        map[int]*Totals
 	closedBelow int
 	total       Totals
-	kept        []result.Interval // without a sink
-	late        int64             // values that came after their interval closed
-	end         atomic.Int64      // ns after start; the last interval ends there
+	kept        []hlog.Interval // without a sink
+	late        int64           // values that came after their interval closed
+	end         atomic.Int64    // ns after start; the last interval ends there
 }
 
 // noBatch is a worker's pending index while it holds no batch.
@@ -93,7 +94,7 @@ const noBatch = math.MaxInt64
 // newIntervals starts the collector. sink, if set, receives each interval
 // as it closes, in time order, on the collector's goroutine; without one
 // the intervals are kept for finish to return.
-func newIntervals(start time.Time, workers []*Client, sink func(result.Interval)) *intervals {
+func newIntervals(start time.Time, workers []*Client, sink func(hlog.Interval)) *intervals {
 	iv := &intervals{
 		start:   start,
 		ch:      make(chan *batch, chanBatches+2*len(workers)),
@@ -115,7 +116,7 @@ func newIntervals(start time.Time, workers []*Client, sink func(result.Interval)
 		w.pending.Store(noBatch)
 	}
 	if sink != nil {
-		iv.out = make(chan result.Interval, 64)
+		iv.out = make(chan hlog.Interval, 64)
 		iv.wrote = make(chan struct{})
 		go iv.write()
 	}
@@ -167,7 +168,7 @@ const (
 	chanBatches = 320
 	// closeEvery is in drains: the collector looks for intervals to close
 	// four times an interval.
-	closeEvery = int(result.IntervalLength / 4 / drainEvery)
+	closeEvery = int(hlog.IntervalLength / 4 / drainEvery)
 )
 
 // drain records every batch in the channel, and reports whether it is
@@ -252,7 +253,7 @@ func (iv *intervals) batch() *batch {
 // before every worker's pending batch and a whole interval in the past (a
 // worker stamps its latencies a moment before it hands them on).
 func (iv *intervals) closeDue() {
-	limit := int(time.Since(iv.start)/result.IntervalLength) - 1
+	limit := int(time.Since(iv.start)/hlog.IntervalLength) - 1
 	for _, w := range iv.workers {
 		limit = min(limit, int(min(w.pending.Load(), math.MaxInt32)))
 	}
@@ -281,8 +282,8 @@ func (iv *intervals) closeBefore(limit int) {
 }
 
 func (iv *intervals) emit(i int, hs *Totals) {
-	start := iv.start.Add(time.Duration(i) * result.IntervalLength)
-	end := start.Add(result.IntervalLength)
+	start := iv.start.Add(time.Duration(i) * hlog.IntervalLength)
+	end := start.Add(hlog.IntervalLength)
 	if e := iv.end.Load(); e > 0 && iv.start.Add(time.Duration(e)).Before(end) {
 		end = iv.start.Add(time.Duration(e))
 	}
@@ -293,7 +294,7 @@ func (iv *intervals) emit(i int, hs *Totals) {
 		}
 		iv.total[t].Merge(h)
 	}
-	out := result.Interval{Start: start, End: end,
+	out := hlog.Interval{Start: start, End: end,
 		Acquire: hs[TagAcquire], Release: hs[TagRelease], Handoff: hs[TagHandoff], Service: hs[TagService],
 		Abandon: hs[TagAbandon], Renew: hs[tagRenew]}
 	// The schedule lag is the generator's, not the lock's: it goes into
@@ -310,7 +311,7 @@ func (iv *intervals) emit(i int, hs *Totals) {
 // finish stops the collector once every worker has stopped and flushed,
 // closes the remaining intervals — the last ending at end — and returns
 // the intervals kept (none with a sink) and the cell's totals per tag.
-func (iv *intervals) finish(end time.Time) ([]result.Interval, Totals) {
+func (iv *intervals) finish(end time.Time) ([]hlog.Interval, Totals) {
 	iv.end.Store(max(int64(end.Sub(iv.start)), 1))
 	close(iv.ch)
 	iv.wake()
@@ -322,8 +323,8 @@ func (iv *intervals) finish(end time.Time) ([]result.Interval, Totals) {
 func (w *Client) Record(tag int, now time.Time, d time.Duration) {
 	if !now.Before(w.ivEnd) {
 		w.Flush()
-		w.ivIdx = int(now.Sub(w.iv.start) / result.IntervalLength)
-		w.ivEnd = w.iv.start.Add(time.Duration(w.ivIdx+1) * result.IntervalLength)
+		w.ivIdx = int(now.Sub(w.iv.start) / hlog.IntervalLength)
+		w.ivEnd = w.iv.start.Add(time.Duration(w.ivIdx+1) * hlog.IntervalLength)
 	}
 	b := w.batch
 	if b == nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // RunRepeats runs spec's load scenario spec.Repeat times, one after
@@ -84,8 +85,8 @@ func mergeDistributions(into, from map[string]*hdrhistogram.Histogram) {
 // intervals, and the interval's histograms are reused once the callback
 // returns — then hands the interval on to next (the run's .hlog) as the
 // scenario's, the repeats' cell.
-func intervalsInto(acc *result.Accumulator, scenario string, next func(result.Cell, time.Time, result.Interval)) func(result.Cell, time.Time, result.Interval) {
-	return func(c result.Cell, start time.Time, iv result.Interval) {
+func intervalsInto(acc *result.Accumulator, scenario string, next func(result.Cell, time.Time, hlog.Interval)) func(result.Cell, time.Time, hlog.Interval) {
+	return func(c result.Cell, start time.Time, iv hlog.Interval) {
 		// The cell's one goroutine of intervals calls this, and the repeat
 		// ends only after its last call: acc is not shared meanwhile.
 		for tag, h := range map[string]*hdrhistogram.Histogram{result.TagAcquire: iv.Acquire, result.TagRelease: iv.Release,

@@ -6,6 +6,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // Rounds joins the rounds of one cell — each a whole run of it on
@@ -89,6 +90,6 @@ func MergesRepeats(s Scenario) bool {
 // Interval feeds one closing interval's histograms of a round to the join,
 // for a caller that routes the intervals of several cells itself (a
 // ramp's stairs); Spec does it for a cell of its own.
-func (r *Rounds) Interval(c result.Cell, start time.Time, iv result.Interval) {
+func (r *Rounds) Interval(c result.Cell, start time.Time, iv hlog.Interval) {
 	intervalsInto(r.acc, "", nil)(c, start, iv)
 }

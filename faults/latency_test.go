@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // TestLatencyMergesEveryRepeat runs latency with --repeat 3 as a run does,
@@ -31,7 +32,7 @@ func TestLatencyMergesEveryRepeat(t *testing.T) {
 	res, err := engine.RunCellDetail(context.Background(), engine.CellSpec{
 		Impl: "inproc", Scenario: sc, Clients: clients, Acquires: acquires, Repeat: repeat, MaxTime: time.Minute,
 		Config: impl.Config{Namespace: t.Name()},
-		OnInterval: func(c result.Cell, _ time.Time, iv result.Interval) {
+		OnInterval: func(c result.Cell, _ time.Time, iv hlog.Interval) {
 			mu.Lock()
 			defer mu.Unlock()
 			labels[c.Key()]++

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // harnessCell is one client on the in-process lock for n acquisitions —
@@ -28,7 +29,7 @@ func harnessCell(tb testing.TB, e *metrics.Exporter, n int64, maxScrapes int, on
 	if e != nil {
 		spec.ProgressEvery = 100 * time.Millisecond
 		spec.Progress = func(p engine.Progress) { e.Progress("inproc", "hot", 1, p) }
-		spec.OnInterval = func(c result.Cell, _ time.Time, iv result.Interval) { e.Interval(c, iv) }
+		spec.OnInterval = func(c result.Cell, _ time.Time, iv hlog.Interval) { e.Interval(c, iv) }
 		stop = scrapeWhileRunning(tb, e, maxScrapes)
 	}
 	cell, err := engine.RunCell(context.Background(), spec)

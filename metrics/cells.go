@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // cellState is what the exporter already added to a cell's counters, so
@@ -131,7 +132,7 @@ func (e *Exporter) Attach(p *plan.Plan) {
 			e.Progress(spec.Impl, spec.Scenario.Name(), spec.Clients, pr)
 		}
 	}
-	p.OnInterval = func(c result.Cell, start time.Time, iv result.Interval) {
+	p.OnInterval = func(c result.Cell, start time.Time, iv hlog.Interval) {
 		if onInterval != nil {
 			onInterval(c, start, iv)
 		}
@@ -214,7 +215,7 @@ func (e *Exporter) Progress(impl, scenario string, clients int, p engine.Progres
 
 // Interval feeds a closed second's acquire and release latencies into the
 // histograms.
-func (e *Exporter) Interval(c result.Cell, iv result.Interval) {
+func (e *Exporter) Interval(c result.Cell, iv hlog.Interval) {
 	e.mu.Lock()
 	labels := e.cell(c.Impl, c.Scenario, c.Clients).labels
 	e.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/plan"
-	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
 
@@ -107,7 +107,7 @@ func TestAcquireTimeoutGivesUp(t *testing.T) {
 		if a.WaitUs.Max < 10_000 {
 			t.Errorf("%s: gave up after %vµs, before the 10ms timeout", c.Impl, a.WaitUs.Max)
 		}
-		log, err := result.ReadCellLog(dir, c)
+		log, err := hlog.ReadCell(dir, c)
 		if err != nil {
 			t.Fatal(err)
 		}

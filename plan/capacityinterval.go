@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/capacity"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // intervals gives a search's answer its intervals: the range the
@@ -81,7 +82,7 @@ func answerPool(steps []capacity.Step, rate float64) []int {
 // acquires is a trial's acquire latencies (µs, from the intended start)
 // read back from its interval log, merged.
 func (c *Capacity) acquires(dir string, cell result.Cell) (*hdrhistogram.Histogram, error) {
-	l, err := result.ReadCellLog(filepath.Join(c.Base.Out, dir), cell)
+	l, err := hlog.ReadCell(filepath.Join(c.Base.Out, dir), cell)
 	if err != nil {
 		return nil, fmt.Errorf("lockbench: capacity: reading the trial back: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/capacity"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // The latency at the answer pools the interval logs of the trials its
@@ -35,7 +36,7 @@ func TestIntervalsPoolTheAnswersTrials(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := result.WriteCellLog(filepath.Join(dir, rel), cell, started, []result.Interval{{Start: started, Acquire: h}}, "test"); err != nil {
+		if err := hlog.WriteCell(filepath.Join(dir, rel), cell, started, []hlog.Interval{{Start: started, Acquire: h}}, "test"); err != nil {
 			t.Fatal(err)
 		}
 		cells = append(cells, cell)

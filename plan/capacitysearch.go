@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // search finds one implementation's highest rate at the SLO.
@@ -168,7 +169,7 @@ func (c *Capacity) maxArrivals() int64 {
 // tail reads back a trial's acquire latencies (from the intended start)
 // from its interval log, second by second.
 func (c *Capacity) tail(dir string, cell result.Cell) (capacity.Tail, error) {
-	l, err := result.ReadCellLog(filepath.Join(c.Base.Out, dir), cell)
+	l, err := hlog.ReadCell(filepath.Join(c.Base.Out, dir), cell)
 	if err != nil {
 		return capacity.Tail{}, fmt.Errorf("lockbench: capacity: reading the trial back: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // A cell dropped because summary.json could not be written takes its
@@ -16,7 +17,7 @@ func TestDroppedCellLeavesNoSLOFigures(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	m := &matrix{plan: Plan{SLO: "p99<=1ms", Out: out}, sum: &result.Summary{},
-		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}}
+		logs: map[string]*hlog.Writer{}, logErr: map[string]error{}}
 	fast := engine.Result{Cell: result.Cell{Impl: "inproc", Scenario: "hot", Kind: result.KindClosed, Clients: 1, Locks: 1,
 		DurationS: 1, Acquires: 1000, AcquiresPerS: 1000, AcquireLatencyUs: result.Latency{P50: 10, P99: 100, Max: 200}}}
 	if err := m.keep(fast, 0); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // shardDir is one shard's results directory as read for a merge.
@@ -277,11 +278,11 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) ([]map[string]*hdrh
 		start, end int64 // ms on the servers' clock
 		h          map[string]*hdrhistogram.Histogram
 	}
-	var logs []*result.CellLog
+	var logs []*hlog.CellLog
 	var offsets []int64
 	base := int64(math.MaxInt64)
 	for _, s := range shards {
-		l, err := result.ReadCellLog(s.dir, c)
+		l, err := hlog.ReadCell(s.dir, c)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +300,7 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) ([]map[string]*hdrh
 	}
 	slots := map[int64]*slot{}
 	totals := make([]map[string]*hdrhistogram.Histogram, len(logs))
-	iv := result.IntervalLength.Milliseconds()
+	iv := hlog.IntervalLength.Milliseconds()
 	for i, l := range logs {
 		totals[i] = map[string]*hdrhistogram.Histogram{}
 		for _, h := range l.Intervals {
@@ -319,7 +320,7 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) ([]map[string]*hdrh
 			}
 		}
 	}
-	w, err := result.CreateCellLog(out, c, "lockbench "+Version+" merge")
+	w, err := hlog.Create(out, c, "lockbench "+Version+" merge")
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +332,7 @@ func mergeLogs(out string, shards []shardDir, c result.Cell) ([]map[string]*hdrh
 	start := time.UnixMilli(base)
 	for _, k := range keys {
 		s := slots[k]
-		w.Write(start, result.Interval{Start: time.UnixMilli(s.start), End: time.UnixMilli(s.end),
+		w.Write(start, hlog.Interval{Start: time.UnixMilli(s.start), End: time.UnixMilli(s.end),
 			Acquire: s.h[result.TagAcquire], Release: s.h[result.TagRelease], Handoff: s.h[result.TagHandoff], Service: s.h[result.TagService],
 			Abandon: s.h[result.TagAbandon], Renew: s.h[result.TagRenew]})
 	}

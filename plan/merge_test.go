@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/cmd/lockbench/cli"
 	"github.com/lockbench/lockbench/plan"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // fakeShard is one shard's results as a shard process writes them, built
@@ -43,7 +44,7 @@ func writeShards(t *testing.T, slo string, shards ...fakeShard) []string {
 		for _, c := range s.cells {
 			c.Shard = &result.CellShard{Index: i, Count: len(shards), First: i * c.Clients / len(shards), Clients: c.Clients / len(shards)}
 			sum.Cells = append(sum.Cells, c)
-			iv := result.Interval{Start: started, End: started.Add(time.Second)}
+			iv := hlog.Interval{Start: started, End: started.Add(time.Second)}
 			hist := func(n, v int64) *hdrhistogram.Histogram {
 				h := result.NewHistogram()
 				for range n {
@@ -58,7 +59,7 @@ func writeShards(t *testing.T, slo string, shards ...fakeShard) []string {
 			if c.Renew != nil {
 				iv.Renew = hist(c.Renew.Count, s.renewUs)
 			}
-			if err := result.WriteCellLog(dir, c, started, []result.Interval{iv}, "test"); err != nil {
+			if err := hlog.WriteCell(dir, c, started, []hlog.Interval{iv}, "test"); err != nil {
 				t.Fatal(err)
 			}
 			g, err := result.CreateGrants(dir, c) // no grants, and the end record that says so
@@ -153,7 +154,7 @@ func TestMergeKeepsTimeoutsRenewalsAndFindings(t *testing.T) {
 	if c.Finding != result.FindingLivelock || c.Livelock == nil || c.Livelock.Attempts != 40 {
 		t.Errorf("merged finding %q, livelock %+v; want shard 1's", c.Finding, c.Livelock)
 	}
-	l, err := result.ReadCellLog(out, c)
+	l, err := hlog.ReadCell(out, c)
 	if err != nil || l == nil {
 		t.Fatalf("merged log: %v", err)
 	}

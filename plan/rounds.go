@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // cellRounds is a cell being measured in rounds: the rounds joined so
@@ -114,7 +115,7 @@ func (m *matrix) runRampRound(ctx context.Context, spec engine.CellSpec, c plann
 	}
 	next := spec.OnInterval
 	spec.Repeat = 1
-	spec.OnInterval = func(cell result.Cell, start time.Time, iv result.Interval) {
+	spec.OnInterval = func(cell result.Cell, start time.Time, iv hlog.Interval) {
 		stair(cell.Clients).join.Interval(cell, start, iv)
 		if next != nil {
 			next(cell, start, iv)

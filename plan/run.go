@@ -20,6 +20,7 @@ import (
 	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // Plan is a matrix of cells: every implementation × scenario × client
@@ -75,7 +76,7 @@ type Plan struct {
 	// OnInterval hears each second of a load cell as it closes, on one
 	// goroutine of the cell's, after its .hlog line is written; the
 	// histograms are reused once it returns.
-	OnInterval func(c result.Cell, start time.Time, iv result.Interval)
+	OnInterval func(c result.Cell, start time.Time, iv hlog.Interval)
 
 	// drivers and scenarios are Impls and Scenarios resolved by Validate,
 	// carried from then on.
@@ -119,7 +120,7 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
 	m := &matrix{plan: plan, sum: sum, runID: randomID(), procsTrial: trial,
-		logs: map[string]*result.LogWriter{}, logErr: map[string]error{}, rounds: map[int]*cellRounds{}, stairs: map[int]map[int]*cellRounds{}}
+		logs: map[string]*hlog.Writer{}, logErr: map[string]error{}, rounds: map[int]*cellRounds{}, stairs: map[int]map[int]*cellRounds{}}
 	if plan.Shard != nil {
 		if m.shard, err = startSharding(ctx, plan); err != nil {
 			return sum, err
@@ -175,7 +176,7 @@ type matrix struct {
 	// logs are the open .hlog of the cells running, by cell key: each
 	// interval is written as it closes (see onInterval); logErr keeps why
 	// one could not be created, for keep to report.
-	logs   map[string]*result.LogWriter
+	logs   map[string]*hlog.Writer
 	logErr map[string]error
 	// shard is set in a sharded run.
 	shard *sharder
@@ -344,7 +345,7 @@ func (m *matrix) runCell(ctx context.Context, spec engine.CellSpec, canon int) e
 // a results directory it is dropped, so that no run's memory grows with
 // its length. Errors are kept for keep to report: the log, once it could
 // not be created, is not tried again (a second try would truncate it).
-func (m *matrix) onInterval(c result.Cell, start time.Time, iv result.Interval) {
+func (m *matrix) onInterval(c result.Cell, start time.Time, iv hlog.Interval) {
 	if m.plan.OnInterval != nil {
 		defer m.plan.OnInterval(c, start, iv)
 	}
@@ -355,7 +356,7 @@ func (m *matrix) onInterval(c result.Cell, start time.Time, iv result.Interval) 
 	l := m.logs[key]
 	if l == nil {
 		var err error
-		if l, err = result.CreateCellLog(m.plan.Out, c, "lockbench "+Version); err != nil {
+		if l, err = hlog.Create(m.plan.Out, c, "lockbench "+Version); err != nil {
 			m.logErr[key] = err
 			return
 		}
@@ -376,7 +377,7 @@ func (m *matrix) closeLog(res engine.Result) error {
 	case err != nil:
 		return fmt.Errorf("lockbench: %s: the interval log could not be written: %w", key, err)
 	case l == nil:
-		return result.WriteCellLog(m.plan.Out, res.Cell, res.Start, res.Intervals, "lockbench "+Version)
+		return hlog.WriteCell(m.plan.Out, res.Cell, res.Start, res.Intervals, "lockbench "+Version)
 	}
 	return l.Close(res.Start)
 }

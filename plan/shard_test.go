@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
 
@@ -112,7 +113,7 @@ func (b *shardBench) merge(name string, dirs ...string) (string, *result.Summary
 // acquires is the total count of a cell's acquire histograms in dir's log.
 func acquires(t *testing.T, dir string, c result.Cell) int64 {
 	t.Helper()
-	l, err := result.ReadCellLog(dir, c)
+	l, err := hlog.ReadCell(dir, c)
 	if err != nil || l == nil {
 		t.Fatalf("%s: no interval log for %s: %v", dir, c.Key(), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // DefaultServerWarmup bounds a server kind's warm-up: a JVM's compiler
@@ -90,12 +91,12 @@ func warmOne(ctx context.Context, spec engine.CellSpec) result.ServerWarmup {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var mu sync.Mutex
-	spec.OnInterval = func(_ result.Cell, _ time.Time, iv result.Interval) {
+	spec.OnInterval = func(_ result.Cell, _ time.Time, iv hlog.Interval) {
 		length := iv.End.Sub(iv.Start)
 		if iv.End.IsZero() {
-			length = result.IntervalLength
+			length = hlog.IntervalLength
 		}
-		if length < result.IntervalLength/2 {
+		if length < hlog.IntervalLength/2 {
 			return // the stub at the cell's end
 		}
 		mu.Lock()

@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 
 	"fmt"
 	"math"
@@ -16,7 +17,7 @@ import (
 // iterations), so that benchstat has several samples and can tell a
 // change from noise instead of printing ± ∞; a cell without a log, or with
 // fewer than two intervals, has one line for the whole cell. Intervals
-// are those compare uses (result.CellLog.IntervalSamples): the cell's
+// are those compare uses (hlog.CellLog.IntervalSamples): the cell's
 // stub at the end and empty seconds are left out. Notifications and
 // retries are counted per cell, not per interval: each line carries the
 // cell's. Only configuration that stays the same between comparable runs
@@ -44,7 +45,7 @@ func benchTxt(meta result.Meta, cells []Cell, logs map[string]*CellDigest, parti
 			continue
 		}
 		name := fmt.Sprintf("BenchmarkLock/impl=%s/scenario=%s/clients=%d", benchName(c.Impl), benchName(c.Scenario), c.Clients)
-		var samples []result.IntervalSample
+		var samples []hlog.IntervalSample
 		for _, s := range logs[c.Key()].IntervalSamples(result.TagAcquire) {
 			if s.N > 0 && s.PerS > 0 {
 				samples = append(samples, s)

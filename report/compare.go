@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/internal/ranktest"
 	"github.com/lockbench/lockbench/judge"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // CompareOptions tune Compare.
@@ -338,7 +339,7 @@ func serverVersions(m result.Meta) string {
 func readLogs(dir string, cells []Cell) (map[string]*CellLog, error) {
 	logs := map[string]*CellLog{}
 	for _, c := range cells {
-		l, err := result.ReadCellLog(dir, c)
+		l, err := hlog.ReadCell(dir, c)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,9 @@
 package report
 
-import "github.com/lockbench/lockbench/result"
+import (
+	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
+)
 
 // The result data this package renders; its types and files belong to
 // package result, which writes and reads them.
@@ -10,8 +13,8 @@ type (
 	Latency     = result.Latency
 	CapacityRow = result.CapacityRow
 	SLO         = result.SLO
-	CellLog     = result.CellLog
-	CellDigest  = result.CellDigest
+	CellLog     = hlog.CellLog
+	CellDigest  = hlog.Digest
 	cellGroup   = result.Group
 )
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // RenderOptions tune Render. The zero value renders everything without
@@ -26,7 +27,7 @@ type loaded struct {
 	meta    result.Meta
 	summary *Summary
 	// logs holds each cell's acquire intervals by Cell.Key(), read as a
-	// stream (result.CellDigest); cells without an .hlog have none.
+	// stream (hlog.Digest); cells without an .hlog have none.
 	logs map[string]*CellDigest
 	// partial is what the results lack, when they are not a whole run: a
 	// merge given --partial says so, a run that ended early is read so.
@@ -52,7 +53,7 @@ func load(dir string) (*loaded, error) {
 	r := &loaded{dir: dir, meta: meta, summary: sum, logs: map[string]*CellDigest{},
 		partial: result.MissingFromRun(dir, meta, sum)}
 	for _, c := range sum.Cells {
-		l, err := result.ReadCellDigest(dir, c, result.TagAcquire)
+		l, err := hlog.ReadDigest(dir, c, result.TagAcquire)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 
 	"math"
 	"path/filepath"
@@ -291,11 +292,11 @@ func TestIntervalStatsBaseTime(t *testing.T) {
 		{result.TagAcquire, 200, []int64{10}}, // a stub at the end: left out
 	}
 	start := fixtureStart.UnixMilli()
-	var got [2][]result.IntervalStat
+	var got [2][]hlog.IntervalStat
 	for i, rel := range []bool{false, true} {
 		p := filepath.Join(dir, "x"+result.HlogExt)
 		writeHlog(t, p, start, ivs, rel)
-		l, err := result.ReadHlog(p)
+		l, err := hlog.Read(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +383,7 @@ func TestIntervalStatsFillsGaps(t *testing.T) {
 		l.Intervals = append(l.Intervals, h)
 	}
 	got := l.IntervalStats(result.TagAcquire)
-	want := []result.IntervalStat{
+	want := []hlog.IntervalStat{
 		{MidS: 0.5, PerS: 50, P50: 200, P99: 200},
 		{MidS: 1.5, Empty: true},
 		{MidS: 2.5, Empty: true},

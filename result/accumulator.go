@@ -453,7 +453,7 @@ func spanReadings(x, y *ServerReadings) *ServerReadings {
 		}
 	}
 	if x.CountsBefore != nil && y.CountsBefore != nil && x.CountsAfter != nil && y.CountsAfter != nil {
-		b, a := x.CountsBefore.span(*y.CountsBefore, true), x.CountsAfter.span(*y.CountsAfter, false)
+		b, a := x.CountsBefore.Span(*y.CountsBefore, true), x.CountsAfter.Span(*y.CountsAfter, false)
 		out.CountsBefore, out.CountsAfter = &b, &a
 	}
 	return out

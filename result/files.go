@@ -98,3 +98,9 @@ func CreateCellPath(dir string, c Cell, ext string) (string, error) {
 	}
 	return p, nil
 }
+
+// PartialExt is added to a cell file's name while it is being written: a
+// cell's .hlog and .grants take their own names only when whole (see
+// hlog.Writer.Close), so a process killed mid-cell or a full disk leaves a
+// file that can never be taken for a finished cell's.
+const PartialExt = ".partial"

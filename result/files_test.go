@@ -1,4 +1,4 @@
-package result
+package result_test
 
 import (
 	"os"
@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // A run keeps its cells' files in a folder per implementation; a results
@@ -14,22 +17,22 @@ import (
 // read back.
 func TestCellFilesLayout(t *testing.T) {
 	t.Parallel()
-	c := Cell{Impl: "zk-pred", Scenario: "burst", Clients: 128}
+	c := result.Cell{Impl: "zk-pred", Scenario: "burst", Clients: 128}
 	dir := t.TempDir()
 	h := hdrhistogram.New(1, 60_000_000, 3)
 	h.RecordValue(1500)
 	start := time.Now()
-	if err := WriteCellLog(dir, c, start, []Interval{{Start: start, End: start.Add(time.Second), Acquire: h}}, "test"); err != nil {
+	if err := hlog.WriteCell(dir, c, start, []hlog.Interval{{Start: start, End: start.Add(time.Second), Acquire: h}}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	want := filepath.Join(dir, "cells", "zk-pred", "burst_c128.hlog")
 	if _, err := os.Stat(want); err != nil {
 		t.Fatalf("the log is not in its implementation's folder: %v", err)
 	}
-	if got := CellPath(dir, c, HlogExt); got != want {
+	if got := result.CellPath(dir, c, result.HlogExt); got != want {
 		t.Errorf("CellPath %s, want %s", got, want)
 	}
-	if l, err := ReadCellLog(dir, c); err != nil || l.Merged(TagAcquire).TotalCount() != 1 {
+	if l, err := hlog.ReadCell(dir, c); err != nil || l.Merged(result.TagAcquire).TotalCount() != 1 {
 		t.Errorf("reading it back: %v", err)
 	}
 
@@ -38,14 +41,14 @@ func TestCellFilesLayout(t *testing.T) {
 	if err := os.Rename(want, flat); err != nil {
 		t.Fatal(err)
 	}
-	if got := CellRel(old, c, HlogExt); got != "zk-pred_burst_c128.hlog" {
+	if got := result.CellRel(old, c, result.HlogExt); got != "zk-pred_burst_c128.hlog" {
 		t.Errorf("a flat results directory's log: %s", got)
 	}
-	if l, err := ReadCellLog(old, c); err != nil || l.Merged(TagAcquire).TotalCount() != 1 {
+	if l, err := hlog.ReadCell(old, c); err != nil || l.Merged(result.TagAcquire).TotalCount() != 1 {
 		t.Errorf("reading a flat results directory: %v", err)
 	}
 	// What a re-render adds to an old directory keeps to its layout.
-	if got := CellRel(old, c, HgrmExt); got != "zk-pred_burst_c128.hgrm" {
+	if got := result.CellRel(old, c, result.HgrmExt); got != "zk-pred_burst_c128.hgrm" {
 		t.Errorf("a new file in an old directory: %s", got)
 	}
 }

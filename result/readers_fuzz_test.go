@@ -1,4 +1,4 @@
-package result
+package result_test
 
 import (
 	"bytes"
@@ -9,42 +9,45 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // readerFiles are the files lockbench reads back, each written by its own
 // writer, that FuzzReaders cuts short or alters.
-var readerFiles = []string{SummaryFile, MetaFile, "cells/x/hot_c4" + HlogExt, "cells/x/hot_c4" + GrantsExt}
+var readerFiles = []string{result.SummaryFile, result.MetaFile, "cells/x/hot_c4" + result.HlogExt, "cells/x/hot_c4" + result.GrantsExt}
 
 // fuzzCell is the cell whose .hlog and .grants FuzzReaders damages.
-var fuzzCell = Cell{Impl: "x", Scenario: "hot", Clients: 4, Acquires: 3000, DurationS: 2.5}
+var fuzzCell = result.Cell{Impl: "x", Scenario: "hot", Clients: 4, Acquires: 3000, DurationS: 2.5}
 
 // writeReaderFiles writes one file of each kind into dir.
 func writeReaderFiles(tb testing.TB, dir string) {
 	tb.Helper()
-	sum := Summary{Schema: SchemaVersion, Cells: []Cell{fuzzCell, {Impl: "y", Scenario: "burst", Clients: 8, Acquires: 8}}}
-	meta := Meta{PlanHash: "0123abcd", Shard: &ShardMeta{Index: 1, Count: 2, RunID: "r1",
-		Skew: &Skew{OffsetUs: -12.5, BoundUs: 40, Against: "redis", Samples: 9}}}
-	for name, v := range map[string]any{SummaryFile: sum, MetaFile: meta} {
-		if err := WriteJSON(filepath.Join(dir, name), v); err != nil {
+	sum := result.Summary{Schema: result.SchemaVersion, Cells: []result.Cell{fuzzCell, {Impl: "y", Scenario: "burst", Clients: 8, Acquires: 8}}}
+	meta := result.Meta{PlanHash: "0123abcd", Shard: &result.ShardMeta{Index: 1, Count: 2, RunID: "r1",
+		Skew: &result.Skew{OffsetUs: -12.5, BoundUs: 40, Against: "redis", Samples: 9}}}
+	for name, v := range map[string]any{result.SummaryFile: sum, result.MetaFile: meta} {
+		if err := result.WriteJSON(filepath.Join(dir, name), v); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	var ivs []Interval
+	var ivs []hlog.Interval
 	for i := range 3 {
-		a, r := NewHistogram(), NewHistogram()
+		a, r := result.NewHistogram(), result.NewHistogram()
 		a.RecordValues(int64(100+i), 1000)
 		r.RecordValue(40)
-		ivs = append(ivs, Interval{Start: start.Add(time.Duration(i) * time.Second), Acquire: a, Release: r})
+		ivs = append(ivs, hlog.Interval{Start: start.Add(time.Duration(i) * time.Second), Acquire: a, Release: r})
 	}
-	if err := WriteCellLog(dir, fuzzCell, start, ivs, "test"); err != nil {
+	if err := hlog.WriteCell(dir, fuzzCell, start, ivs, "test"); err != nil {
 		tb.Fatal(err)
 	}
-	g, err := CreateGrants(dir, fuzzCell)
+	g, err := result.CreateGrants(dir, fuzzCell)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g.Write([]Grant{{Enter: 1, Exit: 2, Token: 7, Lock: 0, Client: 1, Fenced: true}, {Enter: 3, Exit: 4, Lock: 1, Client: 2}})
+	g.Write([]result.Grant{{Enter: 1, Exit: 2, Token: 7, Lock: 0, Client: 1, Fenced: true}, {Enter: 3, Exit: 4, Lock: 1, Client: 2}})
 	if err := g.Close(); err != nil {
 		tb.Fatal(err)
 	}
@@ -56,21 +59,21 @@ func readBack(k int, dir string) (string, error) {
 	path := filepath.Join(dir, readerFiles[k])
 	switch k {
 	case 0:
-		s, err := ReadSummary(path)
+		s, err := result.ReadSummary(path)
 		if err != nil {
 			return "", err
 		}
 		b, err := json.Marshal(s)
 		return string(b), err
 	case 1:
-		m, err := ReadMeta(path)
+		m, err := result.ReadMeta(path)
 		if err != nil {
 			return "", err
 		}
 		b, err := json.Marshal(m)
 		return string(b), err
 	case 2:
-		l, err := ReadHlog(path)
+		l, err := hlog.Read(path)
 		if err != nil {
 			return "", err
 		}
@@ -81,7 +84,7 @@ func readBack(k int, dir string) (string, error) {
 		return strings.Join(out, "\n"), nil
 	}
 	var out []string
-	err := ReadGrants(dir, fuzzCell, func(g Grant) { b, _ := json.Marshal(g); out = append(out, string(b)) })
+	err := result.ReadGrants(dir, fuzzCell, func(g result.Grant) { b, _ := json.Marshal(g); out = append(out, string(b)) })
 	return strings.Join(out, "\n"), err
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/dist"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 func TestKeysScenarioSpreadsOverNames(t *testing.T) {
@@ -282,7 +283,7 @@ func TestBurstWarmsUpWithADiscardedBurst(t *testing.T) {
 		cell, err := engine.RunCell(context.Background(), engine.CellSpec{
 			Impl: d.Name, Scenario: scenario(t, "burst"), Clients: 8, Warmup: tc.warmup, Repeat: tc.repeat,
 			Config: impl.Config{Namespace: fmt.Sprintf("%s-%v-%d", t.Name(), tc.warmup, tc.repeat)},
-			OnInterval: func(_ result.Cell, _ time.Time, iv result.Interval) {
+			OnInterval: func(_ result.Cell, _ time.Time, iv hlog.Interval) {
 				if iv.Acquire != nil {
 					seen.Add(iv.Acquire.TotalCount())
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // mountTiny mounts a tmpfs of size (e.g. "32k") at a new directory and
@@ -66,13 +67,13 @@ func TestRunOutOfDiskKeepsWhatItWrote(t *testing.T) {
 		t.Fatalf("summary.json holds %d cells; want some, not all", n)
 	}
 	for _, c := range sum.Cells {
-		if l, err := result.ReadCellLog(out, c); err != nil || l == nil || len(l.Intervals) == 0 {
+		if l, err := hlog.ReadCell(out, c); err != nil || l == nil || len(l.Intervals) == 0 {
 			t.Errorf("%s: kept in summary.json but its log reads as %v, %v", c.Key(), l, err)
 		}
 	}
 	logs, _ := filepath.Glob(filepath.Join(out, "*"+result.HlogExt))
 	for _, p := range logs {
-		if _, err := result.ReadHlog(p); err != nil {
+		if _, err := hlog.Read(p); err != nil {
 			t.Errorf("a half-written log under its own name: %v", err)
 		}
 	}

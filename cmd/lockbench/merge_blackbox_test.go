@@ -16,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // splitRun is one set of acquire latencies, interval by interval, dealt at
@@ -57,11 +58,11 @@ func writeSplitShard(t *testing.T, dir string, s splitRun, i int, started time.T
 	meta := result.Meta{Version: "test", Started: started, Seed: 1, PlanHash: "split", Shard: &result.ShardMeta{
 		Index: i, Count: n, RunID: "split", Skew: &result.Skew{OffsetUs: float64(skewMs) * 1000, BoundUs: 50, Against: "redis", Samples: 5}}}
 	var acquires int64
-	var ivs []result.Interval
+	var ivs []hlog.Interval
 	local := started.Add(-time.Duration(skewMs) * time.Millisecond) // server time = local + skew
 	for k, h := range s.shards[i] {
 		acquires += h.TotalCount()
-		ivs = append(ivs, result.Interval{Start: local.Add(time.Duration(k) * time.Second), Acquire: h})
+		ivs = append(ivs, hlog.Interval{Start: local.Add(time.Duration(k) * time.Second), Acquire: h})
 	}
 	c := result.Cell{Impl: "redis", Scenario: "hot", Clients: n, Locks: 1, DurationS: float64(len(ivs)),
 		Acquires: acquires, AcquiresPerS: float64(acquires) / float64(len(ivs)),
@@ -75,7 +76,7 @@ func writeSplitShard(t *testing.T, dir string, s splitRun, i int, started time.T
 			t.Fatal(err)
 		}
 	}
-	if err := result.WriteCellLog(dir, c, local, ivs, "test"); err != nil {
+	if err := hlog.WriteCell(dir, c, local, ivs, "test"); err != nil {
 		t.Fatal(err)
 	}
 	g, err := result.CreateGrants(dir, c)
@@ -149,7 +150,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 func checkMergedLog(t *testing.T, out string, s splitRun) {
 	t.Helper()
 	c := result.Cell{Impl: "redis", Scenario: "hot", Clients: len(s.shards)}
-	l, err := result.ReadHlog(result.CellPath(out, c, result.HlogExt))
+	l, err := hlog.Read(result.CellPath(out, c, result.HlogExt))
 	if err != nil {
 		t.Fatal(err)
 	}

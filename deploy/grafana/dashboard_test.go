@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // dashboard is what the test reads of lockbench.json.
@@ -58,7 +59,7 @@ func served(t *testing.T) map[string]bool {
 	e.SetRunID("r1")
 	e.CellStarted("inproc", "rate", 4)
 	e.Progress("inproc", "rate", 4, engine.Progress{Acquires: 3, Errors: 1, Holding: 1, Waiting: 2})
-	iv := result.Interval{Acquire: result.NewHistogram(), Release: result.NewHistogram()}
+	iv := hlog.Interval{Acquire: result.NewHistogram(), Release: result.NewHistogram()}
 	iv.Acquire.RecordValue(120)
 	iv.Release.RecordValue(80)
 	e.Interval(result.Cell{Impl: "inproc", Scenario: "rate", Clients: 4}, iv)

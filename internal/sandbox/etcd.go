@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/serverkind"
-	"github.com/lockbench/lockbench/result"
 )
 
 // etcd registers as an ensemble kind: n members form one cluster, which is
@@ -240,9 +239,9 @@ var etcdMetrics = []struct{ key, sample string }{
 // etcdCounts: etcd's messages are the gRPC messages its members received
 // and sent (a watch event is one message on its stream); its watches, the
 // events its watchers were sent.
-func etcdCounts(d map[string]int64) result.ServerCounts {
+func etcdCounts(d map[string]int64) serverkind.Counts {
 	w := d["watch_triggered"]
-	return result.ServerCounts{Messages: d["grpc_messages_received"] + d["grpc_messages_sent"], Unit: "gRPC messages", Watches: &w}
+	return serverkind.Counts{Messages: d["grpc_messages_received"] + d["grpc_messages_sent"], Unit: "gRPC messages", Watches: &w}
 }
 
 // etcdStats reads /metrics from every member and sums the counters of

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // Kind is a kind of server the sandbox can start: how to start, check and
@@ -51,7 +51,7 @@ type Kind struct {
 	// deltas over a cell (Stats's names): the messages its servers
 	// handled in the kind's own unit, the watches they fired, their
 	// snapshot forks. It is the one reader of the kind's counter names.
-	Counts func(delta map[string]int64) result.ServerCounts
+	Counts func(delta map[string]int64) serverkind.Counts
 	// Version, if set, asks one server what it is ("redis 7.0.15").
 	Version func(ctx context.Context, addr string) string
 	// Settings, if set, says how Start configures the kind's servers in

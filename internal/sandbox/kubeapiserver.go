@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/serverkind"
-	"github.com/lockbench/lockbench/result"
 )
 
 // kube-apiserver registers as independent servers, each over an etcd of
@@ -42,8 +41,8 @@ func init() {
 			return err
 		},
 		Stats: kubeStats,
-		Counts: func(d map[string]int64) result.ServerCounts {
-			return result.ServerCounts{Messages: d["apiserver_lease_requests"], Unit: "apiserver Lease requests"}
+		Counts: func(d map[string]int64) serverkind.Counts {
+			return serverkind.Counts{Messages: d["apiserver_lease_requests"], Unit: "apiserver Lease requests"}
 		},
 		Version: kubeVersion,
 		Settings: func(p Profile) string {

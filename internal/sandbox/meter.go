@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // Meter reads the servers of the registered kinds for a cell: each kind's
@@ -25,7 +25,7 @@ func (Meter) Counters(kind string) func(ctx context.Context, addrs []string) (ma
 
 // Counts returns what kind's counters mean (Kind.Counts), or nil when the
 // kind says nothing of them or is not registered.
-func (Meter) Counts(kind string) func(delta map[string]int64) result.ServerCounts {
+func (Meter) Counts(kind string) func(delta map[string]int64) serverkind.Counts {
 	if k, ok := LookupKind(kind); ok && k.Counts != nil {
 		return k.Counts
 	}

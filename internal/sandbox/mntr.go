@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // watchCounters are the mntr summaries whose sums count watches triggered,
@@ -44,9 +44,9 @@ func zkStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 
 // zkCounts: ZooKeeper's messages are the packets its servers received
 // and sent; its watches, every watch notification they sent.
-func zkCounts(d map[string]int64) result.ServerCounts {
+func zkCounts(d map[string]int64) serverkind.Counts {
 	w := d["watch_triggered"]
-	return result.ServerCounts{Messages: d["packets_received"] + d["packets_sent"], Unit: "packets", Watches: &w}
+	return serverkind.Counts{Messages: d["packets_received"] + d["packets_sent"], Unit: "packets", Watches: &w}
 }
 
 // Mntr asks one server for its mntr counters (integers only).

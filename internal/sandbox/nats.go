@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/lockbench/lockbench/internal/serverkind"
-	"github.com/lockbench/lockbench/result"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,8 +27,8 @@ func init() {
 		},
 		Find:  func() error { _, err := findNATS(); return err },
 		Stats: natsStats,
-		Counts: func(d map[string]int64) result.ServerCounts {
-			return result.ServerCounts{Messages: d["nats_messages"], Unit: "NATS messages"}
+		Counts: func(d map[string]int64) serverkind.Counts {
+			return serverkind.Counts{Messages: d["nats_messages"], Unit: "NATS messages"}
 		},
 		Version: natsVersion,
 		// Both profiles run JetStream as nats-server ships it: a file store

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/serverkind"
-	"github.com/lockbench/lockbench/result"
 )
 
 // KindRedisCluster is a Redis Cluster of masters, without replicas.
@@ -212,12 +211,12 @@ func redisClusterStats(ctx context.Context, addrs []string) (map[string]int64, e
 // the cell's commands made the cluster say. What a release costs a
 // cluster beyond one Redis is the bus traffic that grows with its nodes (a
 // classic PUBLISH goes to every other node); its commands are one Redis's.
-func redisClusterCounts(d map[string]int64) result.ServerCounts {
+func redisClusterCounts(d map[string]int64) serverkind.Counts {
 	n := d[ClusterBusSent]
 	for _, hb := range []string{"ping", "pong", "meet"} {
 		n -= d["cluster_stats_messages_"+hb+"_sent"]
 	}
-	return result.ServerCounts{Messages: n, Unit: "cluster-bus messages (heartbeats aside)", Forks: d[RedisForks]}
+	return serverkind.Counts{Messages: n, Unit: "cluster-bus messages (heartbeats aside)", Forks: d[RedisForks]}
 }
 
 // ClusterBusSent is the Stats key of a Redis Cluster's bus messages sent,

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // redisStats reads INFO commandstats from every server in addrs and sums
@@ -61,8 +61,8 @@ const RedisForks = "total_forks"
 // redisCounts: a Redis's messages are the commands it ran (INFO itself
 // aside) and the messages it pushed to subscribers, which it does not
 // count: the clients' notifications stand for them.
-func redisCounts(d map[string]int64) result.ServerCounts {
-	c := result.ServerCounts{Unit: "commands + pushes", Pushes: true, Forks: d[RedisForks]}
+func redisCounts(d map[string]int64) serverkind.Counts {
+	c := serverkind.Counts{Unit: "commands + pushes", Pushes: true, Forks: d[RedisForks]}
 	for k, v := range d {
 		if strings.HasPrefix(k, "cmdstat_") && strings.HasSuffix(k, "_calls") && k != "cmdstat_info_calls" {
 			c.Messages += v

@@ -1,6 +1,7 @@
 // Package serverkind names the kinds of server lockbench knows: the word
 // a driver's need says (impl.Need.Kind), the sandbox registers a kind
-// under, and the shards' rendezvous meets through. It imports nothing, so
+// under, and the shards' rendezvous meets through; and what a kind's
+// counters may mean (Counts), which a cell keeps. It imports nothing, so
 // that naming a kind costs a package no dependency on the sandbox that
 // starts it.
 package serverkind

@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/capacity"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // A capacity search whose trials have a tail: a 2 ms hold on one lock
@@ -123,7 +124,7 @@ func checkAnswerIntervals(t *testing.T, out string, s result.CapacitySearch, slo
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := result.ReadCellLog(dir, sum.Cells[0])
+			l, err := hlog.ReadCell(dir, sum.Cells[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +161,7 @@ func readTail(t *testing.T, out string, tr result.SearchTrial, limit time.Durati
 	if err != nil || len(sum.Cells) != 1 {
 		t.Fatalf("%s: %v", dir, err)
 	}
-	l, err := result.ReadCellLog(dir, sum.Cells[0])
+	l, err := hlog.ReadCell(dir, sum.Cells[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/result"
+	"github.com/lockbench/lockbench/result/hlog"
 )
 
 // fakeShards writes the meta.json and summary.json of n shards of one
@@ -28,7 +29,7 @@ func fakeShards(t *testing.T, n int) []string {
 		os.WriteFile(filepath.Join(d, result.MetaFile), []byte(meta), 0o644)
 		os.WriteFile(filepath.Join(d, result.SummaryFile), []byte(sum), 0o644)
 		c := result.Cell{Impl: "redis", Scenario: "hot", Clients: 4}
-		if err := result.WriteCellLog(d, c, time.Unix(1e9, 0), nil, "test"); err != nil {
+		if err := hlog.WriteCell(d, c, time.Unix(1e9, 0), nil, "test"); err != nil {
 			t.Fatal(err)
 		}
 		g, err := result.CreateGrants(d, c)

@@ -1,4 +1,4 @@
-package result
+package hlog
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // IntervalLength is the length of the intervals of a cell's timeline.
@@ -33,20 +35,14 @@ const hlogMark = "#[lockbench closed log: ends with #[End: N interval histograms
 // before it.
 const hlogEndFormat = "#[End: %d interval histograms]"
 
-// PartialExt is added to a cell file's name while it is being written: a
-// cell's .hlog and .grants take their own names only when whole (see
-// LogWriter.Close), so a process killed mid-cell or a full disk leaves a
-// file that can never be taken for a finished cell's.
-const PartialExt = ".partial"
-
-// LogWriter writes a cell's timeline as an HdrHistogram interval log
+// Writer writes a cell's timeline as an HdrHistogram interval log
 // (DIR/<cell>.hlog) while the cell runs: one histogram per interval per
 // tag, values in microseconds, readable by HdrHistogram's own log tools.
 // Each interval is on disk once Write returns, so an interrupted run keeps
 // every second it measured, and a long cell's memory does not grow. The
 // log is written as <cell>.hlog.partial and renamed to <cell>.hlog by
 // Close, after its end record.
-type LogWriter struct {
+type Writer struct {
 	f      io.WriteCloser
 	path   string
 	n      int // interval histograms written
@@ -58,30 +54,30 @@ type LogWriter struct {
 	err    error
 }
 
-// CreateCellLog creates (or empties) the .hlog of cell c in dir; writer
+// Create creates (or empties) the .hlog of cell c in dir; writer
 // names the program in the log's comment.
-func CreateCellLog(dir string, c Cell, writer string) (*LogWriter, error) {
-	path, err := CreateCellPath(dir, c, HlogExt)
+func Create(dir string, c result.Cell, writer string) (*Writer, error) {
+	path, err := result.CreateCellPath(dir, c, result.HlogExt)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path+PartialExt, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path+result.PartialExt, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
 	return newLogWriter(f, path, c.Key(), writer), nil
 }
 
-// newLogWriter writes a log to f, which is path+PartialExt, renamed to
+// newLogWriter writes a log to f, which is path+result.PartialExt, renamed to
 // path when whole: the seam where a test puts a disk that fills up.
-func newLogWriter(f io.WriteCloser, path, key, writer string) *LogWriter {
-	l := &LogWriter{f: f, path: path, buf: bufio.NewWriter(f), key: key, writer: writer}
+func newLogWriter(f io.WriteCloser, path, key, writer string) *Writer {
+	l := &Writer{f: f, path: path, buf: bufio.NewWriter(f), key: key, writer: writer}
 	l.w = hdrhistogram.NewHistogramLogWriter(l.buf)
 	return l
 }
 
 // begin writes the log's header, once, with the time measuring began.
-func (l *LogWriter) begin(start time.Time) {
+func (l *Writer) begin(start time.Time) {
 	if l.begun {
 		return
 	}
@@ -105,7 +101,7 @@ func (l *LogWriter) begin(start time.Time) {
 
 // Write appends one interval; start is when the cell began measuring. An
 // error is kept and returned by Close as well.
-func (l *LogWriter) Write(start time.Time, iv Interval) error {
+func (l *Writer) Write(start time.Time, iv Interval) error {
 	l.begin(start)
 	end := iv.End
 	if end.IsZero() {
@@ -114,8 +110,8 @@ func (l *LogWriter) Write(start time.Time, iv Interval) error {
 	for _, h := range []struct {
 		tag string
 		h   *hdrhistogram.Histogram
-	}{{TagAcquire, iv.Acquire}, {TagRelease, iv.Release}, {TagHandoff, iv.Handoff}, {TagService, iv.Service},
-		{TagAbandon, iv.Abandon}, {TagRenew, iv.Renew}} {
+	}{{result.TagAcquire, iv.Acquire}, {result.TagRelease, iv.Release}, {result.TagHandoff, iv.Handoff}, {result.TagService, iv.Service},
+		{result.TagAbandon, iv.Abandon}, {result.TagRenew, iv.Renew}} {
 		if h.h == nil || h.h.TotalCount() == 0 {
 			continue
 		}
@@ -139,7 +135,7 @@ func (l *LogWriter) Write(start time.Time, iv Interval) error {
 // began) and the end record, flushes and closes the file and, when all of
 // it is on disk, gives it its own name. It returns the first error; the
 // file then keeps its .partial name.
-func (l *LogWriter) Close(start time.Time) error {
+func (l *Writer) Close(start time.Time) error {
 	l.begin(start)
 	if _, err := fmt.Fprintf(l.buf, hlogEndFormat+"\n", l.n); err != nil && l.err == nil {
 		l.err = fmt.Errorf("result: hlog: %w", err)
@@ -151,17 +147,17 @@ func (l *LogWriter) Close(start time.Time) error {
 		l.err = fmt.Errorf("result: hlog: %w", err)
 	}
 	if l.err == nil {
-		if err := os.Rename(l.path+PartialExt, l.path); err != nil {
+		if err := os.Rename(l.path+result.PartialExt, l.path); err != nil {
 			l.err = fmt.Errorf("result: hlog: %w", err)
 		}
 	}
 	return l.err
 }
 
-// WriteCellLog writes a whole timeline at once (see LogWriter), the last
+// WriteCell writes a whole timeline at once (see Writer), the last
 // interval cut at the cell's measured duration.
-func WriteCellLog(dir string, c Cell, start time.Time, ivs []Interval, writer string) error {
-	l, err := CreateCellLog(dir, c, writer)
+func WriteCell(dir string, c result.Cell, start time.Time, ivs []Interval, writer string) error {
+	l, err := Create(dir, c, writer)
 	if err != nil {
 		return err
 	}

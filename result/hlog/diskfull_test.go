@@ -1,4 +1,4 @@
-package result
+package hlog
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // fullDisk is a file on a disk with room bytes left: past them, writes
@@ -33,19 +35,19 @@ func (d *fullDisk) Write(b []byte) (int, error) {
 func TestLogWriterOnAFullDisk(t *testing.T) {
 	for _, room := range []int{0, 40, 300, 700} {
 		dir := t.TempDir()
-		c := Cell{Impl: "x", Scenario: "hot", Clients: 2}
-		path, err := CreateCellPath(dir, c, HlogExt)
+		c := result.Cell{Impl: "x", Scenario: "hot", Clients: 2}
+		path, err := result.CreateCellPath(dir, c, result.HlogExt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Create(path + PartialExt)
+		f, err := os.Create(path + result.PartialExt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		l := newLogWriter(&fullDisk{File: f, room: room}, path, c.Key(), "test")
 		start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 		for i := range 4 {
-			h := NewHistogram()
+			h := result.NewHistogram()
 			h.RecordValues(int64(100+i), 500)
 			l.Write(start, Interval{Start: start.Add(time.Duration(i) * time.Second), Acquire: h})
 		}
@@ -56,11 +58,11 @@ func TestLogWriterOnAFullDisk(t *testing.T) {
 		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("room %d: %s exists (%v): a log cut by a full disk took the cell's own name", room, path, err)
 		}
-		if l, err := ReadHlog(path + PartialExt); !errors.Is(err, ErrHlogCorrupt) {
-			t.Errorf("room %d: the unfinished log reads as %v, %v; want ErrHlogCorrupt", room, l, err)
+		if l, err := Read(path + result.PartialExt); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("room %d: the unfinished log reads as %v, %v; want ErrCorrupt", room, l, err)
 		}
-		if got := Unfinished(dir, c); got != CellRel(dir, c, HlogExt)+PartialExt {
-			t.Errorf("room %d: Unfinished = %q", room, got)
+		if got := result.Unfinished(dir, c); got != result.CellRel(dir, c, result.HlogExt)+result.PartialExt {
+			t.Errorf("room %d: result.Unfinished = %q", room, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package result
+package hlog
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // CellLog is a cell's interval log: one histogram per tag and interval
@@ -18,22 +20,22 @@ type CellLog struct {
 	Intervals []*hdrhistogram.Histogram
 }
 
-// ReadHlog reads an HdrHistogram interval log written by `lockbench run`.
+// Read reads an HdrHistogram interval log written by `lockbench run`.
 // A log whose first line is the closed-log mark (every log lockbench
 // writes now) must end with its end record, and hold as many interval
 // histograms as that says: a log cut at a line boundary — a process
 // killed, a disk full — otherwise reads as its first seconds without a
-// word. Such a log, or one altered, is an error wrapping ErrHlogCorrupt
+// word. Such a log, or one altered, is an error wrapping ErrCorrupt
 // and naming the file. Logs without the mark, written before it existed,
 // are read as they are: nothing in them can tell a cut.
-func ReadHlog(path string) (*CellLog, error) {
+func Read(path string) (*CellLog, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
 	want, closed, err := hlogEnd(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrHlogCorrupt, path, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrCorrupt, path, err)
 	}
 	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(b))
 	var l CellLog
@@ -48,14 +50,14 @@ func ReadHlog(path string) (*CellLog, error) {
 		l.Intervals = append(l.Intervals, h)
 	}
 	if closed && len(l.Intervals) != want {
-		return nil, fmt.Errorf("%w: %s: %d interval histograms, its end record says %d", ErrHlogCorrupt, path, len(l.Intervals), want)
+		return nil, fmt.Errorf("%w: %s: %d interval histograms, its end record says %d", ErrCorrupt, path, len(l.Intervals), want)
 	}
 	return &l, nil
 }
 
-// ErrHlogCorrupt is wrapped by ReadHlog's error for a closed-format log
+// ErrCorrupt is wrapped by Read's error for a closed-format log
 // cut short or altered.
-var ErrHlogCorrupt = errors.New("result: interval log cut short or altered")
+var ErrCorrupt = errors.New("result: interval log cut short or altered")
 
 // hlogEnd checks a log's closing: closed says the log carries the mark,
 // want is the count its end record gives. An error says why a marked log
@@ -81,11 +83,11 @@ func hlogEnd(b []byte) (want int, closed bool, err error) {
 	return want, true, nil
 }
 
-// ReadCellLog reads a cell's .hlog in dir; a missing one is nil, not an
+// ReadCell reads a cell's .hlog in dir; a missing one is nil, not an
 // error, since runs from before .hlog files existed have none. No interval
 // ends after the cell did (see CutAt).
-func ReadCellLog(dir string, c Cell) (*CellLog, error) {
-	l, err := ReadHlog(CellPath(dir, c, HlogExt))
+func ReadCell(dir string, c result.Cell) (*CellLog, error) {
+	l, err := Read(result.CellPath(dir, c, result.HlogExt))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -139,7 +141,7 @@ func (l *CellLog) Merged(tag string) *hdrhistogram.Histogram {
 	if len(hs) == 0 {
 		return nil
 	}
-	m := NewHistogram()
+	m := result.NewHistogram()
 	for _, h := range hs {
 		m.Merge(h)
 	}

@@ -1,4 +1,4 @@
-package result
+package hlog
 
 import (
 	"bytes"
@@ -9,28 +9,30 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/result"
 )
 
-// CellDigest is what a report needs of a cell's interval log, for one
+// Digest is what a report needs of a cell's interval log, for one
 // tag: every interval's span, count and quantiles, and all of them merged.
-// ReadCellDigest builds it as it decodes the log, dropping each interval
+// ReadDigest builds it as it decodes the log, dropping each interval
 // histogram once its figures are taken, so that what rendering holds does
 // not grow with a cell's length: an hour-long cell's log decodes into
 // thousands of histograms of a quarter megabyte each, and a report that
 // kept them all (CellLog) peaked above a gigabyte. Its methods take the
 // tag as CellLog's do and answer nil for any other; a nil digest (a cell
 // without a log) answers nil too.
-type CellDigest struct {
+type Digest struct {
 	tag    string
 	merged *hdrhistogram.Histogram
 	ivs    []interval
 }
 
-// ReadCellDigest reads the digest of tag from cell c's .hlog in dir, as
-// ReadCellLog reads the log (a missing log is nil, not an error; a closed
+// ReadDigest reads the digest of tag from cell c's .hlog in dir, as
+// ReadCell reads the log (a missing log is nil, not an error; a closed
 // log must be whole; no interval ends after the cell did).
-func ReadCellDigest(dir string, c Cell, tag string) (*CellDigest, error) {
-	path := CellPath(dir, c, HlogExt)
+func ReadDigest(dir string, c result.Cell, tag string) (*Digest, error) {
+	path := result.CellPath(dir, c, result.HlogExt)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -40,10 +42,10 @@ func ReadCellDigest(dir string, c Cell, tag string) (*CellDigest, error) {
 	}
 	want, closed, err := hlogEnd(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrHlogCorrupt, path, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrCorrupt, path, err)
 	}
 	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(b))
-	d := &CellDigest{tag: tag}
+	d := &Digest{tag: tag}
 	n, t0 := 0, int64(math.MaxInt64)
 	for {
 		h, err := r.NextIntervalHistogram()
@@ -60,7 +62,7 @@ func ReadCellDigest(dir string, c Cell, tag string) (*CellDigest, error) {
 		}
 	}
 	if closed && n != want {
-		return nil, fmt.Errorf("%w: %s: %d interval histograms, its end record says %d", ErrHlogCorrupt, path, n, want)
+		return nil, fmt.Errorf("%w: %s: %d interval histograms, its end record says %d", ErrCorrupt, path, n, want)
 	}
 	if c.DurationS > 0 && n > 0 {
 		end := t0 + time.Duration(c.DurationS*float64(time.Second)).Milliseconds()
@@ -74,27 +76,27 @@ func ReadCellDigest(dir string, c Cell, tag string) (*CellDigest, error) {
 }
 
 // DigestOf is the digest of tag of a log already read.
-func DigestOf(l *CellLog, tag string) *CellDigest {
+func DigestOf(l *CellLog, tag string) *Digest {
 	if l == nil {
 		return nil
 	}
-	d := &CellDigest{tag: tag}
+	d := &Digest{tag: tag}
 	for _, h := range l.Tagged(tag) {
 		d.add(h)
 	}
 	return d
 }
 
-func (d *CellDigest) add(h *hdrhistogram.Histogram) {
+func (d *Digest) add(h *hdrhistogram.Histogram) {
 	if d.merged == nil {
-		d.merged = NewHistogram()
+		d.merged = result.NewHistogram()
 	}
 	d.merged.Merge(h)
 	d.ivs = append(d.ivs, intervalOf(h))
 }
 
 // Merged is every interval of tag merged; nil when there is none.
-func (d *CellDigest) Merged(tag string) *hdrhistogram.Histogram {
+func (d *Digest) Merged(tag string) *hdrhistogram.Histogram {
 	if d == nil || tag != d.tag {
 		return nil
 	}
@@ -102,7 +104,7 @@ func (d *CellDigest) Merged(tag string) *hdrhistogram.Histogram {
 }
 
 // IntervalSamples is CellLog.IntervalSamples of the digest's intervals.
-func (d *CellDigest) IntervalSamples(tag string) []IntervalSample {
+func (d *Digest) IntervalSamples(tag string) []IntervalSample {
 	if d == nil || tag != d.tag {
 		return nil
 	}
@@ -110,7 +112,7 @@ func (d *CellDigest) IntervalSamples(tag string) []IntervalSample {
 }
 
 // IntervalStats is CellLog.IntervalStats of the digest's intervals.
-func (d *CellDigest) IntervalStats(tag string) []IntervalStat {
+func (d *Digest) IntervalStats(tag string) []IntervalStat {
 	samples := d.IntervalSamples(tag)
 	if samples == nil {
 		return nil

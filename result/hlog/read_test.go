@@ -1,4 +1,4 @@
-package result
+package hlog
 
 import (
 	"bytes"
@@ -8,20 +8,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/result"
 )
 
 // writeOldLog writes a cell's .hlog as lockbench did before it cut the
 // last interval at the cell's end: every interval a whole second long,
 // the last holding only the acquisitions of its first part.
-func writeOldLog(t *testing.T, dir string, c Cell, perSecond []int64) {
+func writeOldLog(t *testing.T, dir string, c result.Cell, perSecond []int64) {
 	t.Helper()
 	start := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
-	l, err := CreateCellLog(dir, c, "test")
+	l, err := Create(dir, c, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, n := range perSecond {
-		h := NewHistogram()
+		h := result.NewHistogram()
 		h.RecordValues(100, n)
 		l.Write(start, Interval{Start: start.Add(time.Duration(i) * time.Second), Acquire: h})
 	}
@@ -33,13 +35,13 @@ func writeOldLog(t *testing.T, dir string, c Cell, perSecond []int64) {
 func TestReadCellLogCutsTheLastIntervalAtTheCellsEnd(t *testing.T) {
 	dir := t.TempDir()
 	// 3.6 s at 1000/s: the last interval held 600 acquisitions in 0.6 s.
-	c := Cell{Impl: "x", Scenario: "hot", Clients: 1, DurationS: 3.6}
+	c := result.Cell{Impl: "x", Scenario: "hot", Clients: 1, DurationS: 3.6}
 	writeOldLog(t, dir, c, []int64{1000, 1000, 1000, 600})
-	l, err := ReadCellLog(dir, c)
+	l, err := ReadCell(dir, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := l.IntervalSamples(TagAcquire)
+	got := l.IntervalSamples(result.TagAcquire)
 	if len(got) != 4 {
 		t.Fatalf("%d samples, want 4: %+v", len(got), got)
 	}
@@ -51,11 +53,11 @@ func TestReadCellLogCutsTheLastIntervalAtTheCellsEnd(t *testing.T) {
 	// beside whole seconds, and left out rather than shown as a dip.
 	c.DurationS = 3.2
 	writeOldLog(t, dir, c, []int64{1000, 1000, 1000, 200})
-	l, err = ReadCellLog(dir, c)
+	l, err = ReadCell(dir, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range l.IntervalStats(TagAcquire) {
+	for _, s := range l.IntervalStats(result.TagAcquire) {
 		if s.PerS != 1000 {
 			t.Errorf("interval at %.1fs: %.0f/s, want every interval at 1000/s", s.MidS, s.PerS)
 		}
@@ -68,17 +70,17 @@ func TestReadCellLogCutsTheLastIntervalAtTheCellsEnd(t *testing.T) {
 // intervals and no error), and the whole log reads as all it holds.
 func TestReadHlogRefusesALogCutAtALine(t *testing.T) {
 	dir := t.TempDir()
-	c := Cell{Impl: "x", Scenario: "hot", Clients: 1, DurationS: 4}
+	c := result.Cell{Impl: "x", Scenario: "hot", Clients: 1, DurationS: 4}
 	writeOldLog(t, dir, c, []int64{1000, 900, 800, 700})
-	path := CellPath(dir, c, HlogExt)
-	if _, err := os.Stat(path + PartialExt); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s%s still there after Close: %v", path, PartialExt, err)
+	path := result.CellPath(dir, c, result.HlogExt)
+	if _, err := os.Stat(path + result.PartialExt); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s%s still there after Close: %v", path, result.PartialExt, err)
 	}
 	whole, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := ReadHlog(path)
+	l, err := Read(path)
 	if err != nil || len(l.Intervals) != 4 {
 		t.Fatalf("whole log: %v, %v; want 4 intervals", l, err)
 	}
@@ -91,9 +93,9 @@ func TestReadHlogRefusesALogCutAtALine(t *testing.T) {
 		if err := os.WriteFile(path, whole[:i+1], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l, err := ReadHlog(path)
-		if !errors.Is(err, ErrHlogCorrupt) || !strings.Contains(err.Error(), path) {
-			t.Errorf("cut after line %d (%d bytes): %v, err %v; want ErrHlogCorrupt naming %s", cuts, i+1, l, err, path)
+		l, err := Read(path)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+			t.Errorf("cut after line %d (%d bytes): %v, err %v; want ErrCorrupt naming %s", cuts, i+1, l, err, path)
 		}
 	}
 	if cuts < 8 { // mark, version, comment, start, base, legend, 4 intervals
@@ -106,9 +108,9 @@ func TestReadHlogRefusesALogCutAtALine(t *testing.T) {
 // still render and compare.
 func TestReadHlogReadsAnUnmarkedLog(t *testing.T) {
 	dir := t.TempDir()
-	c := Cell{Impl: "x", Scenario: "hot", Clients: 1}
+	c := result.Cell{Impl: "x", Scenario: "hot", Clients: 1}
 	writeOldLog(t, dir, c, []int64{10, 20, 30})
-	path := CellPath(dir, c, HlogExt)
+	path := result.CellPath(dir, c, result.HlogExt)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +120,7 @@ func TestReadHlogReadsAnUnmarkedLog(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := ReadHlog(path)
+	l, err := Read(path)
 	if err != nil || len(l.Intervals) != 3 {
 		t.Fatalf("unmarked log: %v, %v; want its 3 intervals", l, err)
 	}
