@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockbench/lockbench/engine"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds" // every server kind, registered
 	"github.com/lockbench/lockbench/result"
 	_ "github.com/lockbench/lockbench/scenarios" // the load scenarios
 )

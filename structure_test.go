@@ -29,7 +29,7 @@ var layers = []struct {
 	{"leaves: data, names, distributions, the search's arithmetic, parsers, deployment files, the suite's definition", []string{
 		"result", "result/hlog", "suite", "dist", "capacity", "internal/ranktest", "internal/allocs", "internal/serverkind", "internal/dsn", "internal/benchcheck", "internal/clockshim", "compose", "deploy/..."}},
 	{"judgement: typed findings from result data; histories checked for linearizability; the mutual-exclusion checker", []string{"judge", "linear", "exclusion"}},
-	{"the lock interface, the sandbox, rendering", []string{"impl", "internal/sandbox", "report", "report/site"}},
+	{"the lock interface, the sandbox (its core and a folder per server kind), rendering", []string{"impl", "internal/sandbox/...", "report", "report/site"}},
 	{"the drivers and the engine; the servers for tests", []string{"impl/", "engine", "sandboxtest"}},
 	{"what runs on the engine: load and fault scenarios, the shards' rendezvous", []string{"scenarios", "faults", "rendezvous"}},
 	{"runs: plans, capacity searches, the facade", []string{"plan", "."}},

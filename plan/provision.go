@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/dsn"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds" // every server kind, registered
 	"github.com/lockbench/lockbench/result"
 )
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds" // every server kind, registered
 )
 
 // Start returns servers for every need: the addresses named in the

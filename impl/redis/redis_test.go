@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
-	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
 
@@ -340,6 +340,6 @@ func TestGuard(t *testing.T) {
 
 // On a Redis Cluster too, where the Redisson rows' cells guard with it.
 func TestClusterGuard(t *testing.T) {
-	servers := sandboxtest.StartSized(t, map[string]int{sandbox.KindRedisCluster: 3}, redis.ClusterNeed)
+	servers := sandboxtest.StartSized(t, map[string]int{serverkind.RedisCluster: 3}, redis.ClusterNeed)
 	impltest.Register(t, redis.ClusterNeed.Guard, servers[redis.ClusterNeed.Role])
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/sandbox/rediscluster"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
@@ -21,7 +23,7 @@ import (
 // cluster-bus messages per hand-off are higher classic than sharded.
 func TestClusterBurstClassicVsSharded(t *testing.T) {
 	const n, masters = 8, 3
-	servers := sandboxtest.StartSized(t, map[string]int{sandbox.KindRedisCluster: masters}, redis.ClusterNeed)
+	servers := sandboxtest.StartSized(t, map[string]int{serverkind.RedisCluster: masters}, redis.ClusterNeed)
 	burst, _ := engine.LookupScenario("burst")
 	perHandoff := map[string]float64{}
 	for _, mode := range []string{"classic", "sharded"} {
@@ -49,7 +51,7 @@ func TestClusterBurstClassicVsSharded(t *testing.T) {
 		if got := c.Server[cmd]; got != n-1 {
 			t.Errorf("%s: %s = %d, want one per hand-off, %d", mode, cmd, got, n-1)
 		}
-		if got := c.Server[sandbox.ClusterPublishSent]; got != wantBus {
+		if got := c.Server[rediscluster.ClusterPublishSent]; got != wantBus {
 			t.Errorf("%s: %d PUBLISH bus messages, want %d", mode, got, wantBus)
 		}
 		h, ok := result.HandoffCosts(c)

@@ -11,11 +11,12 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
 
 // clusterNeed is a Redis Cluster for the measurement below.
-var clusterNeed = impl.Need{Role: "redis-cluster", Kind: sandbox.KindRedisCluster}
+var clusterNeed = impl.Need{Role: "redis-cluster", Kind: serverkind.RedisCluster}
 
 // TestMeasureClusterPublish measures what one unlock message costs a Redis
 // Cluster of 3 and of 6 masters when waiters listen with SUBSCRIBE (the
@@ -31,7 +32,7 @@ func TestMeasureClusterPublish(t *testing.T) {
 		t.Skip("set LOCKBENCH_MEASURE=1 to measure")
 	}
 	for _, masters := range []int{3, 6} {
-		servers := sandboxtest.StartSized(t, map[string]int{sandbox.KindRedisCluster: masters}, clusterNeed)
+		servers := sandboxtest.StartSized(t, map[string]int{serverkind.RedisCluster: masters}, clusterNeed)
 		addrs := servers[clusterNeed.Role]
 		for _, sharded := range []bool{false, true} {
 			d := measureClusterPublish(t, addrs, sharded, 8, 500)
@@ -80,7 +81,7 @@ func measureClusterPublish(t *testing.T, addrs []string, sharded bool, waiters, 
 	if err := pub.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	k, _ := sandbox.LookupKind(sandbox.KindRedisCluster)
+	k, _ := sandbox.LookupKind(serverkind.RedisCluster)
 	time.Sleep(200 * time.Millisecond) // let the gossip of the subscriptions settle
 	before, err := k.Stats(ctx, addrs)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/sandbox/rediscluster"
+	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
@@ -25,7 +27,7 @@ import (
 // sharded, gossip included. The cluster must be the test's alone.
 func TestClusterBurstClassicVsSharded(t *testing.T) {
 	const n, masters = 8, 3
-	servers := sandboxtest.StartSized(t, map[string]int{sandbox.KindRedisCluster: masters}, redis.ClusterNeed)
+	servers := sandboxtest.StartSized(t, map[string]int{serverkind.RedisCluster: masters}, redis.ClusterNeed)
 	burst, _ := engine.LookupScenario("burst")
 	perHandoff := map[string]float64{}
 	for _, mode := range []string{"classic", "sharded"} {
@@ -54,10 +56,10 @@ func TestClusterBurstClassicVsSharded(t *testing.T) {
 		if classic {
 			wantBus = (masters - 1) * n
 		}
-		if got := c.Server[sandbox.ClusterPublishSent]; got != wantBus {
+		if got := c.Server[rediscluster.ClusterPublishSent]; got != wantBus {
 			t.Errorf("%s: %d PUBLISH bus messages for %d releases, want %d", mode, got, n, wantBus)
 		}
-		if got := c.Server[sandbox.ClusterPublishShardSent]; got != 0 {
+		if got := c.Server[rediscluster.ClusterPublishShardSent]; got != 0 {
 			t.Errorf("%s: %d SPUBLISH bus messages on a cluster without replicas, want 0", mode, got)
 		}
 		// Every release ran on the master of the lock's slot, publishing
@@ -87,7 +89,7 @@ func TestClusterBurstClassicVsSharded(t *testing.T) {
 		}
 		perHandoff[mode] = *h.Messages
 		t.Logf("%s: %.2f cluster-bus messages per hand-off (%d PUBLISH bus messages, %d sent in all)",
-			mode, *h.Messages, c.Server[sandbox.ClusterPublishSent], c.Server[sandbox.ClusterBusSent])
+			mode, *h.Messages, c.Server[rediscluster.ClusterPublishSent], c.Server[rediscluster.ClusterBusSent])
 	}
 	if perHandoff["classic"] <= perHandoff["sharded"] {
 		t.Errorf("cluster-bus messages per hand-off: classic %.2f, sharded %.2f; want classic above sharded", perHandoff["classic"], perHandoff["sharded"])

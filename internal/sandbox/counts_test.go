@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds"
+	"github.com/lockbench/lockbench/internal/sandbox/redis"
+	"github.com/lockbench/lockbench/internal/sandbox/rediscluster"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -22,10 +25,10 @@ func TestEachKindSaysWhatItsCountersMean(t *testing.T) {
 		{serverkind.ZooKeeper, map[string]int64{"packets_received": 61, "packets_sent": 97, "watch_triggered": 36}, 158, "packets", 36, 0},
 		{serverkind.Etcd, map[string]int64{"grpc_messages_received": 40, "grpc_messages_sent": 50, "watch_triggered": 7}, 90, "gRPC messages", 7, 0},
 		// INFO itself is lockbench's reading, not the cell's work.
-		{serverkind.Redis, map[string]int64{"cmdstat_set_calls": 8, "cmdstat_evalsha_calls": 51, "cmdstat_info_calls": 1, sandbox.RedisForks: 2}, 59, "commands + pushes", -1, 2},
+		{serverkind.Redis, map[string]int64{"cmdstat_set_calls": 8, "cmdstat_evalsha_calls": 51, "cmdstat_info_calls": 1, redis.Forks: 2}, 59, "commands + pushes", -1, 2},
 		// A cluster's bus, heartbeats aside, not its commands.
-		{serverkind.RedisCluster, map[string]int64{"cmdstat_evalsha_calls": 51, sandbox.ClusterBusSent: 30, "cluster_stats_messages_ping_sent": 5,
-			"cluster_stats_messages_pong_sent": 7, "cluster_stats_messages_meet_sent": 2, sandbox.ClusterPublishSent: 16}, 16, "cluster-bus messages (heartbeats aside)", -1, 0},
+		{serverkind.RedisCluster, map[string]int64{"cmdstat_evalsha_calls": 51, rediscluster.ClusterBusSent: 30, "cluster_stats_messages_ping_sent": 5,
+			"cluster_stats_messages_pong_sent": 7, "cluster_stats_messages_meet_sent": 2, rediscluster.ClusterPublishSent: 16}, 16, "cluster-bus messages (heartbeats aside)", -1, 0},
 		{serverkind.NATS, map[string]int64{"nats_messages": 12}, 12, "NATS messages", -1, 0},
 		{serverkind.KubeAPIServer, map[string]int64{"apiserver_lease_requests": 53, "apiserver_requests": 70}, 53, "apiserver Lease requests", -1, 0},
 	} {

@@ -11,6 +11,7 @@ import (
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/impl/zk"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds"
 	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/sandboxtest"
 )

@@ -1,4 +1,4 @@
-package sandbox
+package sandbox_test
 
 import (
 	"context"
@@ -13,17 +13,21 @@ import (
 
 	"github.com/lockbench/lockbench/internal/dsn"
 	"github.com/lockbench/lockbench/internal/serverkind"
+
+	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds"
+	mysqlkind "github.com/lockbench/lockbench/internal/sandbox/mysql"
 )
 
 // startKind starts one server of kind, skipping when it is not installed
 // (failing with CI set, as sandboxtest does).
-func startKind(t *testing.T, kind string) *Fleet {
+func startKind(t *testing.T, kind string) *sandbox.Fleet {
 	t.Helper()
-	f, err := Start(context.Background(), Spec{kind: 1})
-	if errors.Is(err, ErrMissing) && MissingFails() {
+	f, err := sandbox.Start(context.Background(), sandbox.Spec{kind: 1})
+	if errors.Is(err, sandbox.ErrMissing) && sandbox.MissingFails() {
 		t.Fatalf("%v (CI is set: a missing server fails the test)", err)
 	}
-	if errors.Is(err, ErrMissing) {
+	if errors.Is(err, sandbox.ErrMissing) {
 		t.Skip(err)
 	}
 	if err != nil {
@@ -55,7 +59,7 @@ func TestDatabaseKinds(t *testing.T) {
 			if !strings.HasPrefix(s.Addr, "127.0.0.1:") {
 				t.Errorf("not on loopback: %s", s.Addr)
 			}
-			k, _ := LookupKind(tc.kind)
+			k, _ := sandbox.LookupKind(tc.kind)
 			if v := k.Version(ctx, s.Addr); !strings.HasPrefix(v, tc.version) {
 				t.Errorf("version %q, want %q…", v, tc.version)
 			}
@@ -71,7 +75,8 @@ func TestDatabaseKinds(t *testing.T) {
 			if got := after[tc.counter] - before[tc.counter]; got != n+tc.extra {
 				t.Errorf("%s moved by %d over %d statements, want %d", tc.counter, got, n, n+tc.extra)
 			}
-			pid, dir := s.cmd.Process.Pid, f.dir
+			pid, _ := s.Pid()
+			dir := f.Dir()
 			if err := f.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +93,7 @@ func TestDatabaseKinds(t *testing.T) {
 // waitCounter reads the counters until name reaches want or a few
 // seconds pass: PostgreSQL's backends publish theirs when idle, at most
 // once a second.
-func waitCounter(t *testing.T, k Kind, addr, name string, want int64) map[string]int64 {
+func waitCounter(t *testing.T, k sandbox.Kind, addr, name string, want int64) map[string]int64 {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -118,7 +123,7 @@ func pgQueries(ctx context.Context, addr string, n int) error {
 }
 
 func mysqlQueries(ctx context.Context, addr string, n int) error {
-	db, err := openMySQL(addr, 2*time.Second)
+	db, err := mysqlkind.Open(addr, 2*time.Second)
 	if err != nil {
 		return err
 	}

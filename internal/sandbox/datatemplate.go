@@ -21,10 +21,10 @@ var templates struct {
 	dirs map[string]string // key → initialised data directory
 }
 
-// dataFrom fills data (which must not exist) with a copy of the template
+// DataFrom fills data (which must not exist) with a copy of the template
 // for key, making the template with initialise(ctx, dir) first if needed.
 // user owns the template (see handOver).
-func dataFrom(ctx context.Context, key, user, data string, initialise func(ctx context.Context, dir string) error) error {
+func DataFrom(ctx context.Context, key, user, data string, initialise func(ctx context.Context, dir string) error) error {
 	tmpl, err := template(ctx, key, user, initialise)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func dataFrom(ctx context.Context, key, user, data string, initialise func(ctx c
 	// cp -a keeps owners and modes: PostgreSQL wants its data directory
 	// its own, mode 0700.
 	if b, err := exec.CommandContext(ctx, "cp", "-a", tmpl, data).CombinedOutput(); err != nil {
-		return fmt.Errorf("sandbox: copy %s: %w: %s", tmpl, err, lastLines(string(b), 2))
+		return fmt.Errorf("sandbox: copy %s: %w: %s", tmpl, err, LastLines(string(b), 2))
 	}
 	return nil
 }
@@ -57,7 +57,7 @@ func template(ctx context.Context, key, user string, initialise func(ctx context
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
-	if err := handOver(user, top, parent, dir); err != nil {
+	if err := HandOver(user, top, parent, dir); err != nil {
 		return "", err
 	}
 	if err := initialise(ctx, dir); err != nil {

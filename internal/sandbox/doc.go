@@ -1,10 +1,13 @@
 // Package sandbox starts the real servers a run needs on free loopback
-// ports in a temporary directory, and stops them all again. Each kind of
-// server registers itself here (RegisterKind, one file a kind: Redis, a
-// Redis Cluster, ZooKeeper, etcd, PostgreSQL, MariaDB, NATS and a
-// kube-apiserver, under the names of package serverkind) with
-// how to start, find, read and version it, and what fault scenarios may
-// do to it (replicate, promote, ask an ensemble member its mode).
+// ports in a temporary directory, and stops them all again. It is the
+// core: process lifecycle (Launch, Stop, Kill, Freeze, Restart), the CPU
+// time of the processes that serve an address, the server profiles, and
+// the registry of kinds. Each kind of server is a package of its own
+// beside it (internal/sandbox/redis, …/zookeeper, …), which registers with
+// RegisterKind how to start, find, read and version its servers, what its
+// counters mean (Kind.Counts), and what fault scenarios may do to it
+// (replicate, promote, ask an ensemble member its mode); package
+// internal/sandbox/kinds imports them all.
 //
 // It feels like httptest: Start returns a Fleet whose addresses are
 // exported and whose Close stops everything. Nothing is persisted. Every

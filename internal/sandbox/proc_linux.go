@@ -167,8 +167,8 @@ func parseStat(b []byte) (proc, bool) {
 	return p, true
 }
 
-// inUse reports whether a process has dir as its working directory.
-func inUse(dir string) bool {
+// InUse reports whether a process has dir as its working directory.
+func InUse(dir string) bool {
 	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
 	for _, c := range cwds {
 		if d, err := os.Readlink(c); err == nil && d == dir {

@@ -28,8 +28,8 @@ func (*cpuMemo) procCPU(int) (time.Duration, bool) { return 0, false }
 
 func (*cpuMemo) cpuOf([]int) (time.Duration, bool) { return 0, false }
 
-// inUse cannot be told cheaply outside Linux: nothing is taken for in use.
-func inUse(string) bool { return false }
+// InUse cannot be told cheaply outside Linux: nothing is taken for in use.
+func InUse(string) bool { return false }
 
 // Serving finds, outside Linux, the process of a server this lockbench
 // started alone: the process group's leader (see the Linux version).

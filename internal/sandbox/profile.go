@@ -69,7 +69,7 @@ func ProfileOf(ctx context.Context) Profile {
 }
 
 // Fast reports whether ctx asks for the fast profile.
-func fast(ctx context.Context) bool { return ProfileOf(ctx) == ProfileFast }
+func Fast(ctx context.Context) bool { return ProfileOf(ctx) == ProfileFast }
 
 type envKey struct{}
 

@@ -4,8 +4,8 @@ package sandbox
 
 import "os/exec"
 
-// runAs does nothing where there are no Unix accounts.
-func runAs(*exec.Cmd, string) error { return nil }
+// RunAs does nothing where there are no Unix accounts.
+func RunAs(*exec.Cmd, string) error { return nil }
 
-// handOver does nothing where there are no Unix accounts.
-func handOver(string, string, ...string) error { return nil }
+// HandOver does nothing where there are no Unix accounts.
+func HandOver(string, string, ...string) error { return nil }

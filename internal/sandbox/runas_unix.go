@@ -13,12 +13,12 @@ import (
 	"syscall"
 )
 
-// runAs makes cmd run as the system account name when lockbench runs as
+// RunAs makes cmd run as the system account name when lockbench runs as
 // root, and leaves it alone otherwise (a user's own servers run as that
 // user). The switch happens in the child before exec, so the parent-death
 // signal is set after it and still holds for the server itself — a
 // wrapper such as runuser would keep it for the wrapper only.
-func runAs(cmd *exec.Cmd, name string) error {
+func RunAs(cmd *exec.Cmd, name string) error {
 	if name == "" || os.Geteuid() != 0 {
 		return nil
 	}
@@ -47,11 +47,11 @@ func account(name string) (uid, gid uint32, err error) {
 	return uint32(a), uint32(b), nil
 }
 
-// handOver gives the directories a server of account name writes to that
+// HandOver gives the directories a server of account name writes to that
 // account, and lets it pass through their parents up to top (the
 // sandbox's own directory, made private by MkdirTemp). It does nothing
 // unless lockbench runs as root.
-func handOver(name, top string, dirs ...string) error {
+func HandOver(name, top string, dirs ...string) error {
 	if name == "" || os.Geteuid() != 0 {
 		return nil
 	}

@@ -100,9 +100,9 @@ func (f *Fleet) start(ctx context.Context, k Kind, n int) error {
 }
 
 // Addrs returns the addresses of the servers of kind, in start order.
-func (f *Fleet) Addrs(kind string) []string { return addrs(f.Servers[kind]) }
+func (f *Fleet) Addrs(kind string) []string { return Addrs(f.Servers[kind]) }
 
-func addrs(ss []*Server) []string {
+func Addrs(ss []*Server) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = s.Addr
@@ -180,4 +180,26 @@ func retryPorts(ctx context.Context, start func(attempt int) error) error {
 		}
 	}
 	return err
+}
+
+// StartEach starts n independent servers of one binary, found by find,
+// each in a directory of its own (prefix-0, prefix-1, …), and returns
+// those started so far with the first error.
+func StartEach(ctx context.Context, dir string, n int, prefix string, find func() (string, error),
+	start func(ctx context.Context, bin, dir string) (*Server, error)) ([]*Server, error) {
+	bin, err := find()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Server
+	for i := range n {
+		s, err := start(ctx, bin, filepath.Join(dir, fmt.Sprintf("%s-%d", prefix, i)))
+		if s != nil {
+			out = append(out, s)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }

@@ -1,9 +1,8 @@
-package sandbox
+package sandbox_test
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +12,15 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/serverkind"
+
+	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds"
 )
 
 func TestStartAndClose(t *testing.T) {
-	need(t, serverkind.Redis, serverkind.ZooKeeper)
+	sandbox.Need(t, serverkind.Redis, serverkind.ZooKeeper)
 	ctx := context.Background()
-	f, err := Start(ctx, Spec{serverkind.Redis: 2, serverkind.ZooKeeper: 1})
+	f, err := sandbox.Start(ctx, sandbox.Spec{serverkind.Redis: 2, serverkind.ZooKeeper: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +35,18 @@ func TestStartAndClose(t *testing.T) {
 			t.Errorf("%s not on loopback: %s", s.Kind, s.Addr)
 		}
 	}
-	if r, err := probe(ctx, f.Servers[serverkind.ZooKeeper][0].Addr, "mntr"); err != nil || !strings.Contains(r, "zk_sum_node_children_watch_count") {
+	if r, err := sandbox.Probe(ctx, f.Servers[serverkind.ZooKeeper][0].Addr, "mntr"); err != nil || !strings.Contains(r, "zk_sum_node_children_watch_count") {
 		t.Errorf("mntr not allowed: %q %v", r, err)
 	}
 	var pids []int
 	for _, s := range append(f.Servers[serverkind.Redis], f.Servers[serverkind.ZooKeeper]...) {
-		pids = append(pids, s.cmd.Process.Pid)
+		pid, ok := s.Pid()
+		if !ok {
+			t.Fatalf("%s on %s is not running", s.Kind, s.Addr)
+		}
+		pids = append(pids, pid)
 	}
-	dir := f.dir
+	dir := f.Dir()
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +61,9 @@ func TestStartAndClose(t *testing.T) {
 }
 
 func TestRestartKilledRedis(t *testing.T) {
-	need(t, serverkind.Redis)
+	sandbox.Need(t, serverkind.Redis)
 	ctx := context.Background()
-	f, err := Start(ctx, Spec{serverkind.Redis: 1})
+	f, err := sandbox.Start(ctx, sandbox.Spec{serverkind.Redis: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,33 +75,14 @@ func TestRestartKilledRedis(t *testing.T) {
 	if s.Running() {
 		t.Fatal("running after Kill")
 	}
-	if _, err := probe(ctx, s.Addr, "PING\r\n"); err == nil {
+	if _, err := sandbox.Probe(ctx, s.Addr, "PING\r\n"); err == nil {
 		t.Fatal("killed server still answers")
 	}
 	if err := s.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := probe(ctx, s.Addr, "PING\r\n"); err != nil || !strings.HasPrefix(r, "+PONG") {
+	if r, err := sandbox.Probe(ctx, s.Addr, "PING\r\n"); err != nil || !strings.HasPrefix(r, "+PONG") {
 		t.Fatalf("after restart: %q %v", r, err)
-	}
-}
-
-func TestMissingBinaryNamesPackage(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	saved := redisCandidates
-	redisCandidates = nil
-	t.Cleanup(func() { redisCandidates = saved })
-	f, err := Start(context.Background(), Spec{serverkind.Redis: 1})
-	if f != nil {
-		f.Close()
-		t.Fatal("Start returned a fleet without redis-server")
-	}
-	var me *MissingError
-	if !errors.As(err, &me) || !errors.Is(err, ErrMissing) {
-		t.Fatalf("want MissingError, got %v", err)
-	}
-	if !strings.Contains(err.Error(), "apt-get install -y redis-server") {
-		t.Fatalf("error does not name the install command: %v", err)
 	}
 }
 
@@ -103,15 +90,15 @@ func TestEnsembleHasQuorum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ensemble start takes a few seconds")
 	}
-	need(t, serverkind.ZooKeeper)
-	f, err := Start(context.Background(), Spec{serverkind.ZooKeeper: 3})
+	sandbox.Need(t, serverkind.ZooKeeper)
+	f, err := sandbox.Start(context.Background(), sandbox.Spec{serverkind.ZooKeeper: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	leaders := 0
 	for _, s := range f.Servers[serverkind.ZooKeeper] {
-		r, err := probe(context.Background(), s.Addr, "srvr")
+		r, err := sandbox.Probe(context.Background(), s.Addr, "srvr")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,23 +111,11 @@ func TestEnsembleHasQuorum(t *testing.T) {
 	}
 }
 
-// A port taken between the probe and the server's bind costs a retry, not
-// the run.
-func TestStartSurvivesATakenPort(t *testing.T) {
-	need(t, serverkind.Redis)
-	tries := 0
-	err := retryPorts(context.Background(), func(int) error {
-		tries++
-		if tries < 3 {
-			return fmt.Errorf("redis on 127.0.0.1:1 %w: bind: address in use", errExitedAtStart)
-		}
-		return nil
-	})
-	if err != nil || tries != 3 {
-		t.Fatalf("after %d tries: %v", tries, err)
-	}
-	// A server that never becomes ready is stopped, not leaked, and gone
-	// by the time Start returns. The server is a redis-server first on
+// A server that never becomes ready is stopped, not leaked, and gone by
+// the time Start returns.
+func TestStartStopsAServerNeverReady(t *testing.T) {
+	sandbox.Need(t, serverkind.Redis)
+	// The server is a redis-server first on
 	// PATH that never answers; its temp dir is under our own TMPDIR, so
 	// pgrep sees no other test's servers.
 	bin := t.TempDir()
@@ -153,7 +128,7 @@ func TestStartSurvivesATakenPort(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	f, err := Start(ctx, Spec{serverkind.Redis: 1})
+	f, err := sandbox.Start(ctx, sandbox.Spec{serverkind.Redis: 1})
 	if err == nil {
 		f.Close()
 		t.Fatal("a redis-server that never answers PING was taken as ready")

@@ -45,6 +45,65 @@ type Server struct {
 	cpu cpuMemo
 }
 
+// Process is how a kind runs one of its servers: what NewServer makes a
+// Server of and Launch starts.
+type Process struct {
+	Kind string // the kind's name (serverkind)
+	Addr string // host:port clients will connect to
+	// Dir is the server's working directory; Log the file its output
+	// goes to.
+	Dir, Log string
+	Bin      string
+	Args     []string
+	// Ready answers nil once the server on addr serves clients.
+	Ready func(ctx context.Context, addr string) error
+	// User, if set, is the system account the server runs as when
+	// lockbench runs as root (PostgreSQL refuses to run as root).
+	User string
+	// StopSignal is the signal Stop sends first; SIGTERM when zero.
+	StopSignal syscall.Signal
+	// Prestart, if set, runs before every start: waiting out what a
+	// killed predecessor left behind, say.
+	Prestart func(ctx context.Context) error
+	// Backing are servers started for this one alone, which it runs on
+	// (a kube-apiserver's etcd): their CPU is this server's, and the
+	// fleet stops them after it.
+	Backing []*Server
+}
+
+// NewServer is the server p describes, not yet started (Launch starts it).
+func NewServer(p Process) *Server {
+	return &Server{Kind: p.Kind, Addr: p.Addr, dir: p.Dir, logPath: p.Log, args: p.Args, bin: p.Bin, ready: p.Ready,
+		user: p.User, stopSig: p.StopSignal, prestart: p.Prestart, backing: p.Backing}
+}
+
+// Launch starts the server and returns once it answers (its Ready) or
+// ctx ends; a server that failed to answer is still the caller's to stop.
+func (s *Server) Launch(ctx context.Context) error { return s.start(ctx) }
+
+// Launch starts the server p describes: NewServer, then its Launch.
+func Launch(ctx context.Context, p Process) (*Server, error) {
+	s := NewServer(p)
+	return s, s.start(ctx)
+}
+
+// Pid is the server's process, while it runs.
+func (s *Server) Pid() (int, bool) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil || !s.Running() {
+		return 0, false
+	}
+	return cmd.Process.Pid, true
+}
+
+// Bin is the server's executable.
+func (s *Server) Bin() string { return s.bin }
+
+// Backing is what the server runs on (see Process.Backing).
+func (s *Server) Backing() []*Server { return s.backing }
+
 // Dir is the directory the server runs in (its working directory).
 func (s *Server) Dir() string { return s.dir }
 
@@ -85,7 +144,7 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()
-	if err := runAs(cmd, s.user); err != nil {
+	if err := RunAs(cmd, s.user); err != nil {
 		logf.Close()
 		return err
 	}
@@ -191,9 +250,9 @@ func (s *Server) Restart(ctx context.Context) error {
 	return s.start(ctx)
 }
 
-// freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
+// FreePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
 // are held until all are chosen so that the kernel cannot hand one out twice.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
 		for _, l := range ls {
@@ -212,8 +271,9 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// probe sends a command over a fresh TCP connection and returns the reply.
-func probe(ctx context.Context, addr, cmd string) (string, error) {
+// Probe sends a command over a fresh TCP connection and returns the
+// reply: a kind's readiness probe (Process.Ready), say.
+func Probe(ctx context.Context, addr, cmd string) (string, error) {
 	d := net.Dialer{Timeout: time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -285,12 +345,5 @@ func pidOf(addr string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	s := v.(*Server)
-	s.mu.Lock()
-	cmd := s.cmd
-	s.mu.Unlock()
-	if cmd == nil || !s.Running() {
-		return 0, false
-	}
-	return cmd.Process.Pid, true
+	return v.(*Server).Pid()
 }

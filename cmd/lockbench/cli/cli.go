@@ -21,6 +21,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	_ "github.com/lockbench/lockbench/impl/all"
 	"github.com/lockbench/lockbench/internal/sandbox"
+	_ "github.com/lockbench/lockbench/internal/sandbox/kinds" // every server kind, registered
 	"github.com/lockbench/lockbench/plan"
 )
 

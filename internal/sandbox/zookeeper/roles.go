@@ -1,4 +1,4 @@
-package sandbox
+package zookeeper
 
 import (
 	"context"
@@ -7,15 +7,9 @@ import (
 	"net"
 	"strings"
 	"time"
-)
 
-// promote turns a Redis replica into a master, as Sentinel would.
-func promote(ctx context.Context, addr string) error {
-	if _, err := command(ctx, addr, "REPLICAOF", "NO", "ONE"); err != nil {
-		return fmt.Errorf("sandbox: promote %s: %w", addr, err)
-	}
-	return nil
-}
+	"github.com/lockbench/lockbench/internal/sandbox"
+)
 
 // zkMode asks a ZooKeeper server for its part with the srvr four-letter
 // word: "leader", "follower" or "standalone".
@@ -40,4 +34,13 @@ func zkMode(ctx context.Context, addr string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("sandbox: zookeeper %s: no mode in %q", addr, strings.TrimSpace(string(b)))
+}
+
+// zkVersion asks a ZooKeeper server for its version through srvr.
+func zkVersion(ctx context.Context, addr string) string {
+	return sandbox.Ask(ctx, addr, "srvr", func(line string) (string, bool) {
+		v, ok := strings.CutPrefix(line, "Zookeeper version: ")
+		v, _, _ = strings.Cut(v, ",")
+		return "zookeeper " + strings.TrimSpace(v), ok
+	})
 }

@@ -1,4 +1,7 @@
-package sandbox
+// Package postgres is the sandbox's PostgreSQL kind: Debian's server from
+// a data template, run as its own account, its settings per profile, its
+// version and its statistics counters.
+package postgres
 
 import (
 	"context"
@@ -15,27 +18,23 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lockbench/lockbench/internal/dsn"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
-
-// DatabaseConnections is how many connections a sandboxed PostgreSQL or
-// MariaDB accepts: a client per connection up to the largest plans
-// lockbench runs on one machine, plus the harness's own.
-const DatabaseConnections = 2000
 
 // postgresUser is the account a sandboxed PostgreSQL runs as when
 // lockbench runs as root: initdb and postgres refuse root.
 const postgresUser = "postgres"
 
 func init() {
-	RegisterKind(Kind{
+	sandbox.RegisterKind(sandbox.Kind{
 		Name: serverkind.Postgres, Flag: "postgres",
 		Start:   startPostgres,
 		Find:    func() error { _, err := postgresBinDir(); return err },
 		Stats:   postgresStats,
 		Version: postgresVersion,
-		Settings: func(p Profile) string {
-			if p == ProfileFast {
+		Settings: func(p sandbox.Profile) string {
+			if p == sandbox.ProfileFast {
 				return strings.Join(postgresFast, " ")
 			}
 			return "fsync, synchronous_commit and full_page_writes on (PostgreSQL's defaults)"
@@ -71,7 +70,7 @@ func postgresBinDir() (string, error) {
 			return d, nil
 		}
 	}
-	return "", &MissingError{What: "PostgreSQL (initdb and postgres; $LOCKBENCH_PG_BIN, PATH or /usr/lib/postgresql/N/bin)",
+	return "", &sandbox.MissingError{What: "PostgreSQL (initdb and postgres; $LOCKBENCH_PG_BIN, PATH or /usr/lib/postgresql/N/bin)",
 		Install: "apt-get install -y postgresql"}
 }
 
@@ -82,12 +81,12 @@ func majorOf(dir string) int {
 }
 
 // startPostgres initialises and starts n independent servers.
-func startPostgres(ctx context.Context, dir string, n int) ([]*Server, error) {
+func startPostgres(ctx context.Context, dir string, n int) ([]*sandbox.Server, error) {
 	bin, err := postgresBinDir()
 	if err != nil {
 		return nil, err
 	}
-	var out []*Server
+	var out []*sandbox.Server
 	for i := range n {
 		s, err := startOnePostgres(ctx, bin, dir, filepath.Join(dir, fmt.Sprintf("postgres-%d", i)))
 		if s != nil {
@@ -103,50 +102,50 @@ func startPostgres(ctx context.Context, dir string, n int) ([]*Server, error) {
 // startOnePostgres gives d a data directory initialised by initdb (see
 // dataFrom) and starts the server on a free
 // loopback port, TCP only (no Unix socket to leave behind), with fsync
-// as the profile says and room for DatabaseConnections clients. Its
+// as the profile says and room for sandbox.DatabaseConnections clients. Its
 // data directory stays across Stop and Restart, as a real server's does;
 // its locks, held in memory, do not.
-func startOnePostgres(ctx context.Context, bin, top, d string) (*Server, error) {
+func startOnePostgres(ctx context.Context, bin, top, d string) (*sandbox.Server, error) {
 	data := filepath.Join(d, "data")
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if err := handOver(postgresUser, filepath.Dir(top), d); err != nil {
+	if err := sandbox.HandOver(postgresUser, filepath.Dir(top), d); err != nil {
 		return nil, err
 	}
-	if err := dataFrom(ctx, "postgres "+bin, postgresUser, data, func(ctx context.Context, dir string) error {
+	if err := sandbox.DataFrom(ctx, "postgres "+bin, postgresUser, data, func(ctx context.Context, dir string) error {
 		initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", dir, "-A", "trust", "-U", dsn.PostgresUser,
 			"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
-		if err := runAs(initdb, postgresUser); err != nil {
+		if err := sandbox.RunAs(initdb, postgresUser); err != nil {
 			return err
 		}
 		if b, err := initdb.CombinedOutput(); err != nil {
-			return fmt.Errorf("sandbox: initdb: %w: %s", err, lastLines(string(b), 3))
+			return fmt.Errorf("sandbox: initdb: %w: %s", err, sandbox.LastLines(string(b), 3))
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(1)
+	ports, err := sandbox.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		Kind: serverkind.Postgres, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: d, bin: filepath.Join(bin, "postgres"),
-		logPath: filepath.Join(d, "postgres.log"), user: postgresUser,
+	p := sandbox.Process{
+		Kind: serverkind.Postgres, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Dir: d, Bin: filepath.Join(bin, "postgres"),
+		Log: filepath.Join(d, "postgres.log"), User: postgresUser,
 		// SIGTERM is a smart shutdown, which waits for every client to
 		// leave; SIGINT ends their sessions and stops at once.
-		stopSig:  syscall.SIGINT,
-		prestart: func(ctx context.Context) error { return waitBackendsGone(ctx, data) },
-		args: []string{"-D", data, "-p", strconv.Itoa(ports[0]),
+		StopSignal: syscall.SIGINT,
+		Prestart:   func(ctx context.Context) error { return waitBackendsGone(ctx, data) },
+		Args: []string{"-D", data, "-p", strconv.Itoa(ports[0]),
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-			"-c", "max_connections=" + strconv.Itoa(DatabaseConnections)},
-		ready: postgresReady,
+			"-c", "max_connections=" + strconv.Itoa(sandbox.DatabaseConnections)},
+		Ready: postgresReady,
 	}
-	if fast(ctx) {
-		s.args = append(s.args, postgresFast...)
+	if sandbox.Fast(ctx) {
+		p.Args = append(p.Args, postgresFast...)
 	}
-	return s, s.start(ctx)
+	return sandbox.Launch(ctx, p)
 }
 
 // postgresReady answers once the server accepts a session and a query,
@@ -177,7 +176,7 @@ func postgresStats(ctx context.Context, addrs []string) (map[string]int64, error
 	for _, a := range addrs {
 		c, db, err := postgresObserver(ctx, a)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrStatsRefused, a, err)
+			return nil, fmt.Errorf("%w: %s: %v", sandbox.ErrStatsRefused, a, err)
 		}
 		vals := make([]int64, len(postgresCounters))
 		ptrs := make([]any, len(vals))
@@ -190,7 +189,7 @@ func postgresStats(ctx context.Context, addrs []string) (map[string]int64, error
 		err = c.QueryRow(ctx, "SELECT "+strings.Join(postgresCounters, ", ")+" FROM pg_stat_database WHERE datname = $1", db).Scan(ptrs...)
 		c.Close(context.Background())
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrStatsRefused, a, err)
+			return nil, fmt.Errorf("%w: %s: %v", sandbox.ErrStatsRefused, a, err)
 		}
 		for i, k := range postgresCounters {
 			out["pg_"+k] += vals[i]
@@ -234,12 +233,6 @@ func postgresVersion(ctx context.Context, addr string) string {
 	return "postgres " + v
 }
 
-// lastLines returns the last n lines of s, for error messages.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], " | ")
-}
-
 // waitBackendsGone waits until no process works in data: the backends of
 // a killed postmaster live on (each in a session of its own, out of the
 // process group Kill signals) until they notice it died, holding its
@@ -247,7 +240,7 @@ func lastLines(s string, n int) string {
 func waitBackendsGone(ctx context.Context, data string) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for inUse(data) {
+	for sandbox.InUse(data) {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("sandbox: processes of a previous postgres still work in %s: %w", data, ctx.Err())

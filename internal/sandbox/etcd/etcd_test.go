@@ -1,4 +1,4 @@
-package sandbox
+package etcd
 
 import (
 	"bufio"
@@ -11,15 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // startEtcdFleet starts etcd members for the test, or skips it, saying how
 // to install etcd, when there is none.
-func startEtcdFleet(t *testing.T, n int) *Fleet {
+func startEtcdFleet(t *testing.T, n int) *sandbox.Fleet {
 	t.Helper()
-	need(t, serverkind.Etcd)
-	f, err := Start(context.Background(), Spec{serverkind.Etcd: n})
+	sandbox.Need(t, serverkind.Etcd)
+	f, err := sandbox.Start(context.Background(), sandbox.Spec{serverkind.Etcd: n})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestEtcdStartsAndReports(t *testing.T) {
 	if len(addrs) != 1 || !strings.HasPrefix(addrs[0], "127.0.0.1:") {
 		t.Fatalf("addresses %v, want one on loopback", addrs)
 	}
-	body, err := etcdGet(ctx, addrs[0], "/health", 2*time.Second)
+	body, err := sandbox.Get(ctx, addrs[0], "/health", 2*time.Second)
 	if err != nil || !strings.Contains(string(body), `"health":"true"`) {
 		t.Fatalf("/health: %q %v", body, err)
 	}
@@ -155,14 +156,14 @@ func TestEtcdClusterOfThree(t *testing.T) {
 
 func TestEtcdMissingSaysHowToInstall(t *testing.T) {
 	t.Setenv("LOCKBENCH_ETCD_BIN", filepath.Join(t.TempDir(), "no-etcd"))
-	f, err := Start(context.Background(), Spec{serverkind.Etcd: 1})
+	f, err := sandbox.Start(context.Background(), sandbox.Spec{serverkind.Etcd: 1})
 	if f != nil {
 		f.Close()
 		t.Fatal("Start returned a fleet without an etcd binary")
 	}
-	var me *MissingError
-	if !errors.As(err, &me) || !errors.Is(err, ErrMissing) {
-		t.Fatalf("want MissingError, got %v", err)
+	var me *sandbox.MissingError
+	if !errors.As(err, &me) || !errors.Is(err, sandbox.ErrMissing) {
+		t.Fatalf("want sandbox.MissingError, got %v", err)
 	}
 	if !strings.Contains(err.Error(), "scripts/install-servers") {
 		t.Fatalf("error does not name scripts/install-servers: %v", err)
@@ -180,7 +181,7 @@ func TestEtcdStatsRefusedByANonEtcd(t *testing.T) {
 	addr := ln.Addr().String()
 	go srv.Serve(ln)
 	defer srv.Close()
-	if _, err := etcdStats(context.Background(), []string{addr}); !errors.Is(err, ErrStatsRefused) {
+	if _, err := etcdStats(context.Background(), []string{addr}); !errors.Is(err, sandbox.ErrStatsRefused) {
 		t.Fatalf("stats of a server without etcd metrics: %v, want ErrStatsRefused", err)
 	}
 }

@@ -1,13 +1,14 @@
-package sandbox
+// Package etcd is the sandbox's etcd kind: a member or a cluster built
+// from etcd's module, its fsync setting per profile, its version, and its
+// /metrics counters and what they mean (gRPC messages, watch events).
+package etcd
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -25,16 +27,16 @@ import (
 // the one whose counters are all on one process; --etcd-cluster 3 (or
 // `lockbench sandbox --etcd 3`) starts three members for quorum writes.
 func init() {
-	RegisterKind(Kind{
+	sandbox.RegisterKind(sandbox.Kind{
 		Name: serverkind.Etcd, Flag: "etcd", Ensemble: true,
 		SizeFlag: "etcd-cluster", SizeUsage: "size of the sandboxed etcd cluster: 1 member or 3 (quorum writes)",
-		Start:   startEtcd,
-		Find:    func() error { _, err := findEtcd(); return err },
+		Start:   Start,
+		Find:    func() error { _, err := Find(); return err },
 		Stats:   etcdStats,
 		Counts:  etcdCounts,
 		Version: etcdVersion,
-		Settings: func(p Profile) string {
-			if p == ProfileFast {
+		Settings: func(p sandbox.Profile) string {
+			if p == sandbox.ProfileFast {
 				return "--unsafe-no-fsync"
 			}
 			return "fsync on (etcd's default)"
@@ -51,11 +53,11 @@ func etcdCandidates() []string {
 	return nil
 }
 
-// findEtcd finds the etcd server: $LOCKBENCH_ETCD_BIN, etcd on PATH, or the
+// Find finds the etcd server: $LOCKBENCH_ETCD_BIN, etcd on PATH, or the
 // binary scripts/install-servers builds. Debian's etcd-server (3.4) is too
 // old for the flags used here (--unsafe-no-fsync came with 3.5).
-func findEtcd() (string, error) {
-	missing := &MissingError{What: "etcd (3.5 or later; $LOCKBENCH_ETCD_BIN, PATH or ~/.cache/lockbench/bin/etcd)",
+func Find() (string, error) {
+	missing := &sandbox.MissingError{What: "etcd (3.5 or later; $LOCKBENCH_ETCD_BIN, PATH or ~/.cache/lockbench/bin/etcd)",
 		Install: "cd tools/etcd && go build -o ~/.cache/lockbench/bin/etcd ."}
 	if p := os.Getenv("LOCKBENCH_ETCD_BIN"); p != "" {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
@@ -74,7 +76,7 @@ func findEtcd() (string, error) {
 	return "", missing
 }
 
-// startEtcd starts a cluster of n members on free loopback ports, each
+// Start starts a cluster of n members on free loopback ports, each
 // with a client and a peer port, and returns once every member reports
 // itself healthy (which needs an elected leader). In the production
 // profile its write-ahead log is fsynced as etcd's defaults do; in the fast
@@ -87,12 +89,12 @@ func findEtcd() (string, error) {
 // A member's data directory stays across Stop and Restart: an etcd member
 // comes back with its log, as a cluster member must (one restarted empty
 // would not be let back in).
-func startEtcd(ctx context.Context, dir string, n int) ([]*Server, error) {
-	bin, err := findEtcd()
+func Start(ctx context.Context, dir string, n int) ([]*sandbox.Server, error) {
+	bin, err := Find()
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2 * n)
+	ports, err := sandbox.FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -105,17 +107,17 @@ func startEtcd(ctx context.Context, dir string, n int) ([]*Server, error) {
 	if n > 1 {
 		heartbeat, election = "50", "500"
 	}
-	servers := make([]*Server, n)
+	servers := make([]*sandbox.Server, n)
 	for i := range n {
 		d := filepath.Join(dir, fmt.Sprintf("etcd-%d", i))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		client := "http://127.0.0.1:" + strconv.Itoa(ports[2*i])
-		servers[i] = &Server{
-			Kind: serverkind.Etcd, Addr: "127.0.0.1:" + strconv.Itoa(ports[2*i]), dir: d, bin: bin,
-			logPath: filepath.Join(d, "etcd.log"),
-			args: []string{
+		p := sandbox.Process{
+			Kind: serverkind.Etcd, Addr: "127.0.0.1:" + strconv.Itoa(ports[2*i]), Dir: d, Bin: bin,
+			Log: filepath.Join(d, "etcd.log"),
+			Args: []string{
 				"--name", fmt.Sprintf("etcd-%d", i),
 				"--data-dir", filepath.Join(d, "data"),
 				"--listen-client-urls", client, "--advertise-client-urls", client,
@@ -125,16 +127,17 @@ func startEtcd(ctx context.Context, dir string, n int) ([]*Server, error) {
 				"--heartbeat-interval", heartbeat, "--election-timeout", election,
 				"--log-level", "error",
 			},
-			ready: etcdReady,
+			Ready: etcdReady,
 		}
-		if fast(ctx) {
-			servers[i].args = append(servers[i].args, "--unsafe-no-fsync")
+		if sandbox.Fast(ctx) {
+			p.Args = append(p.Args, "--unsafe-no-fsync")
 		}
+		servers[i] = sandbox.NewServer(p)
 	}
 	// Members wait for each other to elect a leader: launch all, then wait.
 	errc := make(chan error, n)
 	for _, s := range servers {
-		go func(s *Server) { errc <- s.start(ctx) }(s)
+		go func(s *sandbox.Server) { errc <- s.Launch(ctx) }(s)
 	}
 	var firstErr error
 	for range servers {
@@ -148,7 +151,7 @@ func startEtcd(ctx context.Context, dir string, n int) ([]*Server, error) {
 // etcdReady asks /health, which says {"health":"true"} once the member
 // has a leader and can serve.
 func etcdReady(ctx context.Context, addr string) error {
-	body, err := etcdGet(ctx, addr, "/health", time.Second)
+	body, err := sandbox.Get(ctx, addr, "/health", time.Second)
 	if err != nil {
 		return err
 	}
@@ -163,47 +166,6 @@ func etcdReady(ctx context.Context, addr string) error {
 		return fmt.Errorf("/health: %q %s", h.Health, h.Reason)
 	}
 	return nil
-}
-
-// etcdHTTP is the client of the sandbox's probes; each request carries its
-// own timeout.
-var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-
-// etcdGet fetches path from the member at addr ("host:port" or a URL).
-func etcdGet(ctx context.Context, addr, path string, timeout time.Duration) ([]byte, error) {
-	base := addr
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	return httpGet(ctx, etcdHTTP, strings.TrimRight(base, "/")+path, nil, timeout)
-}
-
-// httpGet fetches url with client, the header's fields set, within
-// timeout: the body (16 MB at most), and an error naming the path for any
-// status but 200 OK.
-func httpGet(ctx context.Context, client *http.Client, url string, header http.Header, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return body, fmt.Errorf("GET %s: %s", req.URL.Path, resp.Status)
-	}
-	return body, nil
 }
 
 // etcdMetrics maps the Stats keys to the samples of /metrics they sum.
@@ -251,13 +213,13 @@ func etcdCounts(d map[string]int64) serverkind.Counts {
 func etcdStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, addr := range addrs {
-		body, err := etcdGet(ctx, addr, "/metrics", 3*time.Second)
+		body, err := sandbox.Get(ctx, addr, "/metrics", 3*time.Second)
 		if err != nil {
 			return nil, fmt.Errorf("etcd metrics %s: %w", addr, err)
 		}
 		m := parseMetrics(string(body))
 		if _, ok := m["etcd_debugging_mvcc_events_total"]; !ok {
-			return nil, fmt.Errorf("etcd metrics %s: %w: no etcd_debugging_mvcc_events_total", addr, ErrStatsRefused)
+			return nil, fmt.Errorf("etcd metrics %s: %w: no etcd_debugging_mvcc_events_total", addr, sandbox.ErrStatsRefused)
 		}
 		for _, em := range etcdMetrics {
 			if v, ok := m[em.sample]; ok {
@@ -302,7 +264,7 @@ func parseMetrics(text string) map[string]int64 {
 			continue
 		}
 		prefix := name + "{"
-		for i, l := range splitLabels(strings.TrimSuffix(labels, "}")) {
+		for i, l := range sandbox.SplitLabels(strings.TrimSuffix(labels, "}")) {
 			if i > 0 {
 				prefix += ","
 			}
@@ -313,32 +275,9 @@ func parseMetrics(text string) map[string]int64 {
 	return out
 }
 
-// splitLabels splits `a="x",b="y,z"` at the commas between labels.
-func splitLabels(s string) []string {
-	var out []string
-	quoted, escaped, start := false, false, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case escaped:
-			escaped = false
-		case c == '\\':
-			escaped = true
-		case c == '"':
-			quoted = !quoted
-		case c == ',' && !quoted:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
 // etcdVersion asks one member for its version through /version.
 func etcdVersion(ctx context.Context, addr string) string {
-	body, err := etcdGet(ctx, addr, "/version", 2*time.Second)
+	body, err := sandbox.Get(ctx, addr, "/version", 2*time.Second)
 	if err != nil {
 		return "unreachable: " + err.Error()
 	}

@@ -1,10 +1,11 @@
-package sandbox
+package kubeapiserver
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -14,19 +15,19 @@ import (
 // it when the fleet closes — while a kill of the apiserver alone leaves
 // the etcd running, as a fault on it must.
 func TestKubeAPIServerStartsOverItsOwnEtcd(t *testing.T) {
-	need(t, serverkind.KubeAPIServer)
+	sandbox.Need(t, serverkind.KubeAPIServer)
 	ctx := context.Background()
-	f, err := Start(WithProfile(ctx, ProfileFast), Spec{serverkind.KubeAPIServer: 1})
+	f, err := sandbox.Start(sandbox.WithProfile(ctx, sandbox.ProfileFast), sandbox.Spec{serverkind.KubeAPIServer: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	s := f.Servers[serverkind.KubeAPIServer][0]
-	if len(s.backing) != 1 || !s.backing[0].Running() {
-		t.Fatalf("the apiserver runs over %d servers, want its one etcd running", len(s.backing))
+	if len(s.Backing()) != 1 || !s.Backing()[0].Running() {
+		t.Fatalf("the apiserver runs over %d servers, want its one etcd running", len(s.Backing()))
 	}
-	etcd := s.backing[0]
-	k, _ := LookupKind(serverkind.KubeAPIServer)
+	etcd := s.Backing()[0]
+	k, _ := sandbox.LookupKind(serverkind.KubeAPIServer)
 	if v := k.Version(ctx, s.Addr); !strings.HasPrefix(v, "kube-apiserver v1.") {
 		t.Errorf("version %q", v)
 	}
@@ -37,8 +38,8 @@ func TestKubeAPIServerStartsOverItsOwnEtcd(t *testing.T) {
 	if stats["apiserver_requests"] <= 0 || stats["apiserver_lease_requests"] > stats["apiserver_requests"] {
 		t.Errorf("counters %v", stats)
 	}
-	pids, ok := Serving(s.Addr)
-	etcdPid, _ := pidOf(etcd.Addr)
+	pids, ok := sandbox.Serving(s.Addr)
+	etcdPid, _ := etcd.Pid()
 	if !ok || !containsInt(pids, etcdPid) {
 		t.Errorf("the apiserver's processes %v leave out its etcd's %d", pids, etcdPid)
 	}

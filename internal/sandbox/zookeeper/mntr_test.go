@@ -1,10 +1,12 @@
-package sandbox
+package zookeeper
 
 import (
 	"context"
 	"errors"
 	"net"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/sandbox"
 )
 
 func TestMntrRefusedIsSaid(t *testing.T) {
@@ -25,7 +27,7 @@ func TestMntrRefusedIsSaid(t *testing.T) {
 		c.Close()
 	}()
 	_, err = zkStats(context.Background(), []string{l.Addr().String()})
-	if !errors.Is(err, ErrStatsRefused) {
-		t.Fatalf("want ErrStatsRefused, got %v", err)
+	if !errors.Is(err, sandbox.ErrStatsRefused) {
+		t.Fatalf("want sandbox.ErrStatsRefused, got %v", err)
 	}
 }

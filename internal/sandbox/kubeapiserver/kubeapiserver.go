@@ -1,4 +1,7 @@
-package sandbox
+// Package kubeapiserver is the sandbox's Kubernetes API server kind: a
+// kube-apiserver built from its module over an etcd of its own (package
+// etcd's), its version and its counters of requests on Leases.
+package kubeapiserver
 
 import (
 	"bufio"
@@ -18,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/sandbox/etcd"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -28,16 +33,16 @@ import (
 // k8s.io/kubernetes (tools/kube-apiserver, about four minutes the first
 // time) and the build is kept.
 func init() {
-	RegisterKind(Kind{
+	sandbox.RegisterKind(sandbox.Kind{
 		Name: serverkind.KubeAPIServer, Flag: "kube-apiserver",
-		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
-			return startEach(ctx, dir, n, "kube-apiserver", findKubeAPIServer, startKubeAPIServer)
+		Start: func(ctx context.Context, dir string, n int) ([]*sandbox.Server, error) {
+			return sandbox.StartEach(ctx, dir, n, "kube-apiserver", findKubeAPIServer, startKubeAPIServer)
 		},
 		Find: func() error {
 			if _, err := findKubeAPIServer(); err != nil {
 				return err
 			}
-			_, err := findEtcd()
+			_, err := etcd.Find()
 			return err
 		},
 		Stats: kubeStats,
@@ -45,8 +50,8 @@ func init() {
 			return serverkind.Counts{Messages: d["apiserver_lease_requests"], Unit: "apiserver Lease requests"}
 		},
 		Version: kubeVersion,
-		Settings: func(p Profile) string {
-			if p == ProfileFast {
+		Settings: func(p sandbox.Profile) string {
+			if p == sandbox.ProfileFast {
 				return "its etcd --unsafe-no-fsync"
 			}
 			return "its etcd fsync on (etcd's default)"
@@ -58,9 +63,9 @@ func init() {
 // the binary scripts/install-servers builds
 // (~/.cache/lockbench/bin/kube-apiserver), or one on PATH.
 func findKubeAPIServer() (string, error) {
-	missing := &MissingError{What: "kube-apiserver ($LOCKBENCH_KUBE_APISERVER_BIN, ~/.cache/lockbench/bin/kube-apiserver or PATH)",
+	missing := &sandbox.MissingError{What: "kube-apiserver ($LOCKBENCH_KUBE_APISERVER_BIN, ~/.cache/lockbench/bin/kube-apiserver or PATH)",
 		Install: "cd tools/kube-apiserver && go build -o ~/.cache/lockbench/bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver"}
-	return findBuilt("LOCKBENCH_KUBE_APISERVER_BIN", "kube-apiserver", nil, missing)
+	return sandbox.FindBuilt("LOCKBENCH_KUBE_APISERVER_BIN", "kube-apiserver", nil, missing)
 }
 
 // startKubeAPIServer starts one etcd member and one kube-apiserver on it,
@@ -71,11 +76,11 @@ func findKubeAPIServer() (string, error) {
 // (AlwaysAllow), as a throwaway test cluster does. A loopback advertise
 // address is refused unless the endpoint reconciler is off, so it
 // advertises an address it never serves on and reconciles nothing.
-func startKubeAPIServer(ctx context.Context, bin, dir string) (*Server, error) {
+func startKubeAPIServer(ctx context.Context, bin, dir string) (*sandbox.Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	backing, err := startEtcd(ctx, filepath.Join(dir, "etcd"), 1)
+	backing, err := etcd.Start(ctx, filepath.Join(dir, "etcd"), 1)
 	if err != nil {
 		for _, s := range backing {
 			s.Kill()
@@ -88,16 +93,16 @@ func startKubeAPIServer(ctx context.Context, bin, dir string) (*Server, error) {
 		etcd.Kill()
 		return nil, err
 	}
-	ports, err := freePorts(1)
+	ports, err := sandbox.FreePorts(1)
 	if err != nil {
 		etcd.Kill()
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
-	s := &Server{
-		Kind: serverkind.KubeAPIServer, Addr: addr, dir: dir, bin: bin,
-		logPath: filepath.Join(dir, "kube-apiserver.log"),
-		args: []string{
+	s := sandbox.NewServer(sandbox.Process{
+		Kind: serverkind.KubeAPIServer, Addr: addr, Dir: dir, Bin: bin,
+		Log: filepath.Join(dir, "kube-apiserver.log"),
+		Args: []string{
 			"--etcd-servers=http://" + etcd.Addr,
 			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0]),
 			"--cert-dir=" + filepath.Join(dir, "certs"),
@@ -111,10 +116,10 @@ func startKubeAPIServer(ctx context.Context, bin, dir string) (*Server, error) {
 			"--advertise-address=10.0.0.1", "--endpoint-reconciler-type=none",
 			"-v=0",
 		},
-		ready:   kubeReady,
-		backing: []*Server{etcd},
-	}
-	return s, s.start(ctx)
+		Ready:   kubeReady,
+		Backing: []*sandbox.Server{etcd},
+	})
+	return s, s.Launch(ctx)
 }
 
 // kubeFiles writes what the apiserver reads at start: the token file and
@@ -152,7 +157,7 @@ func kubeGet(ctx context.Context, addr, path string, timeout time.Duration) ([]b
 	if tok == "" {
 		tok = serverkind.KubeToken
 	}
-	return httpGet(ctx, kubeHTTP, "https://"+addr+path, http.Header{"Authorization": {"Bearer " + tok}}, timeout)
+	return sandbox.GetURL(ctx, kubeHTTP, "https://"+addr+path, http.Header{"Authorization": {"Bearer " + tok}}, timeout)
 }
 
 // kubeReady asks /readyz, which answers 200 once the apiserver's
@@ -191,7 +196,7 @@ func kubeStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 		}
 		m, ok := kubeMetrics(string(body))
 		if !ok {
-			return nil, fmt.Errorf("kube-apiserver metrics %s: %w: no apiserver_request_total", addr, ErrStatsRefused)
+			return nil, fmt.Errorf("kube-apiserver metrics %s: %w: no apiserver_request_total", addr, sandbox.ErrStatsRefused)
 		}
 		for k, v := range m {
 			out[k] += v
@@ -230,7 +235,7 @@ func kubeMetrics(text string) (map[string]int64, bool) {
 		}
 		v := int64(math.Round(f))
 		labels := map[string]string{}
-		for _, l := range splitLabels(labelText) {
+		for _, l := range sandbox.SplitLabels(labelText) {
 			k, q, _ := strings.Cut(l, "=")
 			labels[k], _ = strconv.Unquote(q)
 		}

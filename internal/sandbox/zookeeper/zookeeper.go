@@ -1,4 +1,7 @@
-package sandbox
+// Package zookeeper is the sandbox's ZooKeeper kind: a standalone server
+// or an ensemble on the JVM, its sync settings per profile, its version and
+// mode (srvr), its mntr counters and what they mean (packets, watches).
+package zookeeper
 
 import (
 	"context"
@@ -10,11 +13,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func init() {
-	RegisterKind(Kind{
+	sandbox.RegisterKind(sandbox.Kind{
 		Name: serverkind.ZooKeeper, Flag: "zk", Ensemble: true,
 		SizeFlag: "zk-ensemble", SizeUsage: "size of the sandboxed ZooKeeper: 1 standalone or 3 (quorum writes)",
 		Start:   startZK,
@@ -23,8 +27,8 @@ func init() {
 		Counts:  zkCounts,
 		Version: zkVersion,
 		Mode:    zkMode,
-		Settings: func(p Profile) string {
-			if p == ProfileFast {
+		Settings: func(p sandbox.Profile) string {
+			if p == sandbox.ProfileFast {
 				return "java " + strings.Join(zkJVM(p), " ") + "; forceSync=no"
 			}
 			return "java " + strings.Join(zkJVM(p), " ") + " (the JVM's own compiler and collector: C2, G1 here); forceSync=yes"
@@ -38,8 +42,8 @@ func init() {
 // defaults otherwise — its tiered compiler up to C2, and the collector it
 // picks (G1 on a 2-core, 24 GiB machine). Fast: the quick compiler alone
 // and the serial collector, which start and settle sooner.
-func zkJVM(p Profile) []string {
-	if p == ProfileFast {
+func zkJVM(p sandbox.Profile) []string {
+	if p == sandbox.ProfileFast {
 		return []string{"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
 	}
 	return []string{"-Xmx1000m"}
@@ -57,7 +61,7 @@ func findZK() error {
 // zkClasspath finds ZooKeeper's jars: $ZOOKEEPER_HOME, Debian's
 // /usr/share/java, or the lib folder beside zkServer.sh on PATH.
 func zkClasspath() (string, error) {
-	missing := &MissingError{What: "ZooKeeper (zookeeper.jar)", Install: "apt-get install -y zookeeper"}
+	missing := &sandbox.MissingError{What: "ZooKeeper (zookeeper.jar)", Install: "apt-get install -y zookeeper"}
 	var dirs []string
 	if h := os.Getenv("ZOOKEEPER_HOME"); h != "" {
 		dirs = append(dirs, filepath.Join(h, "lib"), h)
@@ -96,7 +100,7 @@ func findJava() (string, error) {
 	if p, err := exec.LookPath("java"); err == nil {
 		return p, nil
 	}
-	return "", &MissingError{What: "java", Install: "apt-get install -y default-jre-headless"}
+	return "", &sandbox.MissingError{What: "java", Install: "apt-get install -y default-jre-headless"}
 }
 
 // startZK starts a standalone server (n == 1) or an ensemble of n members.
@@ -104,7 +108,7 @@ func findJava() (string, error) {
 // In the production profile each write is synced to the transaction log
 // before it is acknowledged (forceSync=yes, ZooKeeper's default); in the
 // fast one it is not.
-func startZK(ctx context.Context, dir string, n int) ([]*Server, error) {
+func startZK(ctx context.Context, dir string, n int) ([]*sandbox.Server, error) {
 	cp, err := zkClasspath()
 	if err != nil {
 		return nil, err
@@ -113,7 +117,7 @@ func startZK(ctx context.Context, dir string, n int) ([]*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(3 * n)
+	ports, err := sandbox.FreePorts(3 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +131,11 @@ func startZK(ctx context.Context, dir string, n int) ([]*Server, error) {
 	if n > 1 {
 		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 	}
-	forceSync, jvm := "yes", zkJVM(ProfileOf(ctx))
-	if fast(ctx) {
+	forceSync, jvm := "yes", zkJVM(sandbox.ProfileOf(ctx))
+	if sandbox.Fast(ctx) {
 		forceSync = "no"
 	}
-	servers := make([]*Server, n)
+	servers := make([]*sandbox.Server, n)
 	for i := range n {
 		d := filepath.Join(dir, fmt.Sprintf("zk-%d", i))
 		if err := os.MkdirAll(filepath.Join(d, "data"), 0o755); err != nil {
@@ -159,19 +163,19 @@ forceSync=%s
 				return nil, fmt.Errorf("sandbox: %w", err)
 			}
 		}
-		servers[i] = &Server{
-			Kind: serverkind.ZooKeeper, Addr: "127.0.0.1:" + strconv.Itoa(ports[3*i]), dir: d, bin: java,
-			logPath: filepath.Join(d, "zookeeper.log"),
-			args:    append(slices.Clone(jvm), "-Dzookeeper.admin.enableServer=false", "-cp", cp, main, cfgPath),
-			ready:   zkReady(n > 1),
-		}
+		servers[i] = sandbox.NewServer(sandbox.Process{
+			Kind: serverkind.ZooKeeper, Addr: "127.0.0.1:" + strconv.Itoa(ports[3*i]), Dir: d, Bin: java,
+			Log:   filepath.Join(d, "zookeeper.log"),
+			Args:  append(slices.Clone(jvm), "-Dzookeeper.admin.enableServer=false", "-cp", cp, main, cfgPath),
+			Ready: zkReady(n > 1),
+		})
 	}
 	// Ensemble members wait for each other, so launch all before waiting.
-	started := make([]*Server, 0, n)
+	started := make([]*sandbox.Server, 0, n)
 	errc := make(chan error, n)
 	for _, s := range servers {
 		started = append(started, s)
-		go func(s *Server) { errc <- s.start(ctx) }(s)
+		go func(s *sandbox.Server) { errc <- s.Launch(ctx) }(s)
 	}
 	var firstErr error
 	for range servers {
@@ -184,7 +188,7 @@ forceSync=%s
 
 func zkReady(ensemble bool) func(ctx context.Context, addr string) error {
 	return func(ctx context.Context, addr string) error {
-		r, err := probe(ctx, addr, "srvr")
+		r, err := sandbox.Probe(ctx, addr, "srvr")
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,7 @@
-package sandbox
+// Package rediscluster is the sandbox's Redis Cluster kind: n
+// cluster-enabled redis-servers sharing the slots, built on package
+// redis's server, and its bus counters (what a release costs a cluster).
+package rediscluster
 
 import (
 	"context"
@@ -10,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/sandbox/redis"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -21,7 +26,7 @@ const KindRedisCluster = serverkind.RedisCluster
 // service. The default size is 3, the fewest redis-cli creates; 6 shows
 // how a cost that every node pays grows with the cluster.
 func init() {
-	RegisterKind(Kind{
+	sandbox.RegisterKind(sandbox.Kind{
 		Name: KindRedisCluster, Flag: "redis-cluster", Ensemble: true, Default: 3,
 		SizeFlag: "redis-cluster-masters", SizeUsage: "masters of the sandboxed Redis Cluster: 3 or more (6 shows what grows with the cluster)",
 		// A cluster's masters need no majority of their own here (no
@@ -34,7 +39,7 @@ func init() {
 		},
 		Start: startRedisCluster,
 		Find: func() error {
-			if _, err := findRedis(); err != nil {
+			if _, err := redis.Find(); err != nil {
 				return err
 			}
 			_, err := findRedisCLI()
@@ -42,13 +47,13 @@ func init() {
 		},
 		Stats:   redisClusterStats,
 		Counts:  redisClusterCounts,
-		Version: redisVersion,
+		Version: redis.Version,
 		// Each master snapshots as a single Redis does, in the profile.
-		Settings: func(p Profile) string {
-			if p == ProfileFast {
+		Settings: func(p sandbox.Profile) string {
+			if p == sandbox.ProfileFast {
 				return "--save '' on every master"
 			}
-			return "--save '" + redisSave + "' on every master (Debian's redis.conf leaves Redis's own rules)"
+			return "--save '" + redis.Save + "' on every master (Debian's redis.conf leaves Redis's own rules)"
 		},
 	})
 }
@@ -62,14 +67,14 @@ func findRedisCLI() (string, error) {
 			return p, nil
 		}
 	}
-	return "", &MissingError{What: "redis-cli", Install: "apt-get install -y redis-tools"}
+	return "", &sandbox.MissingError{What: "redis-cli", Install: "apt-get install -y redis-tools"}
 }
 
 // startRedisCluster starts n cluster-enabled redis-servers, each with a
 // client port and a bus port of its own (cluster-port), joins them with
 // redis-cli --cluster create, and returns once every node says
 // cluster_state:ok.
-func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error) {
+func startRedisCluster(ctx context.Context, dir string, n int) ([]*sandbox.Server, error) {
 	if n <= 1 { // one of the kind, as the sandbox asks of every kind: the default size
 		n = 3
 	}
@@ -77,10 +82,10 @@ func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error
 		return nil, fmt.Errorf("sandbox: a Redis Cluster needs 3 masters or more, not %d", n)
 	}
 	save := ""
-	if !fast(ctx) {
-		save = redisSave // as a single Redis: production snapshots
+	if !sandbox.Fast(ctx) {
+		save = redis.Save // as a single Redis: production snapshots
 	}
-	bin, err := findRedis()
+	bin, err := redis.Find()
 	if err != nil {
 		return nil, err
 	}
@@ -88,36 +93,36 @@ func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2 * n)
+	ports, err := sandbox.FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
-	servers := make([]*Server, 0, n)
+	servers := make([]*sandbox.Server, 0, n)
 	for i := range n {
 		d := filepath.Join(dir, fmt.Sprintf("redis-cluster-%d", i))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return servers, fmt.Errorf("sandbox: %w", err)
 		}
 		port := strconv.Itoa(ports[2*i])
-		s := &Server{
-			Kind: KindRedisCluster, Addr: "127.0.0.1:" + port, dir: d, bin: bin,
-			logPath: filepath.Join(d, "redis.log"),
-			args: []string{
+		s := sandbox.NewServer(sandbox.Process{
+			Kind: KindRedisCluster, Addr: "127.0.0.1:" + port, Dir: d, Bin: bin,
+			Log: filepath.Join(d, "redis.log"),
+			Args: []string{
 				"--port", port, "--bind", "127.0.0.1", "--cluster-enabled", "yes",
 				"--cluster-port", strconv.Itoa(ports[2*i+1]), "--cluster-config-file", filepath.Join(d, "nodes.conf"),
 				"--cluster-node-timeout", "5000",
 				"--save", save, "--appendonly", "no", "--dir", d, "--daemonize", "no", "--protected-mode", "no",
 				"--maxclients", "10000", "--logfile", "",
 			},
-			ready: redisReady,
-		}
+			Ready: redis.Ready,
+		})
 		servers = append(servers, s)
-		if err := s.start(ctx); err != nil {
+		if err := s.Launch(ctx); err != nil {
 			return servers, err
 		}
 	}
 	args := []string{"--cluster", "create"}
-	args = append(args, addrs(servers)...)
+	args = append(args, sandbox.Addrs(servers)...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
 		return servers, fmt.Errorf("sandbox: redis-cli --cluster create: %w: %s", err, out)
@@ -127,11 +132,11 @@ func startRedisCluster(ctx context.Context, dir string, n int) ([]*Server, error
 
 // waitClusterOK waits until every node reports cluster_state:ok and knows
 // every other node.
-func waitClusterOK(ctx context.Context, servers []*Server) error {
+func waitClusterOK(ctx context.Context, servers []*sandbox.Server) error {
 	want := "cluster_known_nodes:" + strconv.Itoa(len(servers))
 	for _, s := range servers {
 		for {
-			info, err := redisBulk(ctx, s.Addr, "CLUSTER INFO")
+			info, err := redis.Bulk(ctx, s.Addr, "CLUSTER INFO")
 			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, want) {
 				break
 			}
@@ -154,14 +159,14 @@ func waitClusterOK(ctx context.Context, servers []*Server) error {
 // replicas only); and each node's PUBLISH and SPUBLISH calls, as
 // node<i>_publish_calls by the node's place in addrs.
 func redisClusterStats(ctx context.Context, addrs []string) (map[string]int64, error) {
-	out, err := redisStats(ctx, addrs)
+	out, err := redis.Stats(ctx, addrs)
 	if err != nil {
 		return nil, err
 	}
 	for i, addr := range addrs {
 		// Which node ran the publishes: a lock's every release runs on
 		// the master of its slot, classic or sharded alike.
-		one, err := redisStats(ctx, []string{addr})
+		one, err := redis.Stats(ctx, []string{addr})
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +175,7 @@ func redisClusterStats(ctx context.Context, addrs []string) (map[string]int64, e
 				out[fmt.Sprintf("node%d_%s_calls", i, c)] = n
 			}
 		}
-		stats, err := redisInfo(ctx, addr, "stats")
+		stats, err := redis.Info(ctx, addr, "stats")
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +184,7 @@ func redisClusterStats(ctx context.Context, addrs []string) (map[string]int64, e
 				out[kv[1]] += v
 			}
 		}
-		info, err := redisBulk(ctx, addr, "CLUSTER INFO")
+		info, err := redis.Bulk(ctx, addr, "CLUSTER INFO")
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +221,7 @@ func redisClusterCounts(d map[string]int64) serverkind.Counts {
 	for _, hb := range []string{"ping", "pong", "meet"} {
 		n -= d["cluster_stats_messages_"+hb+"_sent"]
 	}
-	return serverkind.Counts{Messages: n, Unit: "cluster-bus messages (heartbeats aside)", Forks: d[RedisForks]}
+	return serverkind.Counts{Messages: n, Unit: "cluster-bus messages (heartbeats aside)", Forks: d[redis.Forks]}
 }
 
 // ClusterBusSent is the Stats key of a Redis Cluster's bus messages sent,

@@ -1,9 +1,12 @@
-package sandbox
+// Package nats is the sandbox's NATS kind: nats-server with JetStream,
+// built from its module, its version and its /varz message counters.
+package nats
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 	"os"
 	"os/exec"
@@ -20,10 +23,10 @@ import (
 // server 2.11; Debian's nats-server is 2.9, so the server is built from
 // its Go module (tools/nats-server) by scripts/install-servers.
 func init() {
-	RegisterKind(Kind{
+	sandbox.RegisterKind(sandbox.Kind{
 		Name: serverkind.NATS, Flag: "nats",
-		Start: func(ctx context.Context, dir string, n int) ([]*Server, error) {
-			return startEach(ctx, dir, n, "nats", findNATS, startNATS)
+		Start: func(ctx context.Context, dir string, n int) ([]*sandbox.Server, error) {
+			return sandbox.StartEach(ctx, dir, n, "nats", findNATS, startNATS)
 		},
 		Find:  func() error { _, err := findNATS(); return err },
 		Stats: natsStats,
@@ -33,7 +36,7 @@ func init() {
 		Version: natsVersion,
 		// Both profiles run JetStream as nats-server ships it: a file store
 		// synced every 2 minutes (sync_interval), not on every write.
-		Settings: func(Profile) string { return "-js with nats-server's defaults (file store, sync_interval 2m)" },
+		Settings: func(sandbox.Profile) string { return "-js with nats-server's defaults (file store, sync_interval 2m)" },
 	})
 }
 
@@ -45,9 +48,9 @@ const natsMinor = 11
 // scripts/install-servers builds (~/.cache/lockbench/bin/nats-server), or
 // one on PATH that is recent enough.
 func findNATS() (string, error) {
-	missing := &MissingError{What: "nats-server (2.11 or later; $LOCKBENCH_NATS_BIN, ~/.cache/lockbench/bin/nats-server or PATH)",
+	missing := &sandbox.MissingError{What: "nats-server (2.11 or later; $LOCKBENCH_NATS_BIN, ~/.cache/lockbench/bin/nats-server or PATH)",
 		Install: "cd tools/nats-server && go build -o ~/.cache/lockbench/bin/nats-server github.com/nats-io/nats-server/v2"}
-	return findBuilt("LOCKBENCH_NATS_BIN", "nats-server", natsRecent, missing)
+	return sandbox.FindBuilt("LOCKBENCH_NATS_BIN", "nats-server", natsRecent, missing)
 }
 
 // natsRecent reports whether the nats-server at p says it is 2.11 or later
@@ -76,38 +79,38 @@ var natsMonitors sync.Map
 // startNATS starts one nats-server with JetStream, its store under dir, on
 // a client port and a monitoring port, and returns once /healthz says
 // JetStream is ready.
-func startNATS(ctx context.Context, bin, dir string) (*Server, error) {
+func startNATS(ctx context.Context, bin, dir string) (*sandbox.Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ports, err := freePorts(2)
+	ports, err := sandbox.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	monitor := "127.0.0.1:" + strconv.Itoa(ports[1])
 	natsMonitors.Store(addr, monitor)
-	s := &Server{
-		Kind: serverkind.NATS, Addr: addr, dir: dir, bin: bin,
-		logPath: filepath.Join(dir, "nats.log"),
-		args: []string{
+	s := sandbox.NewServer(sandbox.Process{
+		Kind: serverkind.NATS, Addr: addr, Dir: dir, Bin: bin,
+		Log: filepath.Join(dir, "nats.log"),
+		Args: []string{
 			"-a", "127.0.0.1", "-p", strconv.Itoa(ports[0]),
 			"-m", strconv.Itoa(ports[1]), "-js", "-sd", filepath.Join(dir, "js"),
 			"-n", "lockbench-" + strconv.Itoa(ports[0]),
 		},
-		ready: func(ctx context.Context, _ string) error {
-			_, err := etcdGet(ctx, monitor, "/healthz?js-enabled-only=true", time.Second)
+		Ready: func(ctx context.Context, _ string) error {
+			_, err := sandbox.Get(ctx, monitor, "/healthz?js-enabled-only=true", time.Second)
 			return err
 		},
-	}
-	return s, s.start(ctx)
+	})
+	return s, s.Launch(ctx)
 }
 
 // natsMonitor is the monitoring address of the sandboxed server on addr.
 func natsMonitor(addr string) (string, error) {
 	m, ok := natsMonitors.Load(addr)
 	if !ok {
-		return "", fmt.Errorf("nats %s: %w: no monitoring port known (a server the sandbox did not start)", addr, ErrStatsRefused)
+		return "", fmt.Errorf("nats %s: %w: no monitoring port known (a server the sandbox did not start)", addr, sandbox.ErrStatsRefused)
 	}
 	return m.(string), nil
 }
@@ -127,7 +130,7 @@ func natsStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := etcdGet(ctx, mon, "/varz", 3*time.Second)
+		body, err := sandbox.Get(ctx, mon, "/varz", 3*time.Second)
 		if err != nil {
 			return nil, fmt.Errorf("nats varz %s: %w", addr, err)
 		}
@@ -144,7 +147,7 @@ func natsStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 			} `json:"jetstream"`
 		}
 		if err := json.Unmarshal(body, &v); err != nil {
-			return nil, fmt.Errorf("nats varz %s: %w: %v", addr, ErrStatsRefused, err)
+			return nil, fmt.Errorf("nats varz %s: %w: %v", addr, sandbox.ErrStatsRefused, err)
 		}
 		out["in_msgs"] += v.InMsgs
 		out["out_msgs"] += v.OutMsgs
@@ -163,7 +166,7 @@ func natsVersion(ctx context.Context, addr string) string {
 	if err != nil {
 		return "unknown"
 	}
-	body, err := etcdGet(ctx, mon, "/varz", 2*time.Second)
+	body, err := sandbox.Get(ctx, mon, "/varz", 2*time.Second)
 	if err != nil {
 		return "unreachable: " + err.Error()
 	}
@@ -174,27 +177,4 @@ func natsVersion(ctx context.Context, addr string) string {
 		return "unknown"
 	}
 	return "nats-server " + v.Version
-}
-
-// findBuilt finds a server lockbench builds from a module of its own (see
-// scripts/install-servers): the path $env names (and only it, when set),
-// ~/.cache/lockbench/bin/NAME where the install step builds it, or NAME on
-// PATH if onPath takes it (nil: any). missing is the error when none is.
-func findBuilt(env, name string, onPath func(string) bool, missing error) (string, error) {
-	if p := os.Getenv(env); p != "" {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-		return "", missing
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(h, ".cache", "lockbench", "bin", name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil && (onPath == nil || onPath(p)) {
-		return p, nil
-	}
-	return "", missing
 }

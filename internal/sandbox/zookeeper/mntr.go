@@ -1,4 +1,4 @@
-package sandbox
+package zookeeper
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -78,7 +79,7 @@ func Mntr(ctx context.Context, addr string) (map[string]int64, error) {
 		}
 	}
 	if _, ok := out["zk_packets_sent"]; !ok {
-		return nil, fmt.Errorf("zk mntr %s: %w: %q", addr, ErrStatsRefused, strings.TrimSpace(first))
+		return nil, fmt.Errorf("zk mntr %s: %w: %q", addr, sandbox.ErrStatsRefused, strings.TrimSpace(first))
 	}
 	return out, nil
 }

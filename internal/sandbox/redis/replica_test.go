@@ -1,17 +1,18 @@
-package sandbox
+package redis
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 func TestReplicaFollowsMaster(t *testing.T) {
-	need(t, serverkind.Redis)
+	sandbox.Need(t, serverkind.Redis)
 	ctx := context.Background()
-	f, err := Start(ctx, Spec{serverkind.Redis: 1})
+	f, err := sandbox.Start(ctx, sandbox.Spec{serverkind.Redis: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,8 +25,8 @@ func TestReplicaFollowsMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Stop() })
-	if !strings.HasPrefix(r.dir, f.dir) {
-		t.Errorf("replica dir %s outside the fleet's %s", r.dir, f.dir)
+	if !strings.HasPrefix(r.Dir(), f.Dir()) {
+		t.Errorf("replica dir %s outside the fleet's %s", r.Dir(), f.Dir())
 	}
 	// The initial sync is done when StartReplica returns.
 	if v, err := command(ctx, r.Addr, "GET", "k"); err != nil || v != "before" {
@@ -34,7 +35,7 @@ func TestReplicaFollowsMaster(t *testing.T) {
 	if _, err := command(ctx, r.Addr, "SET", "k", "x"); err == nil || !strings.Contains(err.Error(), "READONLY") {
 		t.Fatalf("replica accepted a write: %v", err)
 	}
-	if _, err := StartReplica(ctx, &Server{Kind: "zookeeper"}, ""); err == nil {
+	if _, err := StartReplica(ctx, sandbox.NewServer(sandbox.Process{Kind: "zookeeper"}), ""); err == nil {
 		t.Fatal("StartReplica of a ZooKeeper server did not fail")
 	}
 }

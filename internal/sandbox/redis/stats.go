@@ -1,4 +1,4 @@
-package sandbox
+package redis
 
 import (
 	"bufio"
@@ -10,17 +10,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
-// redisStats reads INFO commandstats from every server in addrs and sums
+// Stats reads INFO commandstats from every server in addrs and sums
 // each command's calls, as "cmdstat_<command>_calls" (cmdstat_publish_calls
 // counts PUBLISH run inside scripts too): the server's own count of what
 // the clients sent, beside their round trips.
-func redisStats(ctx context.Context, addrs []string) (map[string]int64, error) {
+func Stats(ctx context.Context, addrs []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, addr := range addrs {
-		info, err := redisInfo(ctx, addr, "commandstats")
+		info, err := Info(ctx, addr, "commandstats")
 		if err != nil {
 			return nil, err
 		}
@@ -39,14 +40,14 @@ func redisStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 		}
 		// A snapshot (the save rules of the production profile) forks
 		// the server: a fork inside a cell is a pause its clients felt.
-		stats, err := redisInfo(ctx, addr, "stats")
+		stats, err := Info(ctx, addr, "stats")
 		if err != nil {
 			return nil, err
 		}
 		for _, line := range strings.Split(stats, "\r\n") {
 			if v, ok := strings.CutPrefix(line, "total_forks:"); ok {
 				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-					out[RedisForks] += n
+					out[Forks] += n
 				}
 			}
 		}
@@ -56,13 +57,13 @@ func redisStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 
 // RedisForks is the Stats key of the forks a Redis server made: one per
 // snapshot (BGSAVE) or log rewrite.
-const RedisForks = "total_forks"
+const Forks = "total_forks"
 
 // redisCounts: a Redis's messages are the commands it ran (INFO itself
 // aside) and the messages it pushed to subscribers, which it does not
 // count: the clients' notifications stand for them.
 func redisCounts(d map[string]int64) serverkind.Counts {
-	c := serverkind.Counts{Unit: "commands + pushes", Pushes: true, Forks: d[RedisForks]}
+	c := serverkind.Counts{Unit: "commands + pushes", Pushes: true, Forks: d[Forks]}
 	for k, v := range d {
 		if strings.HasPrefix(k, "cmdstat_") && strings.HasSuffix(k, "_calls") && k != "cmdstat_info_calls" {
 			c.Messages += v
@@ -71,15 +72,15 @@ func redisCounts(d map[string]int64) serverkind.Counts {
 	return c
 }
 
-// redisInfo sends INFO section and reads the one bulk reply, by its length,
+// Info sends INFO section and reads the one bulk reply, by its length,
 // on a connection of its own.
-func redisInfo(ctx context.Context, addr, section string) (string, error) {
-	return redisBulk(ctx, addr, "INFO "+section)
+func Info(ctx context.Context, addr, section string) (string, error) {
+	return Bulk(ctx, addr, "INFO "+section)
 }
 
-// redisBulk sends an inline command whose reply is one bulk string (INFO,
+// Bulk sends an inline command whose reply is one bulk string (INFO,
 // CLUSTER INFO) and reads it, by its length, on a connection of its own.
-func redisBulk(ctx context.Context, addr, cmd string) (string, error) {
+func Bulk(ctx context.Context, addr, cmd string) (string, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -97,7 +98,7 @@ func redisBulk(ctx context.Context, addr, cmd string) (string, error) {
 	}
 	head = strings.TrimSpace(head)
 	if !strings.HasPrefix(head, "$") {
-		return "", fmt.Errorf("redis %s %s: %w: %q", cmd, addr, ErrStatsRefused, head)
+		return "", fmt.Errorf("redis %s %s: %w: %q", cmd, addr, sandbox.ErrStatsRefused, head)
 	}
 	n, err := strconv.Atoi(head[1:])
 	if err != nil || n < 0 {

@@ -1,4 +1,4 @@
-package sandbox
+package redis
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -29,7 +30,7 @@ import (
 // it; the process itself is the caller's to stop (Stop or Kill), before or
 // after closing the Fleet. Like every sandboxed server it dies with
 // lockbench. A Restart of the replica waits for its link to come up again.
-func StartReplica(ctx context.Context, of *Server, masterAddr string) (*Server, error) {
+func StartReplica(ctx context.Context, of *sandbox.Server, masterAddr string) (*sandbox.Server, error) {
 	if of == nil || of.Kind != "redis" {
 		return nil, errors.New("sandbox: StartReplica needs a Redis server")
 	}
@@ -40,34 +41,34 @@ func StartReplica(ctx context.Context, of *Server, masterAddr string) (*Server, 
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: replica of %q: %w", masterAddr, err)
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(of.dir), filepath.Base(of.dir)+"-replica-")
+	dir, err := os.MkdirTemp(filepath.Dir(of.Dir()), filepath.Base(of.Dir())+"-replica-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ports, err := freePorts(1)
+	ports, err := sandbox.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, DefaultStartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, sandbox.DefaultStartTimeout)
 	defer cancel()
 	// A master waits 5 s by default for more replicas before a diskless
 	// sync; with one replica that wait is all there is to it.
 	if _, err := command(ctx, of.Addr, "CONFIG", "SET", "repl-diskless-sync-delay", "0"); err != nil {
 		return nil, fmt.Errorf("sandbox: replica of %s: %w", of.Addr, err)
 	}
-	s := &Server{
-		Kind: serverkind.Redis, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: dir, bin: of.bin,
-		logPath: filepath.Join(dir, "redis.log"),
-		args: []string{
+	s := sandbox.NewServer(sandbox.Process{
+		Kind: serverkind.Redis, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Dir: dir, Bin: of.Bin(),
+		Log: filepath.Join(dir, "redis.log"),
+		Args: []string{
 			"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", dir,
 			"--daemonize", "no", "--protected-mode", "no",
 			"--maxclients", "10000", "--logfile", "",
 			"--replicaof", host, port,
 		},
-		ready: replicaReady,
-	}
-	if err := s.start(ctx); err != nil {
+		Ready: replicaReady,
+	})
+	if err := s.Launch(ctx); err != nil {
 		s.Stop()
 		return nil, err
 	}

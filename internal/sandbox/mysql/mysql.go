@@ -1,4 +1,6 @@
-package sandbox
+// Package mysql is the sandbox's MySQL kind, served by MariaDB: its data
+// template, account, settings per profile, version and status counters.
+package mysql
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/lockbench/lockbench/internal/dsn"
+	"github.com/lockbench/lockbench/internal/sandbox"
 	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
@@ -23,14 +26,14 @@ import (
 const mysqlUser = "mysql"
 
 func init() {
-	RegisterKind(Kind{
+	sandbox.RegisterKind(sandbox.Kind{
 		Name: serverkind.MySQL, Flag: "mysql",
 		Start:   startMySQL,
 		Find:    func() error { _, _, err := mysqlBinaries(); return err },
 		Stats:   mysqlStats,
 		Version: mysqlVersion,
-		Settings: func(p Profile) string {
-			if p == ProfileFast {
+		Settings: func(p sandbox.Profile) string {
+			if p == sandbox.ProfileFast {
 				return strings.Join(mysqlFast, " ")
 			}
 			return "InnoDB's log flushed at each commit, doublewrite on (MariaDB's defaults)"
@@ -62,18 +65,18 @@ func mysqlBinaries() (server, install string, err error) {
 	}
 	server, install = find("mariadbd", "mysqld"), find("mariadb-install-db", "mysql_install_db")
 	if server == "" || install == "" {
-		return "", "", &MissingError{What: "MariaDB (mariadbd and mariadb-install-db)", Install: "apt-get install -y mariadb-server"}
+		return "", "", &sandbox.MissingError{What: "MariaDB (mariadbd and mariadb-install-db)", Install: "apt-get install -y mariadb-server"}
 	}
 	return server, install, nil
 }
 
 // startMySQL initialises and starts n independent servers.
-func startMySQL(ctx context.Context, dir string, n int) ([]*Server, error) {
+func startMySQL(ctx context.Context, dir string, n int) ([]*sandbox.Server, error) {
 	server, install, err := mysqlBinaries()
 	if err != nil {
 		return nil, err
 	}
-	var out []*Server
+	var out []*sandbox.Server
 	for i := range n {
 		s, err := startOneMySQL(ctx, server, install, dir, filepath.Join(dir, fmt.Sprintf("mysql-%d", i)))
 		if s != nil {
@@ -89,54 +92,54 @@ func startMySQL(ctx context.Context, dir string, n int) ([]*Server, error) {
 // startOneMySQL gives d a data directory made by mariadb-install-db (see
 // dataFrom) and starts MariaDB on a
 // free loopback port, its socket and pid file in d too, logs flushed as
-// the profile says, room for DatabaseConnections clients, and
+// the profile says, room for sandbox.DatabaseConnections clients, and
 // the metadata_lock_info plugin loaded, so that the locks GET_LOCK holds
 // can be listed.
-func startOneMySQL(ctx context.Context, server, install, top, d string) (*Server, error) {
+func startOneMySQL(ctx context.Context, server, install, top, d string) (*sandbox.Server, error) {
 	data := filepath.Join(d, "data")
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if err := handOver(mysqlUser, filepath.Dir(top), d); err != nil {
+	if err := sandbox.HandOver(mysqlUser, filepath.Dir(top), d); err != nil {
 		return nil, err
 	}
-	if err := dataFrom(ctx, "mysql "+install, mysqlUser, data, func(ctx context.Context, dir string) error {
+	if err := sandbox.DataFrom(ctx, "mysql "+install, mysqlUser, data, func(ctx context.Context, dir string) error {
 		initdb := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+dir,
 			"--auth-root-authentication-method=normal", "--skip-test-db")
 		initdb.Dir = filepath.Dir(dir)
-		if err := runAs(initdb, mysqlUser); err != nil {
+		if err := sandbox.RunAs(initdb, mysqlUser); err != nil {
 			return err
 		}
 		if b, err := initdb.CombinedOutput(); err != nil {
-			return fmt.Errorf("sandbox: %s: %w: %s", filepath.Base(install), err, lastLines(string(b), 3))
+			return fmt.Errorf("sandbox: %s: %w: %s", filepath.Base(install), err, sandbox.LastLines(string(b), 3))
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(1)
+	ports, err := sandbox.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		Kind: serverkind.MySQL, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: d, bin: server,
-		logPath: filepath.Join(d, "mariadbd.log"), user: mysqlUser,
-		args: []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(ports[0]),
+	p := sandbox.Process{
+		Kind: serverkind.MySQL, Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), Dir: d, Bin: server,
+		Log: filepath.Join(d, "mariadbd.log"), User: mysqlUser,
+		Args: []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(ports[0]),
 			"--bind-address=127.0.0.1", "--socket=" + filepath.Join(d, "mysqld.sock"),
 			"--pid-file=" + filepath.Join(d, "mariadbd.pid"), "--skip-name-resolve",
-			"--max-connections=" + strconv.Itoa(DatabaseConnections),
+			"--max-connections=" + strconv.Itoa(sandbox.DatabaseConnections),
 			"--plugin-load-add=metadata_lock_info"},
-		ready: mysqlReady,
+		Ready: mysqlReady,
 	}
-	if fast(ctx) {
-		s.args = append(s.args, mysqlFast...)
+	if sandbox.Fast(ctx) {
+		p.Args = append(p.Args, mysqlFast...)
 	}
-	return s, s.start(ctx)
+	return sandbox.Launch(ctx, p)
 }
 
-// openMySQL opens a pool of at most one connection to addr, bounded in
+// Open opens a pool of at most one connection to addr, bounded in
 // dialing by timeout.
-func openMySQL(addr string, timeout time.Duration) (*sql.DB, error) {
+func Open(addr string, timeout time.Duration) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn.MySQL(addr))
 	if err != nil {
 		return nil, err
@@ -154,7 +157,7 @@ func openMySQL(addr string, timeout time.Duration) (*sql.DB, error) {
 
 // mysqlReady answers once the server accepts a login and a ping.
 func mysqlReady(ctx context.Context, addr string) error {
-	db, err := openMySQL(addr, time.Second)
+	db, err := Open(addr, time.Second)
 	if err != nil {
 		return err
 	}
@@ -178,14 +181,14 @@ func mysqlStats(ctx context.Context, addrs []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, a := range addrs {
 		if err := readMySQLStatus(ctx, a, out); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrStatsRefused, a, err)
+			return nil, fmt.Errorf("%w: %s: %v", sandbox.ErrStatsRefused, a, err)
 		}
 	}
 	return out, nil
 }
 
 func readMySQLStatus(ctx context.Context, addr string, out map[string]int64) error {
-	db, err := openMySQL(addr, 2*time.Second)
+	db, err := Open(addr, 2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -210,7 +213,7 @@ func readMySQLStatus(ctx context.Context, addr string, out map[string]int64) err
 
 // mysqlVersion asks the server its version: "mariadb 10.11.19".
 func mysqlVersion(ctx context.Context, addr string) string {
-	db, err := openMySQL(addr, 2*time.Second)
+	db, err := Open(addr, 2*time.Second)
 	if err != nil {
 		return "unreachable: " + err.Error()
 	}
