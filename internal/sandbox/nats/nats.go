@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lockbench/lockbench/internal/sandbox"
-	"github.com/lockbench/lockbench/internal/serverkind"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/sandbox"
+	"github.com/lockbench/lockbench/internal/serverkind"
 )
 
 // nats registers as independent servers: one is what a NATS KV lock
