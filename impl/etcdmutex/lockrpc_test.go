@@ -20,7 +20,12 @@ func TestLockRPCConformance(t *testing.T) {
 	if !ok {
 		t.Fatal("driver etcd-lock not registered")
 	}
-	impltest.Run(t, d, servers(t), impltest.Options{})
+	impltest.Run(t, d, servers(t), impltest.Options{Skip: map[string]string{
+		"cancelled-acquire": "the server runs concurrency.Mutex.Lock for the call, whose tryAcquire leaves the key queued " +
+			"when the call's ctx ends between the create and its reply; the key lives with the client's lease, which the " +
+			"client keeps alive, so a waiter cancelled at that moment blocks the queue until its client closes: etcd's " +
+			"behaviour, which the row keeps as users calling the Lock RPC see it (a CI run found 1 key left)",
+	}})
 }
 
 // The etcd-lock row is etcd's Lock service: a lock it holds is the key
