@@ -140,9 +140,9 @@ func (s *serverSum) add(c result.Cell) {
 		s.raw[k] += v
 	}
 	if c.ServerCounts != nil {
-		sum := c.ServerCounts.Add(result.ServerCounts{})
+		sum := *c.ServerCounts
 		if s.counts != nil {
-			sum = s.counts.Add(*c.ServerCounts)
+			sum = s.counts.Add(sum)
 		}
 		s.counts = &sum
 	}

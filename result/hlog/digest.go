@@ -113,13 +113,5 @@ func (d *Digest) IntervalSamples(tag string) []IntervalSample {
 
 // IntervalStats is CellLog.IntervalStats of the digest's intervals.
 func (d *Digest) IntervalStats(tag string) []IntervalStat {
-	samples := d.IntervalSamples(tag)
-	if samples == nil {
-		return nil
-	}
-	out := make([]IntervalStat, len(samples))
-	for i, s := range samples {
-		out[i] = s.IntervalStat
-	}
-	return out
+	return statsOf(d.IntervalSamples(tag))
 }

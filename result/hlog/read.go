@@ -169,7 +169,11 @@ type IntervalSample struct {
 // IntervalStats summarises the intervals tagged tag, in time order (see
 // IntervalSamples).
 func (l *CellLog) IntervalStats(tag string) []IntervalStat {
-	samples := l.IntervalSamples(tag)
+	return statsOf(l.IntervalSamples(tag))
+}
+
+// statsOf is samples' figures without their weights; nil for none.
+func statsOf(samples []IntervalSample) []IntervalStat {
 	if samples == nil {
 		return nil
 	}
