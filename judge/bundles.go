@@ -21,6 +21,10 @@ const (
 	Untested
 	OnlyOld
 	OnlyNew
+	// Drift is a difference the rank test shows but no larger than the
+	// machine's own speed moved between the bundles (the yardstick's
+	// interval): it is not called a change of the lock.
+	Drift
 )
 
 // FigureDelta is one figure of one lock in two bundles.
@@ -49,7 +53,13 @@ type BundleComparison struct {
 	Yardstick    *result.Estimate
 	YardstickP   float64
 	MachineMoved bool
-	Figures      []FigureDelta
+	// Band is how far the machine's speed may have moved between the
+	// bundles, new over old, after any scaling: the yardstick's interval,
+	// widened to take in 1 when the machine was not shown to move. A
+	// timed figure whose ratio, read as a speed, falls inside it is
+	// called Drift, not Better or Worse. Zero without a yardstick.
+	Band    [2]float64
+	Figures []FigureDelta
 }
 
 // Regressed lists the figures called worse.
@@ -80,7 +90,12 @@ func (c BundleComparison) Count(call Call) int {
 // apart at its level. Machines drift between runs, so where the two
 // yardsticks differ by the same test, the new rounds of every timed
 // figure are first scaled by the yardsticks' ratio: a machine that
-// slowed is not a lock that did.
+// slowed is not a lock that did. And since a run's rounds share its
+// machine's speed, rounds alone tell two runs apart more often than the
+// test's level (two runs in a row here once read 8 of 40 figures worse,
+// all one way, 1.06-1.09× at p99): a timed figure is called different
+// only where its ratio also lies outside what the yardstick's interval
+// allows the machine to have moved.
 func CompareBundles(old, new *suite.Bundle, oldFigs, newFigs []suite.Figure) BundleComparison {
 	c := BundleComparison{Machine: old.Machine.Differences(new.Machine),
 		Suite: old.Suite != new.Suite || old.Digest != new.Digest || old.Tier != new.Tier}
@@ -91,6 +106,10 @@ func CompareBundles(old, new *suite.Bundle, oldFigs, newFigs []suite.Figure) Bun
 		c.Yardstick, c.YardstickP = &r, t.P
 		if t.Significant {
 			c.MachineMoved, speed = true, r.Point
+		}
+		c.Band = [2]float64{r.Low / speed, r.High / speed}
+		if !c.MachineMoved {
+			c.Band = [2]float64{min(c.Band[0], 1), max(c.Band[1], 1)}
 		}
 	}
 	key := func(f suite.Figure) string { return f.Key() + "\x00" + f.Impl }
@@ -107,7 +126,7 @@ func CompareBundles(old, new *suite.Bundle, oldFigs, newFigs []suite.Figure) Bun
 			c.Figures = append(c.Figures, FigureDelta{New: n, Call: OnlyNew})
 			continue
 		}
-		c.Figures = append(c.Figures, judgeFigure(o, n, speed, c.MachineMoved))
+		c.Figures = append(c.Figures, judgeFigure(o, n, speed, c.MachineMoved, c.Band))
 	}
 	for i := range oldFigs {
 		if !seen[key(oldFigs[i])] {
@@ -119,8 +138,8 @@ func CompareBundles(old, new *suite.Bundle, oldFigs, newFigs []suite.Figure) Bun
 
 // judgeFigure calls one figure. speed is the new machine's speed over
 // the old one's, applied when scale is set to the timed figures: a rate
-// divided by it, a latency multiplied.
-func judgeFigure(o, n *suite.Figure, speed float64, scale bool) FigureDelta {
+// divided by it, a latency multiplied. band is BundleComparison.Band.
+func judgeFigure(o, n *suite.Figure, speed float64, scale bool, band [2]float64) FigureDelta {
 	d := FigureDelta{Old: o, New: n}
 	cur := slices.Clone(n.Rounds)
 	if scale && timed(n.Unit) {
@@ -147,12 +166,27 @@ func judgeFigure(o, n *suite.Figure, speed float64, scale bool) FigureDelta {
 		}
 	case !d.Test.Significant:
 		d.Call = Same
+	case withinDrift(d.Ratio.Point, n.Unit, band):
+		d.Call = Drift
 	case (d.Ratio.Point > 1) == n.Lower:
 		d.Call = Worse
 	default:
 		d.Call = Better
 	}
 	return d
+}
+
+// withinDrift says a timed figure's ratio, read as the machine's speed
+// (a rate as it is, a time inverted), is no more than band lets the
+// machine have moved.
+func withinDrift(ratio float64, unit string, band [2]float64) bool {
+	if !timed(unit) || band[1] == 0 || ratio <= 0 {
+		return false
+	}
+	if unit != suite.UnitRate {
+		ratio = 1 / ratio
+	}
+	return ratio >= band[0] && ratio <= band[1]
 }
 
 // timed says a figure's unit moves with the machine's speed.

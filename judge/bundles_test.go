@@ -120,3 +120,50 @@ func TestCompareBundlesUntestedAndOneSided(t *testing.T) {
 		t.Error("a single draw was called a regression")
 	}
 }
+
+// TestCompareBundlesRunDrift: a run's rounds share its machine's speed,
+// so two runs of unchanged locks differ by a few per cent in every
+// figure at once, with the yardstick moving as much but too little to
+// be shown (two runs in a row here read 8 of 40 figures worse, all one
+// way). Figures within the yardstick's interval are called Drift, and
+// no more than the test's level of the rest are called different; a
+// lock 25 % faster is still called better nearly always.
+func TestCompareBundlesRunDrift(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 1))
+	run := func(shift float64) (plain, banded BundleComparison) {
+		drift := math.Exp(0.04 * r.NormFloat64())
+		old, cur, of, nf := pairs(r.Uint64(), 40, shift, drift, true)
+		// Each run's rounds share its drift: tighter than a figure's
+		// spread between runs, as on this machine.
+		for i := range nf {
+			for j := range nf[i].Rounds {
+				nf[i].Rounds[j] = 1000 * shift * drift * math.Exp(0.02*r.NormFloat64())
+				of[i].Rounds[j] = 1000 * math.Exp(0.02*r.NormFloat64())
+			}
+		}
+		return CompareBundles(&suite.Bundle{}, &suite.Bundle{}, of, nf), CompareBundles(old, cur, of, nf)
+	}
+	var plain, banded, drift, n float64
+	for range 200 {
+		p, b := run(1)
+		plain += called(p)
+		banded += called(b)
+		drift += float64(b.Count(Drift)) / float64(len(b.Figures))
+		n++
+	}
+	t.Logf("unchanged locks, 200 pairs of runs: %.3f called different by rounds alone, %.3f beyond the yardstick's drift (%.3f called drift)", plain/n, banded/n, drift/n)
+	if plain/n < 0.3 {
+		t.Fatalf("rounds alone called %.3f different: the run-level drift does not show, and the test below proves nothing", plain/n)
+	}
+	if banded/n > 0.05 {
+		t.Errorf("%.3f of unchanged figures called different beyond the machine's drift, want at most the test's level", banded/n)
+	}
+	var better float64
+	for range 50 {
+		_, b := run(1.25)
+		better += float64(b.Count(Better)) / float64(len(b.Figures))
+	}
+	if better/50 < 0.9 {
+		t.Errorf("a lock 25 %% faster called better in %.3f of figures, want nearly all", better/50)
+	}
+}

@@ -38,6 +38,10 @@ func WriteComparison(w io.Writer, old, new *suite.Bundle, c judge.BundleComparis
 	default:
 		fmt.Fprintf(w, "yardstick: new/old %s (p=%.3g): no difference shown in the machine's speed\n", ratio(*c.Yardstick), c.YardstickP)
 	}
+	if c.Band[1] > 0 {
+		fmt.Fprintf(w, "a timed figure is called different only beyond the machine's drift: a rate outside %.2f-%.2f× or a time outside %.2f-%.2f×\n",
+			c.Band[0], c.Band[1], 1/c.Band[1], 1/c.Band[0])
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "workload\tfigure\tclients\tlock\told\tnew\tnew/old\t")
@@ -52,8 +56,8 @@ func WriteComparison(w io.Writer, old, new *suite.Bundle, c judge.BundleComparis
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d figures: %d worse, %d better, %d ~ (no difference shown), %d untested (too few rounds), %d only in old, %d only in new\n",
-		len(c.Figures), c.Count(judge.Worse), c.Count(judge.Better), c.Count(judge.Same), c.Count(judge.Untested), c.Count(judge.OnlyOld), c.Count(judge.OnlyNew))
+	fmt.Fprintf(w, "\n%d figures: %d worse, %d better, %d ~ (no difference shown), %d ~ within the machine's drift, %d untested (too few rounds), %d only in old, %d only in new\n",
+		len(c.Figures), c.Count(judge.Worse), c.Count(judge.Better), c.Count(judge.Same), c.Count(judge.Drift), c.Count(judge.Untested), c.Count(judge.OnlyOld), c.Count(judge.OnlyNew))
 	return nil
 }
 
@@ -108,6 +112,8 @@ func callWord(d judge.FigureDelta) string {
 		return fmt.Sprintf("better (p=%.2g)", d.Test.P)
 	case judge.Worse:
 		return fmt.Sprintf("worse (p=%.2g)", d.Test.P)
+	case judge.Drift:
+		return fmt.Sprintf("~ drift (p=%.2g)", d.Test.P)
 	case judge.Untested:
 		return "? one draw"
 	case judge.OnlyOld:

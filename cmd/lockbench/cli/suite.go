@@ -51,8 +51,8 @@ Examples:
 
 Exit status: 0 every workload ran, 1 a workload failed (the others' results
 are kept), 2 usage, 130 interrupted (completed workloads are kept);
-compare: 4 a figure got worse beyond the rank test's doubt, after scaling
-by the yardstick when the machine itself moved.`
+compare: 4 a figure got worse beyond the rank test's doubt and beyond what
+the yardstick says the machine itself moved.`
 
 func suiteCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "list" {
