@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -18,6 +19,9 @@ const PartsDir = "parts"
 // run the same suite version and tier as distinct parts of one split,
 // with rows that do not overlap, on machines whose fingerprints agree —
 // else their figures are not one table, and Join says which fact differs.
+// Two wholes of one tier narrowed to other rows (--impl) join too: a
+// fresh machine's demo measures the rows whose servers are built, then
+// adds a row whose server was still building.
 func Join(parts []*Bundle) (*Bundle, error) {
 	if len(parts) < 2 {
 		return nil, fmt.Errorf("%w: join needs two parts or more", ErrSuite)
@@ -35,7 +39,7 @@ func Join(parts []*Bundle) (*Bundle, error) {
 		if d := first.Machine.Differences(p.Machine); len(d) > 0 {
 			return nil, fmt.Errorf("%w: part %d ran on another machine than part 0: %s", ErrSuite, i, strings.Join(d, "; "))
 		}
-		if j, dup := seen[p.Part]; dup {
+		if j, dup := seen[p.Part]; dup && p.Part != Whole.String() {
 			return nil, fmt.Errorf("%w: parts %d and %d are both part %s", ErrSuite, j, i, p.Part)
 		}
 		seen[p.Part] = i
@@ -49,8 +53,17 @@ func Join(parts []*Bundle) (*Bundle, error) {
 	out := &Bundle{Schema: BundleSchema, Suite: first.Suite, Digest: first.Digest, Tier: first.Tier,
 		Lockbench: first.Lockbench, Machine: first.Machine, Started: first.Started}
 	var names []string
+	out.Machine.Servers = maps.Clone(first.Machine.Servers)
 	for _, p := range parts {
-		names = append(names, p.Part)
+		if !slices.Contains(names, p.Part) {
+			names = append(names, p.Part)
+		}
+		for k, v := range p.Machine.Servers {
+			if out.Machine.Servers == nil {
+				out.Machine.Servers = map[string]string{}
+			}
+			out.Machine.Servers[k] = v
+		}
 		if p.Started.Before(out.Started) {
 			out.Started = p.Started
 		}

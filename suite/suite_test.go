@@ -242,6 +242,19 @@ func TestJoin(t *testing.T) {
 	if j.Workloads[1].Exit != 3 {
 		t.Errorf("faults exit %d, want 3 (both parts found a violation)", j.Workloads[1].Exit)
 	}
+	// Two wholes narrowed to other rows join, and the servers of both
+	// are in the fingerprint; two wholes with a row in common do not.
+	w1, w2 := part("0/1", "redis"), part("0/1", "k8s-lease")
+	w2.Machine.Servers = map[string]string{"kube-apiserver": "1.34.2"}
+	if w, err := Join([]*Bundle{w1, w2}); err != nil || w.Part != "0/1" || !slices.Equal(w.Rows, []string{"k8s-lease", "redis"}) || len(w.Machine.Servers) != 2 {
+		t.Errorf("two wholes: %+v, %v", w, err)
+	}
+	if w1.Machine.Servers["kube-apiserver"] != "" {
+		t.Error("joining changed a part's fingerprint")
+	}
+	if _, err := Join([]*Bundle{w1, part("0/1", "redis")}); !errors.Is(err, ErrSuite) || !strings.Contains(err.Error(), "row redis is in parts 0 and 1") {
+		t.Errorf("two wholes with one row: %v", err)
+	}
 	for name, tc := range map[string]struct {
 		edit func(*Bundle)
 		want string
