@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -32,6 +33,30 @@ type health struct {
 	machineOK         bool
 	probe             *wakeProbe
 	wakeLate          *result.Latency
+	// allocs0 is the heap's allocations (objects, bytes) when the
+	// measurement began: at the start, or set again when a warm-up ends
+	// (measureFrom); allocs is what was allocated since, at stop.
+	allocs0 atomic.Pointer[[2]uint64]
+	allocs  [2]uint64
+}
+
+// heapAllocs is the process's allocations so far: objects and bytes.
+func heapAllocs() [2]uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	var out [2]uint64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			out[i] = s[i].Value.Uint64()
+		}
+	}
+	return out
+}
+
+// measureFrom starts the count of allocations again: the warm-up ended.
+func (h *health) measureFrom() {
+	a := heapAllocs()
+	h.allocs0.Store(&a)
 }
 
 func cpuTime() time.Duration {
@@ -44,6 +69,7 @@ func cpuTime() time.Duration {
 
 func startHealth() *health {
 	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{})}
+	h.measureFrom()
 	h.machine0, h.machineOK = MachineCPU()
 	h.probe = startWakeProbe()
 	debug.ReadGCStats(&h.gc0)
@@ -77,6 +103,8 @@ func (h *health) stop() *health {
 	debug.ReadGCStats(&gc)
 	h.gcPause = gc.PauseTotal - h.gc0.PauseTotal
 	h.gcCount = gc.NumGC - h.gc0.NumGC
+	a, a0 := heapAllocs(), h.allocs0.Load()
+	h.allocs = [2]uint64{a[0] - a0[0], a[1] - a0[1]}
 	return h
 }
 
@@ -88,7 +116,9 @@ func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan 
 		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
 		CPUSeconds: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),
 		ServerCPUSeconds: serverCPU, ServerSpanS: serverSpan, WakeLateUs: h.wakeLate,
+		Allocs: int64(h.allocs[0]), AllocBytes: int64(h.allocs[1]),
 	}
+	g.PerCycle(c.Acquires)
 	g.OtherCores = h.otherCores(serverCPU, serverSpan)
 	if h.wall > 0 {
 		g.CPUShare = h.cpu.Seconds() / (h.wall.Seconds() * float64(runtime.NumCPU()))

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -70,5 +71,30 @@ func TestCellCountsOtherProcessesAndWakes(t *testing.T) {
 	// cell's: a tenth of a core and /proc/stat's hundredths are slack.
 	if g.OtherCores < spun-0.1 || g.OtherCores > float64(g.Cores) {
 		t.Errorf("other processes %.2f cores, while a spinner alone used %.2f of %d", g.OtherCores, spun, g.Cores)
+	}
+}
+
+// A cell counts lockbench's heap allocations over its measured span and
+// per acquisition: the garbage behind its collections.
+func TestCellCountsAllocations(t *testing.T) {
+	res, err := RunCellDetail(context.Background(), CellSpec{
+		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Duration: 500 * time.Millisecond,
+		Warmup: 200 * time.Millisecond, Hold: 100 * time.Microsecond, Config: impl.Config{Namespace: t.Name()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cell
+	g := c.Generator
+	if g == nil || c.Acquires == 0 {
+		t.Fatalf("generator %+v, %d acquires", g, c.Acquires)
+	}
+	t.Logf("%d acquires: %d allocations (%.2f a cycle), %d bytes (%.0f a cycle), %d collections",
+		c.Acquires, g.Allocs, g.AllocsPerCycle, g.AllocBytes, g.AllocBytesPerCycle, g.GCCount)
+	if g.Allocs <= 0 || g.AllocBytes < g.Allocs*8 {
+		t.Errorf("%d allocations of %d bytes: a cell allocates something, 8 bytes an object at least", g.Allocs, g.AllocBytes)
+	}
+	if want := float64(g.Allocs) / float64(c.Acquires); math.Abs(g.AllocsPerCycle-want) > 1e-9*want {
+		t.Errorf("allocations per cycle %g, want %d/%d = %g", g.AllocsPerCycle, g.Allocs, c.Acquires, want)
 	}
 }

@@ -280,6 +280,8 @@ func sumGenerators(cells []result.Cell) *result.Generator {
 		g.ServerSpanS += h.ServerSpanS
 		g.GCPauseMs += h.GCPauseMs
 		g.GCCount += h.GCCount
+		g.Allocs += h.Allocs
+		g.AllocBytes += h.AllocBytes
 		g.Goroutines = max(g.Goroutines, h.Goroutines)
 		g.CPUShare = max(g.CPUShare, h.CPUShare)
 		g.OtherCores = max(g.OtherCores, h.OtherCores)
@@ -292,6 +294,15 @@ func sumGenerators(cells []result.Cell) *result.Generator {
 			}
 			g.ServerCPUSeconds[a] += v
 		}
+	}
+	if g != nil {
+		var acquires int64
+		for _, c := range cells {
+			if c.Generator != nil {
+				acquires += c.Acquires
+			}
+		}
+		g.PerCycle(acquires)
 	}
 	return g
 }

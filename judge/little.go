@@ -11,15 +11,25 @@ import (
 // lost time where nothing measures it (LittleOff).
 const LittleTolerance = 0.10
 
+// latencyResolution is how finely a cell's latencies are recorded: whole
+// microseconds, each acquire and release rounded by up to one.
+const latencyResolution = time.Microsecond
+
 // LittleCheck checks a closed-loop cell against Little's law, given the
 // mean hold and think time its clients were told to take (a cell does not
 // record them): the figures, without a note. Cells of other kinds, or
-// without throughput, are not checked: the zero result.Little.
+// without throughput, are not checked: the zero result.Little. Nor is a
+// cycle so short that the latencies' rounding alone could put it off by
+// LittleTolerance (the in-process lock's, under a microsecond: its
+// latencies read 1 µs and the law 6× off).
 func LittleCheck(c result.Cell, hold, think time.Duration) result.Little {
 	if c.KindOf() != result.KindClosed || c.AcquiresPerS <= 0 || c.Clients <= 0 {
 		return result.Little{}
 	}
 	cycle := (c.AcquireLatencyUs.Mean+c.ReleaseLatencyUs.Mean)/1e6 + hold.Seconds() + think.Seconds()
+	if 2*latencyResolution.Seconds() > LittleTolerance*cycle {
+		return result.Little{}
+	}
 	l := result.Little{Expected: c.AcquiresPerS * cycle, Clients: c.Clients}
 	// A shard's cell counts the whole cell's clients, its throughput only
 	// its own clients'.

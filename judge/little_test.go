@@ -28,6 +28,18 @@ func TestLittleCheck(t *testing.T) {
 	if l := LittleCheck(shard, 2*time.Millisecond, 500*time.Microsecond); LittleOff(l) || l.Off > 0.01 || l.Off < -0.01 || l.Clients != 4 {
 		t.Errorf("a shard's exact share: %+v", l)
 	}
+	// The in-process lock at one client: 2.96 million cycles a second,
+	// latencies rounded up to 1 µs each. Rounding alone puts the law 6×
+	// off, so the cell is not checked; at 20 µs a cycle it is.
+	fast := result.Cell{Scenario: "hot", Kind: result.KindClosed, Clients: 1, AcquiresPerS: 2.96e6,
+		AcquireLatencyUs: result.Latency{Mean: 1}, ReleaseLatencyUs: result.Latency{Mean: 1}}
+	if l := LittleCheck(fast, 0, 0); l != (result.Little{}) {
+		t.Errorf("a cycle below the latencies' resolution checked: %+v", l)
+	}
+	fast.AcquiresPerS, fast.AcquireLatencyUs.Mean, fast.ReleaseLatencyUs.Mean = 30000, 10, 10
+	if l := LittleCheck(fast, 0, 0); l.Clients != 1 || !LittleOff(l) {
+		t.Errorf("a 20 µs cycle 40 %% off: %+v, want checked and off", l)
+	}
 	c.Kind, c.Scenario = result.KindOpen, "rate"
 	if l := LittleCheck(c, 0, 0); l != (result.Little{}) {
 		t.Errorf("open loop checked: %+v", l)

@@ -471,6 +471,8 @@ func addGenerator(into, g *Generator) *Generator {
 	}
 	into.CPUSeconds += g.CPUSeconds
 	into.GCCount += g.GCCount
+	into.Allocs += g.Allocs
+	into.AllocBytes += g.AllocBytes
 	into.Goroutines += g.Goroutines
 	into.GCPauseMs = max(into.GCPauseMs, g.GCPauseMs)
 	into.CPUShare = max(into.CPUShare, g.CPUShare)
@@ -503,6 +505,9 @@ func (a *Accumulator) mergedFigures(c *Cell) {
 		c.ServerNote = ""
 	}
 	c.Generator = a.generator
+	if c.Generator != nil {
+		c.Generator.PerCycle(c.Acquires)
+	}
 	c.Finding, c.Livelock, c.Verdict = "", nil, ""
 	if f := a.finding; f != nil {
 		c.Finding, c.Livelock = f.Finding, f.Livelock

@@ -303,14 +303,34 @@ type OpenLoop struct {
 	ScheduleLagUs    Latency `json:"schedule_lag_us"`
 }
 
+// PerCycle sets the allocations per cycle: Allocs and AllocBytes over
+// acquires, the acquisitions of the same span (every repeat's, every
+// shard's, when they were added up).
+func (g *Generator) PerCycle(acquires int64) {
+	g.AllocsPerCycle, g.AllocBytesPerCycle = 0, 0
+	if acquires > 0 {
+		g.AllocsPerCycle = float64(g.Allocs) / float64(acquires)
+		g.AllocBytesPerCycle = float64(g.AllocBytes) / float64(acquires)
+	}
+}
+
 // Generator is the load generator's health: when it says the generator was
 // the bottleneck, the cell measured lockbench, not the lock.
 type Generator struct {
-	GCPauseMs  float64 `json:"gc_pause_ms"`
-	GCCount    int64   `json:"gc_count"`
-	Goroutines int     `json:"goroutines"`
-	CPUSeconds float64 `json:"cpu_s"`     // user+system CPU lockbench used
-	CPUShare   float64 `json:"cpu_share"` // of all cores over the cell
+	GCPauseMs float64 `json:"gc_pause_ms"`
+	GCCount   int64   `json:"gc_count"`
+	// Allocs and AllocBytes are what lockbench allocated on its heap over
+	// the measured span (after the warm-up), every part of it — drivers,
+	// the engine, the live metrics — and AllocsPerCycle and
+	// AllocBytesPerCycle the same over the cell's acquisitions: the
+	// garbage behind GCCount.
+	Allocs             int64   `json:"allocs,omitempty"`
+	AllocBytes         int64   `json:"alloc_bytes,omitempty"`
+	AllocsPerCycle     float64 `json:"allocs_per_cycle,omitempty"`
+	AllocBytesPerCycle float64 `json:"alloc_bytes_per_cycle,omitempty"`
+	Goroutines         int     `json:"goroutines"`
+	CPUSeconds         float64 `json:"cpu_s"`     // user+system CPU lockbench used
+	CPUShare           float64 `json:"cpu_share"` // of all cores over the cell
 	// ServerCPUSeconds is the CPU time each server of the cell used over it,
 	// by address, beside lockbench's own (CPUSeconds): whichever side ran at a
 	// core's worth was the limit. A server counts when its processes can
