@@ -249,7 +249,7 @@ func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("sandbox", "sandbox [--KIND N …]", stdout)
+	fs := newFlags("sandbox", "sandbox [--KIND N …]   (naming a kind starts only the kinds named; naming none, every kind)", stdout)
 	counts := map[string]*int{}
 	for _, k := range sandbox.Kinds() {
 		def, usage := sandboxDefault(k)
@@ -277,17 +277,13 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: --servers: %q: want production or fast", errUsage, *profile)
 	}
 	ctx = sandbox.WithProfile(ctx, p)
-	spec := sandbox.Spec{}
-	for _, k := range sandbox.Kinds() {
-		n := *counts[k.Name]
-		if k.CheckSize != nil && n > 0 {
-			if err := k.CheckSize(n); err != nil {
-				return fmt.Errorf("%w: --%s: %v", errUsage, k.Flag, err)
-			}
-		} else if n < 0 || k.Ensemble && n == 2 {
-			return fmt.Errorf("%w: --%s must be ≥ 0 (an ensemble: 0, 1 or ≥ 3), got %d", errUsage, k.Flag, n)
-		}
-		spec[k.Name] = n
+	n := map[string]int{}
+	for k, v := range counts {
+		n[k] = *v
+	}
+	spec, err := sandboxSpec(n, fs.Changed)
+	if err != nil {
+		return err
 	}
 	f, err := startEach(ctx, spec, func(k sandbox.Kind) bool { return fs.Changed(k.Flag) }, stdout)
 	if err != nil {
@@ -307,6 +303,35 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintln(stdout, "# up until Ctrl-C")
 	<-ctx.Done()
 	return nil
+}
+
+// sandboxSpec is what lockbench sandbox starts: counts by kind, from
+// its flags; named says a kind's flag was given. Naming any kind starts
+// only the kinds named (sandbox --redis 1 is one Redis, not one Redis
+// beside every other kind's default, whose idle etcd and kube-apiserver
+// would share the CPU with what is measured against the Redis); naming
+// none starts every kind at its default.
+func sandboxSpec(counts map[string]int, named func(flag string) bool) (sandbox.Spec, error) {
+	some := false
+	for _, k := range sandbox.Kinds() {
+		some = some || named(k.Flag)
+	}
+	spec := sandbox.Spec{}
+	for _, k := range sandbox.Kinds() {
+		n := counts[k.Name]
+		if some && !named(k.Flag) {
+			n = 0
+		}
+		if k.CheckSize != nil && n > 0 {
+			if err := k.CheckSize(n); err != nil {
+				return nil, fmt.Errorf("%w: --%s: %v", errUsage, k.Flag, err)
+			}
+		} else if n < 0 || k.Ensemble && n == 2 {
+			return nil, fmt.Errorf("%w: --%s must be ≥ 0 (an ensemble: 0, 1 or ≥ 3), got %d", errUsage, k.Flag, n)
+		}
+		spec[k.Name] = n
+	}
+	return spec, nil
 }
 
 // kindsOf is the server kinds the rows named need as they run by

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,43 @@ func TestSandboxServersProfileReachesTheServers(t *testing.T) {
 			}
 			<-done
 		})
+	}
+}
+
+// Naming a kind starts only the kinds named: scripts/redis-baseline's
+// sandbox --redis 1 --zk 0 started every other kind beside its Redis
+// (etcd, a kube-apiserver …), idle but sharing the CPU it measured.
+func TestSandboxSpecStartsTheKindsNamed(t *testing.T) {
+	defaults := map[string]int{}
+	for _, k := range sandbox.Kinds() {
+		defaults[k.Name] = 1
+	}
+	named := func(flags ...string) func(string) bool {
+		return func(f string) bool { return slices.Contains(flags, f) }
+	}
+	spec, err := sandboxSpec(defaults, named("redis", "zk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range spec {
+		if want := map[string]int{"redis": 1, "zookeeper": 1}[k]; n != want {
+			t.Errorf("sandbox --redis 1 --zk 1 starts %d %s, want %d", n, k, want)
+		}
+	}
+	spec, err = sandboxSpec(defaults, named())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec) != len(sandbox.Kinds()) {
+		t.Errorf("naming no kind starts %v, want every kind", spec)
+	}
+	for k, n := range spec {
+		if n != 1 {
+			t.Errorf("naming no kind starts %d %s, want its default", n, k)
+		}
+	}
+	defaults["zookeeper"] = 2
+	if _, err := sandboxSpec(defaults, named("zk")); err == nil {
+		t.Error("a ZooKeeper ensemble of 2 accepted")
 	}
 }
