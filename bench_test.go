@@ -67,21 +67,33 @@ func BenchmarkLock(b *testing.B) {
 }
 
 // BenchmarkHarness is the harness's own cost per cycle: one client on the
-// in-process lock, so no server is involved. -benchmem shows what the loop
-// allocates (nothing, once the cell's histograms are amortised).
+// in-process lock, so no server is involved, with the history for the
+// linearizability check recorded and not (run's --history=false): their
+// difference is what the history costs a cycle while it records (a cell
+// keeps engine.DefaultHistoryOps operations, so -benchtime 30000x
+// records every cycle's two). -benchmem shows what the
+// loop allocates (nothing, once the cell's histograms are amortised).
 func BenchmarkHarness(b *testing.B) {
 	hot, _ := lockbench.LookupScenario("hot")
-	b.ReportAllocs()
-	cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
-		Impl: "inproc", Scenario: hot, Clients: 1, Acquires: int64(b.N),
-		ServerKinds: sandbox.Meter{},
-		Config:      impl.Config{Namespace: fmt.Sprintf("harness-%d", b.N)},
-		OnClock:     clock(b),
-	})
-	if err != nil {
-		b.Fatal(err)
+	for _, h := range []struct {
+		name string
+		ops  int
+	}{{"history=on", 0}, {"history=off", -1}} {
+		b.Run(h.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cell, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
+				Impl: "inproc", Scenario: hot, Clients: 1, Acquires: int64(b.N), HistoryOps: h.ops,
+				ServerKinds: sandbox.Meter{},
+				Config:      impl.Config{Namespace: fmt.Sprintf("harness-%s-%d", h.name, b.N)},
+				OnClock:     clock(b),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(cpuPerOp(cell, b.N), "cpu-ns/op")
+			b.ReportMetric(cell.Generator.AllocsPerCycle, "cell-allocs/op")
+		})
 	}
-	b.ReportMetric(cpuPerOp(cell, b.N), "cpu-ns/op")
 }
 
 // BenchmarkDriver is each driver's own acquire/release path with the
