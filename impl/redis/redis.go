@@ -46,10 +46,15 @@ type Locker struct {
 	rng      *rand.Rand
 	timer    *time.Timer
 	asleep   atomic.Bool // between polls, for Settled
-	// lastName and lastKey are the last lock name asked for and its key:
-	// a client mostly asks for the same lock again, and the key would
-	// otherwise be built anew on every cycle.
+	// lastName and lastKey are the last lock name asked for and its key,
+	// and keys that key as a script's KEYS: a client mostly asks for the
+	// same lock again, and they would otherwise be built anew on every
+	// cycle.
 	lastName, lastKey string
+	keys              []string
+	// args is the release script's ARGV, filled for each release: the
+	// client releases one lease at a time, and go-redis copies it.
+	args []any
 }
 
 // New connects one client to the server of Need's role.
@@ -78,16 +83,18 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	if name != l.lastName || l.lastKey == "" {
 		l.lastName, l.lastKey = name, Key(l.cfg.Namespace, name)
+		l.keys = []string{l.lastKey} // a new slice: a lease may keep the old
 	}
 	key := l.lastKey
 	token := Token()
+	tok := any(token) // boxed once, for SET NX and the release
 	for {
-		ok, err := l.cl.SetNX(ctx, key, token, l.cfg.TTL).Result()
+		ok, err := l.cl.SetNX(ctx, key, tok, l.cfg.TTL).Result()
 		if err != nil {
 			return nil, l.failed(ctx, key, token, err)
 		}
 		if ok {
-			return &lease{l: l, key: key, token: token}, nil
+			return &lease{l: l, key: key, token: token, keys: l.keys, tok: tok}, nil
 		}
 		l.counters.Retries.Add(1)
 		if err := Sleep(ctx, l.timer, Backoff(l.rng, l.cfg.Retry, l.cfg.Jitter), &l.asleep); err != nil {
@@ -127,6 +134,8 @@ type lease struct {
 	l     *Locker
 	key   string
 	token string
+	keys  []string // []string{key}
+	tok   any      // token, boxed
 }
 
 func (s *lease) Fence() (uint64, bool) { return 0, false }
@@ -135,7 +144,12 @@ func (s *lease) Fence() (uint64, bool) { return 0, false }
 // returns an error wrapping ctx.Err(): it says nothing about the lease,
 // which is neither lost nor known to be released.
 func (s *lease) Release(ctx context.Context) error {
-	n, err := ReleaseScript.Run(ctx, s.l.cl, []string{s.key}, s.token).Int64()
+	if s.l.args == nil {
+		s.l.args = make([]any, 1)
+	}
+	s.l.args[0] = s.tok
+	n, err := ReleaseScript.Run(ctx, s.l.cl, s.keys, s.l.args...).Int64()
+	s.l.args[0] = nil
 	if err != nil {
 		if impl.Expired(ctx) {
 			return fmt.Errorf("redis %s: release %s: %w", s.l.addr, s.key, impl.CtxErr(ctx))
