@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/exclusion"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/exclusion"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/result"
 	"github.com/lockbench/lockbench/result/hlog"

@@ -265,10 +265,12 @@ func (s loadScenario) runRepeats(ctx context.Context, spec CellSpec) (Result, er
 // wake-up lateness.
 func sumGenerators(cells []result.Cell) *result.Generator {
 	var g *result.Generator
+	var acquires int64
 	for _, c := range cells {
 		if c.Generator == nil {
 			continue
 		}
+		acquires += c.Acquires
 		if g == nil {
 			first := *c.Generator
 			first.ServerCPUSeconds = maps.Clone(first.ServerCPUSeconds)
@@ -296,12 +298,6 @@ func sumGenerators(cells []result.Cell) *result.Generator {
 		}
 	}
 	if g != nil {
-		var acquires int64
-		for _, c := range cells {
-			if c.Generator != nil {
-				acquires += c.Acquires
-			}
-		}
 		g.PerCycle(acquires)
 	}
 	return g

@@ -2,7 +2,6 @@ package suite
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -53,7 +52,7 @@ func Join(parts []*Bundle) (*Bundle, error) {
 	out := &Bundle{Schema: BundleSchema, Suite: first.Suite, Digest: first.Digest, Tier: first.Tier,
 		Lockbench: first.Lockbench, Machine: first.Machine, Started: first.Started}
 	var names []string
-	out.Machine.Servers = maps.Clone(first.Machine.Servers)
+	out.Machine.Servers = nil // every part's servers, in a map of its own
 	for _, p := range parts {
 		if !slices.Contains(names, p.Part) {
 			names = append(names, p.Part)

@@ -69,6 +69,7 @@ func New(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
 		cfg:   cfg,
 		rng:   rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Client))),
 		timer: time.NewTimer(time.Hour),
+		args:  make([]any, 1),
 	}
 	l.timer.Stop()
 	cl, err := DialConn(ctx, l.addr, cfg, &l.counters)
@@ -144,9 +145,6 @@ func (s *lease) Fence() (uint64, bool) { return 0, false }
 // returns an error wrapping ctx.Err(): it says nothing about the lease,
 // which is neither lost nor known to be released.
 func (s *lease) Release(ctx context.Context) error {
-	if s.l.args == nil {
-		s.l.args = make([]any, 1)
-	}
 	s.l.args[0] = s.tok
 	n, err := ReleaseScript.Run(ctx, s.l.cl, s.keys, s.l.args...).Int64()
 	s.l.args[0] = nil
