@@ -239,8 +239,8 @@ func logAxis(a *plot.Axis, lo, hi float64) {
 	a.Tick.Marker = logTicks{}
 }
 
-// clientAxis is a log axis whose ticks are the client counts measured.
-func clientAxis(a *plot.Axis, ss []series) {
+// clientCounts is the client counts (the x values) measured in ss, sorted.
+func clientCounts(ss []series) []float64 {
 	var ns []float64
 	for _, s := range ss {
 		for _, p := range s.XYs {
@@ -249,10 +249,26 @@ func clientAxis(a *plot.Axis, ss []series) {
 			}
 		}
 	}
+	slices.Sort(ns)
+	return ns
+}
+
+// overClients is ss when it spans two client counts or more, else nil: a
+// figure against clients drawn at one count is a column of dots on an
+// axis with one tick, and the report's tables already give those figures.
+func overClients(ss []series) []series {
+	if len(clientCounts(ss)) < 2 {
+		return nil
+	}
+	return ss
+}
+
+// clientAxis is a log axis whose ticks are the client counts measured.
+func clientAxis(a *plot.Axis, ss []series) {
+	ns := clientCounts(ss)
 	if len(ns) == 0 {
 		return
 	}
-	slices.Sort(ns)
 	logAxis(a, ns[0], ns[len(ns)-1])
 	var ticks plot.ConstantTicks
 	for _, n := range ns {
@@ -481,7 +497,7 @@ func latencyFigures(st styler, cells []Cell, logs map[string]*CellDigest) ([]*fi
 }
 
 func throughputFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
-	ss := throughputSeries(closedLoops(cells))
+	ss := overClients(throughputSeries(closedLoops(cells)))
 	return one(simpleFigure(st, "throughput", "Throughput vs clients", "clients (log)", "acquisitions per second",
 		"Acquisitions per second, all clients together, in closed loops.", ss, func(p *plot.Plot) {
 			clientAxis(&p.X, ss)
@@ -491,7 +507,7 @@ func throughputFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*fig
 }
 
 func p99Figure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
-	ss := p99Series(cells)
+	ss := overClients(p99Series(cells))
 	return one(simpleFigure(st, "p99", "p99 acquire latency vs clients", "clients (log)", "p99 acquire latency (ms, log)",
 		"99th percentile of the time from asking for the lock to holding it.", ss, func(p *plot.Plot) {
 			clientAxis(&p.X, ss)
@@ -514,6 +530,9 @@ func p99ThroughputFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*
 
 func perAcquireFigure(st styler, cells []Cell, _ map[string]*CellDigest) ([]*figure, error) {
 	measured, theory := perAcquireSeries(cells)
+	if overClients(measured) == nil {
+		return nil, nil
+	}
 	all := append(slices.Clone(measured), theory...)
 	return one(simpleFigure(st, "per-acquire", "Notifications and retries per acquisition", "clients (log)",
 		"per acquisition (log)",

@@ -413,7 +413,8 @@ func TestRenderSkipsPlotsWithoutData(t *testing.T) {
 	t.Parallel()
 	sum := &Summary{Cells: []Cell{fixtureCells()[0]}} // redis, hot, one client: no retries, no bursts
 	dir, written := renderFixture(t, sum, false, RenderOptions{})
-	for _, name := range []string{"per-acquire", "burst-costs", "timeline-hot", "latency-burst"} {
+	// One client count: nothing to draw against clients either.
+	for _, name := range []string{"per-acquire", "burst-costs", "timeline-hot", "latency-burst", "throughput", "p99"} {
 		if _, err := os.Stat(filepath.Join(dir, PlotsDir, name+".png")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s.png written without data (err %v)", name, err)
 		}
