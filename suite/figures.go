@@ -51,6 +51,9 @@ const (
 	UnitRate  = "/s"
 	UnitCount = ""
 	UnitRatio = "×"
+	// UnitIndex is a unitless index on a fixed scale (Jain's fairness,
+	// 0 to 1), printed with its two decimals even where it is whole.
+	UnitIndex = "index"
 )
 
 // Results is one workload's cells as the bundle holds them; From[i] is
@@ -162,7 +165,7 @@ func FiguresOf(ws []Results) []Figure {
 				}
 				est("p99", UnitUs, true, pick(c.Rounds != nil, &r.P99), c.AcquireLatencyUs.P99)
 				if c.Fairness != nil && c.Clients == largest[w.Run.Name+"\x00"+c.Impl] && c.Clients > 1 {
-					add("fairness (Jain)", UnitCount, false, c.Fairness.Jain, 0, 0, false)
+					add("fairness (Jain)", UnitIndex, false, c.Fairness.Jain, 0, 0, false)
 				}
 			}
 		}

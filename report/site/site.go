@@ -242,6 +242,8 @@ func format(v float64, unit string) string {
 		return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + "/s"
 	case suite.UnitRatio:
 		return strconv.FormatFloat(v, 'f', 2, 64) + "×"
+	case suite.UnitIndex:
+		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	if v == math.Trunc(v) {
 		return strconv.FormatFloat(v, 'f', 0, 64)

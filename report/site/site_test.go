@@ -171,3 +171,17 @@ func TestUnlinearizableCellIsMarked(t *testing.T) {
 		t.Errorf("zk-pred's row marks %d safety figures, want its 2 marked and the reason named: %s", strings.Count(row, `class="bad"`), row)
 	}
 }
+
+// A fairness index prints its two decimals when it is exactly 1, as it
+// does at 0.99, so that a sorted column reads alike; a count stays whole.
+func TestFormatKeepsAnIndexsDecimals(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{{1, suite.UnitIndex, "1.00"}, {0.987, suite.UnitIndex, "0.99"}, {64, suite.UnitCount, "64"}, {60.82, suite.UnitCount, "60.82"}} {
+		if got := format(c.v, c.unit); got != c.want {
+			t.Errorf("format(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+}
