@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -40,6 +41,9 @@ type replyConn struct {
 	n, sent    int
 	full       bool // the socket took only part: the rest goes by flush
 	werr, rerr error
+
+	replied time.Time // when a read last returned data
+	check   aliveCheck
 }
 
 // maxHeld bounds the requests held back; a larger write (a long
@@ -58,7 +62,35 @@ func newReplyConn(c net.Conn) net.Conn {
 	}
 	rc := &replyConn{TCPConn: tc, raw: raw, out: make([]byte, 0, 512)}
 	rc.step = rc.readStep
+	rc.check = aliveCheck{rc}
 	return rc
+}
+
+// aliveWindow is how recently a connection must have answered for its
+// pool's health check to be answered without asking the kernel.
+const aliveWindow = 10 * time.Millisecond
+
+// SyscallConn is the raw connection go-redis's pool peeks at before every
+// command (a recvfrom with MSG_PEEK, to find a connection the server has
+// closed): one syscall in three of a command, 3.5 µs of a 41 µs lock
+// cycle at 64 clients. A connection that answered within aliveWindow is
+// taken as alive without the peek: no server restarts in that time, and
+// one closed some other way fails its next command instead, an error the
+// cell counts, as a dead connection mid-command is.
+func (c *replyConn) SyscallConn() (syscall.RawConn, error) { return c.check, nil }
+
+// aliveCheck is the RawConn SyscallConn gives: its Read skips the peek
+// while the connection's last answer is recent, the rest is the socket's.
+type aliveCheck struct{ c *replyConn }
+
+func (a aliveCheck) Control(f func(fd uintptr)) error    { return a.c.raw.Control(f) }
+func (a aliveCheck) Write(f func(fd uintptr) bool) error { return a.c.raw.Write(f) }
+
+func (a aliveCheck) Read(f func(fd uintptr) bool) error {
+	if len(a.c.out) == 0 && time.Since(a.c.replied) < aliveWindow {
+		return nil
+	}
+	return a.c.raw.Read(f)
 }
 
 // Write holds p back until the next Read, unless too much is held.
@@ -87,7 +119,11 @@ func (c *replyConn) flush() error {
 // Read sends what is held, then waits for the reply and reads it.
 func (c *replyConn) Read(p []byte) (int, error) {
 	if len(c.out) == 0 {
-		return c.TCPConn.Read(p)
+		n, err := c.TCPConn.Read(p)
+		if n > 0 {
+			c.replied = time.Now()
+		}
+		return n, err
 	}
 	c.p, c.n, c.sent, c.full, c.werr, c.rerr = p, 0, 0, false, nil, nil
 	err := c.raw.Read(c.step)
@@ -108,6 +144,7 @@ func (c *replyConn) Read(p []byte) (int, error) {
 	case n == 0:
 		return 0, io.EOF
 	}
+	c.replied = time.Now()
 	return n, nil
 }
 

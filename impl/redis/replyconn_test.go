@@ -183,3 +183,41 @@ func TestReplyConnDeadlineAndEOF(t *testing.T) {
 		t.Fatalf("read from a closed server = %d, %v, want io.EOF", n, err)
 	}
 }
+
+// The pool's health check peeks at the socket only when the connection has
+// not answered within aliveWindow, and the peek then finds a connection
+// the server has closed.
+func TestReplyConnSkipsThePeekWhileAnswering(t *testing.T) {
+	rc, srv := replyPair(t)
+	go echo(srv)
+	rc.Write([]byte("PING\r\n"))
+	readN(t, rc, 18)
+	raw, err := rc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peeks := 0
+	peek := func(uintptr) bool { peeks++; return true }
+	if err := raw.Read(peek); err != nil || peeks != 0 {
+		t.Fatalf("right after a reply: peeks %d (err %v), want none", peeks, err)
+	}
+	time.Sleep(aliveWindow + 5*time.Millisecond)
+	if err := raw.Read(peek); err != nil || peeks != 1 {
+		t.Fatalf("%v after the last reply: peeks %d (err %v), want 1", aliveWindow+5*time.Millisecond, peeks, err)
+	}
+	srv.Close()
+	time.Sleep(aliveWindow + 5*time.Millisecond)
+	eof := false
+	raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		eof = n == 0 && err == nil
+		return true
+	})
+	if !eof {
+		t.Fatal("the peek did not find the closed connection")
+	}
+	if n := allocs.Total(100, func() { raw, _ := rc.SyscallConn(); raw.Read(peek) }); n != 0 {
+		t.Errorf("100 checks allocated %d times, want 0", n)
+	}
+}
