@@ -35,10 +35,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
-)
 
-// releaseSrc is impl/redis's release script.
-const releaseSrc = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
+	"github.com/lockbench/lockbench/impl/redis"
+)
 
 type config struct {
 	addr           string
@@ -108,7 +107,7 @@ type cycler interface {
 func loop(ctx context.Context, cfg config) (rate, cpuPerCycle float64, err error) {
 	admin := goredis.NewClient(&goredis.Options{Addr: cfg.addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
 	defer admin.Close()
-	sha, err := admin.ScriptLoad(ctx, releaseSrc).Result()
+	sha, err := redis.ReleaseScript.Load(ctx, admin).Result()
 	if err != nil {
 		return 0, 0, fmt.Errorf("redis %s: load the release script: %w", cfg.addr, err)
 	}

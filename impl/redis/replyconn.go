@@ -43,7 +43,6 @@ type replyConn struct {
 	werr, rerr error
 
 	replied time.Time // when a read last returned data
-	check   aliveCheck
 }
 
 // maxHeld bounds the requests held back; a larger write (a long
@@ -62,7 +61,6 @@ func newReplyConn(c net.Conn) net.Conn {
 	}
 	rc := &replyConn{TCPConn: tc, raw: raw, out: make([]byte, 0, 512)}
 	rc.step = rc.readStep
-	rc.check = aliveCheck{rc}
 	return rc
 }
 
@@ -77,7 +75,7 @@ const aliveWindow = 10 * time.Millisecond
 // taken as alive without the peek: no server restarts in that time, and
 // one closed some other way fails its next command instead, an error the
 // cell counts, as a dead connection mid-command is.
-func (c *replyConn) SyscallConn() (syscall.RawConn, error) { return c.check, nil }
+func (c *replyConn) SyscallConn() (syscall.RawConn, error) { return aliveCheck{c}, nil }
 
 // aliveCheck is the RawConn SyscallConn gives: its Read skips the peek
 // while the connection's last answer is recent, the rest is the socket's.
