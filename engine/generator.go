@@ -38,6 +38,9 @@ type health struct {
 	// (measureFrom); allocs is what was allocated since, at stop.
 	allocs0 atomic.Pointer[[2]uint64]
 	allocs  [2]uint64
+	// gcPercent is the collector's percent at the end (gcheadroom.go),
+	// 0 when GOGC was set.
+	gcPercent int
 }
 
 // heapAllocs is the process's allocations so far: objects and bytes.
@@ -73,6 +76,7 @@ func startHealth() *health {
 	h.machine0, h.machineOK = MachineCPU()
 	h.probe = startWakeProbe()
 	debug.ReadGCStats(&h.gc0)
+	raiseGC()
 	go func() {
 		defer close(h.done)
 		t := time.NewTicker(100 * time.Millisecond)
@@ -81,6 +85,7 @@ func startHealth() *health {
 			if g := int64(runtime.NumGoroutine()); g > h.maxG.Load() {
 				h.maxG.Store(g)
 			}
+			adjustGC()
 			select {
 			case <-h.stopc:
 				return
@@ -99,6 +104,7 @@ func (h *health) stop() *health {
 	m, ok := MachineCPU()
 	h.machine, h.machineOK = m-h.machine0, ok && h.machineOK
 	h.wakeLate = h.probe.finish()
+	h.gcPercent = lowerGC()
 	var gc debug.GCStats
 	debug.ReadGCStats(&gc)
 	h.gcPause = gc.PauseTotal - h.gc0.PauseTotal
@@ -113,7 +119,7 @@ func (h *health) stop() *health {
 // serverSpan seconds.
 func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan float64) *result.Generator {
 	g := &result.Generator{
-		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
+		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, GCPercent: h.gcPercent, Goroutines: int(h.maxG.Load()),
 		CPUSeconds: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),
 		ServerCPUSeconds: serverCPU, ServerSpanS: serverSpan, WakeLateUs: h.wakeLate,
 		Allocs: int64(h.allocs[0]), AllocBytes: int64(h.allocs[1]),
