@@ -84,24 +84,32 @@ func TestGCHeadroomLeavesGOGCSet(t *testing.T) {
 	}
 }
 
-// A cell's summary says the percent its collector ran under.
-func TestCellReportsGCPercent(t *testing.T) {
+// An open loop's summary says the percent its collector ran under; a
+// closed loop keeps Go's default and says none.
+func TestOpenLoopReportsGCPercent(t *testing.T) {
 	if v, ok := os.LookupEnv("GOGC"); ok {
 		os.Unsetenv("GOGC")
 		t.Cleanup(func() { os.Setenv("GOGC", v) })
 	}
 	before := gcPercent()
-	res, err := RunCellDetail(context.Background(), CellSpec{
-		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Duration: 200 * time.Millisecond,
-		Warmup: 50 * time.Millisecond, Hold: 100 * time.Microsecond, Config: impl.Config{Namespace: t.Name()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g := res.Cell.Generator; g == nil || g.GCPercent < 100 {
-		t.Fatalf("generator %+v: want gc_percent of at least 100", g)
-	}
-	if p := gcPercent(); p != before {
-		t.Errorf("GOGC %d after the cell, want %d back", p, before)
+	for _, tc := range []struct {
+		scenario string
+		rate     float64
+		raised   bool
+	}{{"rate", 200, true}, {"hot", 0, false}} {
+		res, err := RunCellDetail(context.Background(), CellSpec{
+			Impl: "inproc", Scenario: scenario(t, tc.scenario), Clients: 2, Duration: 200 * time.Millisecond, Rate: tc.rate,
+			Warmup: 50 * time.Millisecond, Hold: 100 * time.Microsecond, Config: impl.Config{Namespace: t.Name()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := res.Cell.Generator
+		if g == nil || tc.raised && g.GCPercent < 100 || !tc.raised && g.GCPercent != 0 {
+			t.Errorf("%s: generator %+v: want gc_percent of at least 100: %v", tc.scenario, g, tc.raised)
+		}
+		if p := gcPercent(); p != before {
+			t.Errorf("%s: GOGC %d after the cell, want %d back", tc.scenario, p, before)
+		}
 	}
 }

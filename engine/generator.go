@@ -38,8 +38,10 @@ type health struct {
 	// (measureFrom); allocs is what was allocated since, at stop.
 	allocs0 atomic.Pointer[[2]uint64]
 	allocs  [2]uint64
-	// gcPercent is the collector's percent at the end (gcheadroom.go),
-	// 0 when GOGC was set.
+	// headroom is whether the cell raised the collector's percent
+	// (gcheadroom.go), gcPercent the percent at its end: 0 when it did
+	// not, or GOGC was set.
+	headroom  bool
 	gcPercent int
 }
 
@@ -70,13 +72,17 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func startHealth() *health {
-	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{})}
+// startHealth starts watching; headroom raises the collector's percent
+// for the cell (gcheadroom.go), as an open loop does.
+func startHealth(headroom bool) *health {
+	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{}), headroom: headroom}
 	h.measureFrom()
 	h.machine0, h.machineOK = MachineCPU()
 	h.probe = startWakeProbe()
 	debug.ReadGCStats(&h.gc0)
-	raiseGC()
+	if headroom {
+		raiseGC()
+	}
 	go func() {
 		defer close(h.done)
 		t := time.NewTicker(100 * time.Millisecond)
@@ -85,7 +91,9 @@ func startHealth() *health {
 			if g := int64(runtime.NumGoroutine()); g > h.maxG.Load() {
 				h.maxG.Store(g)
 			}
-			adjustGC()
+			if headroom {
+				adjustGC()
+			}
 			select {
 			case <-h.stopc:
 				return
@@ -104,7 +112,9 @@ func (h *health) stop() *health {
 	m, ok := MachineCPU()
 	h.machine, h.machineOK = m-h.machine0, ok && h.machineOK
 	h.wakeLate = h.probe.finish()
-	h.gcPercent = lowerGC()
+	if h.headroom {
+		h.gcPercent = lowerGC()
+	}
 	var gc debug.GCStats
 	debug.ReadGCStats(&gc)
 	h.gcPause = gc.PauseTotal - h.gc0.PauseTotal
