@@ -192,7 +192,7 @@ func (r *Cell) run(ctx context.Context) (Result, error) {
 	}
 	defer cancel()
 	r.stop = cancel
-	health := startHealth(r.Spec.Scenario.Kind() == result.KindOpen)
+	health := startHealth()
 	counts, warmDone := r.baseCounts(cctx, health.measureFrom)
 
 	stopProgress := r.startProgress(cctx)

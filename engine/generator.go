@@ -38,11 +38,6 @@ type health struct {
 	// (measureFrom); allocs is what was allocated since, at stop.
 	allocs0 atomic.Pointer[[2]uint64]
 	allocs  [2]uint64
-	// headroom is whether the cell raised the collector's percent
-	// (gcheadroom.go), gcPercent the percent at its end: 0 when it did
-	// not, or GOGC was set.
-	headroom  bool
-	gcPercent int
 }
 
 // heapAllocs is the process's allocations so far: objects and bytes.
@@ -72,17 +67,12 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// startHealth starts watching; headroom raises the collector's percent
-// for the cell (gcheadroom.go), as an open loop does.
-func startHealth(headroom bool) *health {
-	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{}), headroom: headroom}
+func startHealth() *health {
+	h := &health{start: time.Now(), cpu0: cpuTime(), stopc: make(chan struct{}), done: make(chan struct{})}
 	h.measureFrom()
 	h.machine0, h.machineOK = MachineCPU()
 	h.probe = startWakeProbe()
 	debug.ReadGCStats(&h.gc0)
-	if headroom {
-		raiseGC()
-	}
 	go func() {
 		defer close(h.done)
 		t := time.NewTicker(100 * time.Millisecond)
@@ -90,9 +80,6 @@ func startHealth(headroom bool) *health {
 		for {
 			if g := int64(runtime.NumGoroutine()); g > h.maxG.Load() {
 				h.maxG.Store(g)
-			}
-			if headroom {
-				adjustGC()
 			}
 			select {
 			case <-h.stopc:
@@ -112,9 +99,6 @@ func (h *health) stop() *health {
 	m, ok := MachineCPU()
 	h.machine, h.machineOK = m-h.machine0, ok && h.machineOK
 	h.wakeLate = h.probe.finish()
-	if h.headroom {
-		h.gcPercent = lowerGC()
-	}
 	var gc debug.GCStats
 	debug.ReadGCStats(&gc)
 	h.gcPause = gc.PauseTotal - h.gc0.PauseTotal
@@ -129,7 +113,7 @@ func (h *health) stop() *health {
 // serverSpan seconds.
 func (h *health) report(c result.Cell, serverCPU map[string]float64, serverSpan float64) *result.Generator {
 	g := &result.Generator{
-		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, GCPercent: h.gcPercent, Goroutines: int(h.maxG.Load()),
+		GCPauseMs: float64(h.gcPause) / 1e6, GCCount: h.gcCount, Goroutines: int(h.maxG.Load()),
 		CPUSeconds: h.cpu.Seconds(), Cores: runtime.NumCPU(), Procs: runtime.GOMAXPROCS(0),
 		ServerCPUSeconds: serverCPU, ServerSpanS: serverSpan, WakeLateUs: h.wakeLate,
 		Allocs: int64(h.allocs[0]), AllocBytes: int64(h.allocs[1]),

@@ -282,7 +282,6 @@ func sumGenerators(cells []result.Cell) *result.Generator {
 		g.ServerSpanS += h.ServerSpanS
 		g.GCPauseMs += h.GCPauseMs
 		g.GCCount += h.GCCount
-		g.GCPercent = max(g.GCPercent, h.GCPercent)
 		g.Allocs += h.Allocs
 		g.AllocBytes += h.AllocBytes
 		g.Goroutines = max(g.Goroutines, h.Goroutines)

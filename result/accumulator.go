@@ -471,7 +471,6 @@ func addGenerator(into, g *Generator) *Generator {
 	}
 	into.CPUSeconds += g.CPUSeconds
 	into.GCCount += g.GCCount
-	into.GCPercent = max(into.GCPercent, g.GCPercent)
 	into.Allocs += g.Allocs
 	into.AllocBytes += g.AllocBytes
 	into.Goroutines += g.Goroutines

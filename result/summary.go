@@ -319,12 +319,6 @@ func (g *Generator) PerCycle(acquires int64) {
 type Generator struct {
 	GCPauseMs float64 `json:"gc_pause_ms"`
 	GCCount   int64   `json:"gc_count"`
-	// GCPercent is the collector's GOGC when an open-loop cell ended:
-	// raised while it runs so that the heap may grow 64 MiB
-	// (engine.HeapHeadroom) past what is live before a collection, never
-	// below Go's 100. Absent for other cells, which keep Go's default, and
-	// when GOGC was set in the environment, which then stands.
-	GCPercent int `json:"gc_percent,omitempty"`
 	// Allocs and AllocBytes are what lockbench allocated on its heap over
 	// the measured span (after the warm-up), every part of it — drivers,
 	// the engine, the live metrics — and AllocsPerCycle and
