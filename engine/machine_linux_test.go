@@ -7,10 +7,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/inproc"
 )
 
 func TestBusyOfReadsProcStat(t *testing.T) {
@@ -74,11 +76,38 @@ func TestCellCountsOtherProcessesAndWakes(t *testing.T) {
 	}
 }
 
+// allocatingLocker is inproc whose every acquisition allocates one
+// object of allocatingSize: past 32 KiB, so the runtime counts it when it
+// is made. Small objects are counted only as their span is refilled, a few
+// hundred at a time, so a cell as free of allocations as lockbench's may
+// read none over half a second, and a test could not tell that from a
+// count that is broken.
+type allocatingLocker struct{ impl.Locker }
+
+const allocatingSize = 64 << 10
+
+var allocSink atomic.Pointer[[allocatingSize]byte]
+
+func (l allocatingLocker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
+	allocSink.Store(new([allocatingSize]byte))
+	return l.Locker.Acquire(ctx, name)
+}
+
+func init() {
+	impl.Register(impl.Driver{Name: "test-allocating", Description: "inproc whose every acquisition allocates 64 KiB",
+		New: func(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+			l, err := inproc.New(ctx, cfg)
+			return allocatingLocker{l}, err
+		}})
+}
+
 // A cell counts lockbench's heap allocations over its measured span and
-// per acquisition: the garbage behind its collections.
+// per acquisition: the garbage behind its collections. Every acquisition
+// allocates one 64 KiB object here, so the counts have a floor.
 func TestCellCountsAllocations(t *testing.T) {
+	const clients = 2
 	res, err := RunCellDetail(context.Background(), CellSpec{
-		Impl: "inproc", Scenario: scenario(t, "hot"), Clients: 2, Duration: 500 * time.Millisecond,
+		Impl: "test-allocating", Scenario: scenario(t, "hot"), Clients: clients, Duration: 500 * time.Millisecond,
 		Warmup: 200 * time.Millisecond, Hold: 100 * time.Microsecond, Config: impl.Config{Namespace: t.Name()},
 	})
 	if err != nil {
@@ -86,15 +115,20 @@ func TestCellCountsAllocations(t *testing.T) {
 	}
 	c := res.Cell
 	g := c.Generator
-	if g == nil || c.Acquires == 0 {
+	if g == nil || c.Acquires <= clients {
 		t.Fatalf("generator %+v, %d acquires", g, c.Acquires)
 	}
 	t.Logf("%d acquires: %d allocations (%.2f a cycle), %d bytes (%.0f a cycle), %d collections",
 		c.Acquires, g.Allocs, g.AllocsPerCycle, g.AllocBytes, g.AllocBytesPerCycle, g.GCCount)
-	if g.Allocs <= 0 || g.AllocBytes < g.Allocs*8 {
-		t.Errorf("%d allocations of %d bytes: a cell allocates something, 8 bytes an object at least", g.Allocs, g.AllocBytes)
+	// An acquisition in flight as the measurement began may have made its
+	// object just before: one a client.
+	if floor := c.Acquires - clients; g.Allocs < floor || g.AllocBytes < floor*allocatingSize {
+		t.Errorf("%d allocations of %d bytes over %d acquisitions that allocated %d bytes each", g.Allocs, g.AllocBytes, c.Acquires, allocatingSize)
 	}
 	if want := float64(g.Allocs) / float64(c.Acquires); math.Abs(g.AllocsPerCycle-want) > 1e-9*want {
 		t.Errorf("allocations per cycle %g, want %d/%d = %g", g.AllocsPerCycle, g.Allocs, c.Acquires, want)
+	}
+	if want := float64(g.AllocBytes) / float64(c.Acquires); math.Abs(g.AllocBytesPerCycle-want) > 1e-9*want {
+		t.Errorf("bytes per cycle %g, want %d/%d = %g", g.AllocBytesPerCycle, g.AllocBytes, c.Acquires, want)
 	}
 }
