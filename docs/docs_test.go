@@ -120,6 +120,7 @@ func newHarness(t *testing.T) *harness {
 func startSandbox(t *testing.T, lockbench string) []string {
 	t.Helper()
 	cmd := exec.Command(lockbench, "sandbox")
+	interruptOnParentDeath(cmd)
 	var log strings.Builder // read only once the sandbox has ended
 	cmd.Stderr = &log
 	out, err := cmd.StdoutPipe()
