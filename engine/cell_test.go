@@ -61,6 +61,7 @@ func init() {
 }
 
 func TestConnectFailureClosesTheRest(t *testing.T) {
+	closed.Store(0) // counted again under -count
 	_, err := RunCell(context.Background(), CellSpec{Impl: "test-fails-third", Clients: 5, Duration: time.Second, ConnectParallel: 1})
 	if !errors.Is(err, impl.ErrUnreachable) {
 		t.Fatalf("want ErrUnreachable, got %v", err)

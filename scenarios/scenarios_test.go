@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -255,19 +256,31 @@ func (c countingLocker) Acquire(ctx context.Context, name string) (impl.Lease, e
 	return l, err
 }
 
+// countingBurst is inproc counting its grants in countingBurstGranted.
+const countingBurst = "test-counting-burst"
+
+var (
+	countingBurstOnce    sync.Once
+	countingBurstGranted atomic.Int64
+)
+
 // A burst's warm-up is one whole burst, discarded: the servers then meet
 // the measured burst's code path warm. With --warmup 0 there is none.
 func TestBurstWarmsUpWithADiscardedBurst(t *testing.T) {
 	t.Parallel()
-	var granted atomic.Int64
-	inproc, _ := impl.Lookup("inproc")
-	d := inproc
-	d.Name = "test-counting-burst"
-	d.New = func(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
-		l, err := inproc.New(ctx, cfg)
-		return countingLocker{l, &granted}, err
-	}
-	impl.Register(d)
+	// Registered once, so that -count=2 runs it again; the counter is
+	// the driver's, set to zero before each cell below.
+	granted := &countingBurstGranted
+	countingBurstOnce.Do(func() {
+		inproc, _ := impl.Lookup("inproc")
+		d := inproc
+		d.Name = countingBurst
+		d.New = func(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+			l, err := inproc.New(ctx, cfg)
+			return countingLocker{l, granted}, err
+		}
+		impl.Register(d)
+	})
 	for _, tc := range []struct {
 		warmup       time.Duration
 		repeat       int
@@ -281,7 +294,7 @@ func TestBurstWarmsUpWithADiscardedBurst(t *testing.T) {
 		granted.Store(0)
 		var seen atomic.Int64 // acquisitions in the intervals the cell's observer got
 		cell, err := engine.RunCell(context.Background(), engine.CellSpec{
-			Impl: d.Name, Scenario: scenario(t, "burst"), Clients: 8, Warmup: tc.warmup, Repeat: tc.repeat,
+			Impl: countingBurst, Scenario: scenario(t, "burst"), Clients: 8, Warmup: tc.warmup, Repeat: tc.repeat,
 			Config: impl.Config{Namespace: fmt.Sprintf("%s-%v-%d", t.Name(), tc.warmup, tc.repeat)},
 			OnInterval: func(_ result.Cell, _ time.Time, iv hlog.Interval) {
 				if iv.Acquire != nil {
