@@ -134,7 +134,8 @@ func init() {
 // brokenGrants bounds each cell of the test below by grants, not time.
 // With 3 clients a held try after a release is mostly explained by
 // another client's acquire still in flight, which may take effect first;
-// about one cycle in three shows it where none is in flight (the first illegal window came in cycles 1 to 8 over twenty runs). A cell of
+// about one cycle in three shows it where none is in flight (the first
+// illegal window came in cycles 1 to 8 over twenty runs). A cell of
 // 400 ms made 20 grants here, and 6 once on a loaded CI machine, where
 // the check found nothing to catch; 40 leave a miss a chance under 1e-6.
 const brokenGrants = 40

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -259,28 +258,24 @@ func (c countingLocker) Acquire(ctx context.Context, name string) (impl.Lease, e
 // countingBurst is inproc counting its grants in countingBurstGranted.
 const countingBurst = "test-counting-burst"
 
-var (
-	countingBurstOnce    sync.Once
-	countingBurstGranted atomic.Int64
-)
+var countingBurstGranted atomic.Int64
+
+func init() {
+	inproc, _ := impl.Lookup("inproc")
+	d := inproc
+	d.Name = countingBurst
+	d.New = func(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
+		l, err := inproc.New(ctx, cfg)
+		return countingLocker{l, &countingBurstGranted}, err
+	}
+	impl.Register(d)
+}
 
 // A burst's warm-up is one whole burst, discarded: the servers then meet
 // the measured burst's code path warm. With --warmup 0 there is none.
 func TestBurstWarmsUpWithADiscardedBurst(t *testing.T) {
 	t.Parallel()
-	// Registered once, so that -count=2 runs it again; the counter is
-	// the driver's, set to zero before each cell below.
-	granted := &countingBurstGranted
-	countingBurstOnce.Do(func() {
-		inproc, _ := impl.Lookup("inproc")
-		d := inproc
-		d.Name = countingBurst
-		d.New = func(ctx context.Context, cfg impl.Config) (impl.Locker, error) {
-			l, err := inproc.New(ctx, cfg)
-			return countingLocker{l, granted}, err
-		}
-		impl.Register(d)
-	})
+	granted := &countingBurstGranted // the driver's, set to zero before each cell
 	for _, tc := range []struct {
 		warmup       time.Duration
 		repeat       int
