@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // The queue is ordered by sequence number, never by id, in whatever order
@@ -83,5 +85,36 @@ func TestNodePrefixIsUniqueAndShort(t *testing.T) {
 	}
 	if n := len(nodePrefix(1<<20)) + seqDigits; n > 31 {
 		t.Errorf("a name of the millionth request is %d bytes, want at most 31 (the hex id made 45)", n)
+	}
+}
+
+// A naive waiter that read the queue at its latest version is settled;
+// once another client of the process deletes its own node after reading
+// that version, the waiter is not, before any notification reaches it,
+// and is again once it reads the queue past the deletion. A predecessor
+// waiter's mark changes nothing.
+func TestOwnDeletionUnsettlesNaiveWaiters(t *testing.T) {
+	t.Parallel()
+	parent := "/lockbench-test/" + t.Name()
+	stat := func(cversion int32) *zk.Stat { return &zk.Stat{Czxid: 7, Ctime: 11, Cversion: cversion} }
+	waiter, leaver := &Locker{mode: Naive}, &Locker{mode: Naive}
+	waiter.noteRead(parent, stat(4))
+	m := leaver.noteRead(parent, stat(4))
+	waiter.armed.Store(true)
+	if !waiter.Settled() {
+		t.Fatal("a waiter armed at the latest version read is not settled")
+	}
+	m.deleted()
+	if waiter.Settled() {
+		t.Error("a waiter is settled after another client deleted its node past the waiter's read")
+	}
+	waiter.noteRead(parent, stat(5))
+	if !waiter.Settled() {
+		t.Error("a waiter that read the queue past the deletion is not settled")
+	}
+	pred := &Locker{mode: Predecessor}
+	pred.noteRead(parent, stat(9)).deleted()
+	if !waiter.Settled() {
+		t.Error("a predecessor waiter's deletion moved the naive queue's version")
 	}
 }

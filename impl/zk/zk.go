@@ -129,10 +129,11 @@ type nodeVersion struct {
 	czxid, ctime int64
 }
 
-// noteRead records the children version a read of parent returned.
-func (l *Locker) noteRead(parent string, stat *zk.Stat) {
+// noteRead records the children version a read of parent returned, and
+// returns it as the client's mark on the queue.
+func (l *Locker) noteRead(parent string, stat *zk.Stat) mark {
 	if l.mode != Naive {
-		return
+		return mark{}
 	}
 	key := nodeVersion{parent, stat.Czxid, stat.Ctime}
 	v, ok := versions.Load(key)
@@ -140,15 +141,41 @@ func (l *Locker) noteRead(parent string, stat *zk.Stat) {
 		v, _ = versions.LoadOrStore(key, new(atomic.Int64))
 	}
 	latest := v.(*atomic.Int64)
-	cversion := stat.Cversion
-	l.read.Store(int64(cversion))
+	l.read.Store(int64(stat.Cversion))
+	raise(latest, int64(stat.Cversion))
+	l.latest.Store(latest)
+	return mark{latest: latest, read: int64(stat.Cversion)}
+}
+
+// mark is a naive waiter's last read of a queue: the children version it
+// saw, and the process's latest for that queue (see Settled). The zero
+// mark, a predecessor waiter's, marks nothing.
+type mark struct {
+	latest *atomic.Int64
+	read   int64
+}
+
+// deleted notes that the client deleted its own node after the read m
+// records: the queue's version is past that read now, so a waiter whose
+// last read is not past it is unsettled, though the deletion's
+// notification may not have reached its connection yet. Without it a
+// waiter that gave up and the next one to give up could fold into one
+// wake-up for the waiters behind them, as two releases would without the
+// next holder's read of the queue.
+func (m mark) deleted() {
+	if m.latest != nil {
+		raise(m.latest, m.read+1)
+	}
+}
+
+// raise sets v to at least n.
+func raise(v *atomic.Int64, n int64) {
 	for {
-		cur := latest.Load()
-		if int64(cversion) <= cur || latest.CompareAndSwap(cur, int64(cversion)) {
-			break
+		cur := v.Load()
+		if n <= cur || v.CompareAndSwap(cur, n) {
+			return
 		}
 	}
-	l.latest.Store(latest)
 }
 
 // Prepare creates the parent nodes of the named locks.
@@ -268,6 +295,7 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 	seq, _ := strconv.ParseUint(seqOf(me), 10, 64)
 
 	var prev queueSeen // the queue read before the last wake-up (naive)
+	var m mark         // the last read's version (naive)
 	woken := false
 	for {
 		var children []string
@@ -281,13 +309,13 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			children, stat, err = l.conn.Children(parent)
 		}
 		if err != nil {
-			return nil, l.abandon(path, zkconn.Wrap("children", err))
+			return nil, l.abandon(path, m, zkconn.Wrap("children", err))
 		}
-		l.noteRead(parent, stat)
+		m = l.noteRead(parent, stat)
 		l.counters.ChildrenRead.Add(int64(len(children)))
 		pos, pred, found := standing(children, me)
 		if !found {
-			return nil, l.abandon(path, fmt.Errorf("zk: own node %s vanished: %w", path, impl.ErrSessionLost))
+			return nil, l.abandon(path, m, fmt.Errorf("zk: own node %s vanished: %w", path, impl.ErrSessionLost))
 		}
 		if woken {
 			if l.mode == Naive {
@@ -302,14 +330,14 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 			}
 		}
 		if pos == 0 {
-			return &lease{l: l, path: path, seq: seq}, nil
+			return &lease{l: l, path: path, seq: seq, m: m}, nil
 		}
 		if l.mode == Predecessor {
 			l.op()
 			var ok bool
 			ok, _, ch, err = l.conn.ExistsW(parent + "/" + pred)
 			if err != nil {
-				return nil, l.abandon(path, zkconn.Wrap("exists", err))
+				return nil, l.abandon(path, m, zkconn.Wrap("exists", err))
 			}
 			if !ok { // gone between the two reads: look again, no wake-up
 				woken = false
@@ -320,16 +348,16 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		l.counters.Retries.Add(1)
 		ev, err := l.wait(ctx, ch)
 		if err != nil {
-			return nil, l.abandon(path, err)
+			return nil, l.abandon(path, m, err)
 		}
 		if ev.Type == zk.EventNotWatching {
-			return nil, l.abandon(path, zkconn.Wrap("watch", fmt.Errorf("%w: %v", impl.ErrSessionLost, ev.Err)))
+			return nil, l.abandon(path, m, zkconn.Wrap("watch", fmt.Errorf("%w: %v", impl.ErrSessionLost, ev.Err)))
 		}
 		l.counters.Wakeups.Add(1)
 		if l.mode == Predecessor && ev.Type == zk.EventNodeDeleted {
 			l.counters.ReleaseWakeups.Add(1)
 			if pos == 1 { // see Acquire: nothing is left ahead
-				return &lease{l: l, path: path, seq: seq}, nil
+				return &lease{l: l, path: path, seq: seq, m: m}, nil
 			}
 		}
 		woken = true
@@ -347,12 +375,14 @@ func (l *Locker) wait(ctx context.Context, ch <-chan zk.Event) (zk.Event, error)
 	}
 }
 
-// abandon deletes our queued node after a failed or cancelled wait.
-func (l *Locker) abandon(path string, cause error) error {
+// abandon deletes our queued node after a failed or cancelled wait; m is
+// the last read of the queue.
+func (l *Locker) abandon(path string, m mark, cause error) error {
 	l.op()
 	if err := l.conn.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return errors.Join(cause, zkconn.Wrap("delete "+path, err))
 	}
+	m.deleted()
 	return cause
 }
 
@@ -485,6 +515,7 @@ type lease struct {
 	l    *Locker
 	path string
 	seq  uint64
+	m    mark // the read that found the node lowest
 }
 
 // Fence returns the node's sequence number, which grows in grant order.
@@ -501,5 +532,6 @@ func (s *lease) Release(ctx context.Context) error {
 	if err != nil {
 		return zkconn.Wrap("delete", err)
 	}
+	s.m.deleted()
 	return nil
 }
