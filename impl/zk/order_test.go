@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -95,8 +96,10 @@ func TestNodePrefixIsUniqueAndShort(t *testing.T) {
 // waiter's mark changes nothing.
 func TestOwnDeletionUnsettlesNaiveWaiters(t *testing.T) {
 	t.Parallel()
-	parent := "/lockbench-test/" + t.Name()
-	stat := func(cversion int32) *zk.Stat { return &zk.Stat{Czxid: 7, Ctime: 11, Cversion: cversion} }
+	// The versions read are kept for the process: a node created afresh
+	// for each run (-count) starts from none.
+	parent, created := "/lockbench-test/"+t.Name(), time.Now().UnixNano()
+	stat := func(cversion int32) *zk.Stat { return &zk.Stat{Czxid: created, Ctime: created, Cversion: cversion} }
 	waiter, leaver := &Locker{mode: Naive}, &Locker{mode: Naive}
 	waiter.noteRead(parent, stat(4))
 	m := leaver.noteRead(parent, stat(4))
