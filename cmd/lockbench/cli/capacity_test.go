@@ -457,12 +457,15 @@ func searchToRepeat(t *testing.T) (string, string, result.CapacitySearch) {
 func describeTrials(trials []result.SearchTrial) string {
 	var b strings.Builder
 	for _, tr := range trials {
-		limit := ""
+		why := ""
 		if tr.LimitedBy != nil {
-			limit = fmt.Sprintf(" limited by %s (lag p99 %.0f µs, cpu %.2f)", tr.LimitedBy.Kind, tr.LimitedBy.ScheduleLagP99Us, tr.LimitedBy.GeneratorCPUShare)
+			why = fmt.Sprintf("; limited by %s (lag p99 %.0f µs, cpu %.2f)", tr.LimitedBy.Kind, tr.LimitedBy.ScheduleLagP99Us, tr.LimitedBy.GeneratorCPUShare)
 		}
-		fmt.Fprintf(&b, "  %-7s %6.0f/s full %-5v pass %-5v p %8.0f µs %d/%d over%s%s\n",
-			tr.Phase, tr.Rate, tr.Full, tr.Pass, tr.LatencyUs, tr.Over, tr.Arrivals, limit, tr.Unknown)
+		if tr.Unknown != "" {
+			why += "; unknown: " + tr.Unknown
+		}
+		fmt.Fprintf(&b, "  %-7s %6.0f/s full %-5v pass %-5v p %8.0f µs %d/%d over%s\n",
+			tr.Phase, tr.Rate, tr.Full, tr.Pass, tr.LatencyUs, tr.Over, tr.Arrivals, why)
 	}
 	return b.String()
 }
