@@ -101,6 +101,9 @@ type CellSpec struct {
 	// lock most often with; the first is kept on a near tie. The caller
 	// gives GOMAXPROCS back after the cell.
 	ProcsTrial []int
+	// ProcsWhy, when the caller chose the cell's GOMAXPROCS itself, says
+	// how; the cell reports it beside Procs unless a trial chose instead.
+	ProcsWhy string
 	// Progress, if set, is called about once a second while the cell runs,
 	// from a goroutine of its own.
 	Progress func(Progress)

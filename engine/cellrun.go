@@ -348,6 +348,9 @@ func (r *Cell) finish(ctx context.Context, end time.Time, iv *intervals, cc *cli
 		cell.Generator.ServerIdleCores = &idle
 	}
 	cell.Generator.ProcsTrial, cell.Generator.ProcsWhy, cell.Generator.ProcsUndecided = r.procsTries, r.procsWhy, r.procsUndecided
+	if r.procsWhy == "" {
+		cell.Generator.ProcsWhy = r.Spec.ProcsWhy
+	}
 	var all int64
 	for i, c := range counters {
 		all += c.Notifications.Load() - cc.notifications[i]

@@ -71,6 +71,23 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 			t.Errorf("a cell with no warm-up: %+v (meta %q)", c.Generator, m.Host["gomaxprocs_why"])
 		}
 	})
+	t.Run("open loop", func(t *testing.T) {
+		// An open loop's clients wait on timers: it runs with Ps to
+		// spare for their wakes, and says so in meta.json and the cell.
+		t.Setenv("GOMAXPROCS", "")
+		m, c := run(t, "0s", "--scenario", "rate", "--rate", "200", "--duration", "300ms")
+		why := m.Host["gomaxprocs_why"]
+		if !strings.Contains(why, "each closed-loop cell") || !strings.Contains(why, "; each open-loop cell runs under GOMAXPROCS "+strconv.Itoa(2*goes)) {
+			t.Errorf("meta: why %q", why)
+		}
+		g := c.Generator
+		if g == nil || g.Procs != 2*goes || g.ProcsTrial != nil || !strings.Contains(g.ProcsWhy, "a P is free to take its clients' timers") {
+			t.Fatalf("an open-loop cell ran under %+v; Go's is %d", g, goes)
+		}
+		if c.Open == nil || c.Open.Offered == 0 || c.Acquires == 0 {
+			t.Errorf("an open-loop cell that served nothing: %+v, %d acquires", c.Open, c.Acquires)
+		}
+	})
 	t.Run("ramp", func(t *testing.T) {
 		// A ramp's stairs are one curve: none of them chooses apart.
 		t.Setenv("GOMAXPROCS", "")
@@ -81,9 +98,11 @@ func TestSandboxedRunTriesItsProcs(t *testing.T) {
 	})
 	t.Run("user's", func(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "2")
-		m, c := run(t, "800ms", "--duration", "200ms")
-		if m.Host["gomaxprocs_why"] != "" || c.Generator.ProcsWhy != "" || c.Generator.ProcsTrial != nil {
-			t.Errorf("a user's GOMAXPROCS overridden: %q, %+v", m.Host["gomaxprocs_why"], c.Generator)
+		for _, more := range [][]string{{"--warmup", "800ms"}, {"--scenario", "rate", "--rate", "200"}} {
+			m, c := run(t, "0s", append([]string{"--duration", "200ms"}, more...)...)
+			if m.Host["gomaxprocs_why"] != "" || c.Generator.ProcsWhy != "" || c.Generator.ProcsTrial != nil || c.Generator.Procs != goes {
+				t.Errorf("%v: a user's GOMAXPROCS overridden: %q, %+v", more, m.Host["gomaxprocs_why"], c.Generator)
+			}
 		}
 	})
 }

@@ -48,6 +48,7 @@ func (m *matrix) runRound(ctx context.Context, spec engine.CellSpec, c plannedCe
 		// Go's choice again, and its updates as the quota changes.
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
+	defer m.setOpenProcs(&spec)()
 	res, err := engine.RunCellDetail(ctx, spec)
 	if errors.Is(err, engine.ErrNotApplicable) {
 		delete(m.rounds, c.canon)

@@ -112,14 +112,18 @@ func Run(ctx context.Context, plan Plan) (*result.Summary, error) {
 	// A ramp's stairs and a shard's slice of a cell are parts of one
 	// measurement: they keep Go's GOMAXPROCS rather than each choosing.
 	var trial []int
+	var open int
+	var trialWhy, openWhy string
 	if plan.Ramp == nil && plan.Shard == nil {
-		trial, fleet.procsWhy = procsTrial(fleet.local())
+		trial, trialWhy = procsTrial(fleet.local())
+		open, openWhy = openProcs(fleet.local())
+		fleet.procsWhy = strings.Join(slices.DeleteFunc([]string{trialWhy, openWhy}, func(s string) bool { return s == "" }), "; ")
 	}
 	plan.Cell.Config.Servers = fleet.servers
 	if plan.OnServers != nil {
 		plan.OnServers(fleet.servers, fleet.sandboxed)
 	}
-	m := &matrix{plan: plan, sum: sum, runID: randomID(), procsTrial: trial,
+	m := &matrix{plan: plan, sum: sum, runID: randomID(), procsTrial: trial, openProcs: open, openWhy: openWhy,
 		logs: map[string]*hlog.Writer{}, logErr: map[string]error{}, rounds: map[int]*cellRounds{}, stairs: map[int]map[int]*cellRounds{}}
 	if plan.Shard != nil {
 		if m.shard, err = startSharding(ctx, plan); err != nil {
@@ -166,9 +170,13 @@ type matrix struct {
 	// procsTrial is the GOMAXPROCS its closed-loop cells try as they warm
 	// up, nil when Go's stands (procsTrial).
 	procsTrial []int
-	sum        *result.Summary
-	runID      string
-	index      int
+	// openProcs is the GOMAXPROCS its open-loop cells run under, 0 when
+	// Go's stands (openProcs).
+	openProcs int
+	openWhy   string
+	sum       *result.Summary
+	runID     string
+	index     int
 	// canon holds the canonical place of each cell of sum.Cells, which
 	// it keeps in that order.
 	canon   []int
@@ -315,6 +323,7 @@ func (m *matrix) runCell(ctx context.Context, spec engine.CellSpec, canon int) e
 		// Go's choice again, and its updates as the quota changes.
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
+	defer m.setOpenProcs(&spec)()
 	if m.plan.Ramp != nil {
 		stairs, err := engine.RunRamp(ctx, spec, *m.plan.Ramp)
 		for _, res := range stairs {
@@ -339,6 +348,18 @@ func (m *matrix) runCell(ctx context.Context, spec engine.CellSpec, canon int) e
 		return kerr
 	}
 	return err
+}
+
+// setOpenProcs sets an open-loop cell's GOMAXPROCS (matrix.openProcs)
+// and returns what sets Go's choice back.
+func (m *matrix) setOpenProcs(spec *engine.CellSpec) (restore func()) {
+	if m.openProcs == 0 || spec.Scenario.Kind() != result.KindOpen {
+		return func() {}
+	}
+	runtime.GOMAXPROCS(m.openProcs)
+	spec.ProcsWhy = m.openWhy
+	// Go's choice again, and its updates as the quota changes.
+	return runtime.SetDefaultGOMAXPROCS
 }
 
 // onInterval writes a cell's interval to its .hlog as it closes; without
