@@ -109,7 +109,9 @@ func procsKept(cells []result.Cell) []ProcsKept {
 	at := map[int]int{}
 	for _, c := range cells {
 		g := c.Generator
-		if g == nil || g.ProcsWhy == "" {
+		// Only what a trial kept: an open loop's GOMAXPROCS is set by
+		// rule (its procs_why says which), not tried.
+		if g == nil || g.ProcsWhy == "" || len(g.ProcsTrial) == 0 && !g.ProcsUndecided {
 			continue
 		}
 		i, ok := at[g.Procs]
