@@ -426,7 +426,7 @@ func searchToRepeat(t *testing.T) (string, string, result.CapacitySearch) {
 	// Five searches at most, and none begun after five minutes: a search
 	// takes 35-67 s here, and its --max-time bounds one that runs away, so
 	// the test stays within the package's timeout. It took 105-107 s in
-	// two CI rehearsals, about two searches' time, so three attempts left
+	// three CI rehearsals, about two searches' time, so three attempts left
 	// too much to a loaded runner's luck.
 	const attempts = 5
 	const begin = 5 * time.Minute
