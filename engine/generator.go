@@ -98,7 +98,10 @@ func (h *health) stop() *health {
 	h.cpu = cpuTime() - h.cpu0
 	m, ok := MachineCPU()
 	h.machine, h.machineOK = m-h.machine0, ok && h.machineOK
-	h.wakeLate = h.probe.finish()
+	// The probe's CPU is lockbench's, spent in a process of its own.
+	var probeCPU time.Duration
+	h.wakeLate, probeCPU = h.probe.finish()
+	h.cpu += probeCPU
 	var gc debug.GCStats
 	debug.ReadGCStats(&gc)
 	h.gcPause = gc.PauseTotal - h.gc0.PauseTotal

@@ -14,5 +14,5 @@ func MachineCPU() (time.Duration, bool) { return 0, false }
 // wakeProbe is not run here.
 type wakeProbe struct{}
 
-func startWakeProbe() *wakeProbe           { return &wakeProbe{} }
-func (*wakeProbe) finish() *result.Latency { return nil }
+func startWakeProbe() *wakeProbe                            { return &wakeProbe{} }
+func (*wakeProbe) finish() (*result.Latency, time.Duration) { return nil, 0 }

@@ -329,7 +329,7 @@ type Generator struct {
 	AllocsPerCycle     float64 `json:"allocs_per_cycle,omitempty"`
 	AllocBytesPerCycle float64 `json:"alloc_bytes_per_cycle,omitempty"`
 	Goroutines         int     `json:"goroutines"`
-	CPUSeconds         float64 `json:"cpu_s"`     // user+system CPU lockbench used
+	CPUSeconds         float64 `json:"cpu_s"`     // user+system CPU lockbench used, its wake probe's too
 	CPUShare           float64 `json:"cpu_share"` // of all cores over the cell
 	// ServerCPUSeconds is the CPU time each server of the cell used over it,
 	// by address, beside lockbench's own (CPUSeconds): whichever side ran at a
@@ -367,9 +367,10 @@ type Generator struct {
 	// benchmark shares its machine with them, so that what it measured
 	// is partly theirs.
 	OtherCores float64 `json:"other_cores"`
-	// WakeLateUs is how late a thread of lockbench's that sleeps 1 ms at
-	// a time woke during the cell: the machine's scheduling noise, in
-	// which every client and server on it ran (Linux).
+	// WakeLateUs is how late a process of lockbench's that sleeps 1 ms
+	// at a time woke during the cell: the machine's scheduling noise, in
+	// which every client and server on it ran (Linux). Its CPU is in
+	// CPUSeconds.
 	WakeLateUs *Latency `json:"wake_late_us,omitempty"`
 	Warning    string   `json:"warning,omitempty"`
 }

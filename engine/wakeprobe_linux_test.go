@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// total is how many wakes a snapshot counts.
+func total(s *hdrhistogram.Snapshot) int64 {
+	var n int64
+	for _, c := range s.Counts {
+		n += c
+	}
+	return n
+}
+
+// The probe is a process of its own that counts its wakes, no more of them
+// than the time between two asks allows, and answers with its CPU time.
+func TestWakeProbeCountsInAProcessOfItsOwn(t *testing.T) {
+	p := theProbe()
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	if pid := p.cmd.Process.Pid; pid == os.Getpid() || syscall.Kill(pid, 0) != nil {
+		t.Fatalf("probe pid %d: not a live process of its own (this is %d)", pid, os.Getpid())
+	}
+	s0, cpu0, err := p.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	time.Sleep(100 * time.Millisecond)
+	s1, cpu1, err := p.snapshot()
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every wake sleeps at least wakeEvery, and one may have begun before
+	// the first ask.
+	n, most := total(s1)-total(s0), int64(elapsed/wakeEvery)+1
+	if n <= 0 || n > most {
+		t.Errorf("%d wakes in %v; want 1 to %d", n, elapsed, most)
+	}
+	if cpu1 <= cpu0 {
+		t.Errorf("probe CPU %v then %v: not counted", cpu0, cpu1)
+	}
+	// A cell's figures are the difference: it sees only its own wakes.
+	w := startWakeProbe()
+	time.Sleep(20 * time.Millisecond)
+	late, cpu := w.finish()
+	if late == nil || late.Max < late.P50 || cpu <= 0 {
+		t.Errorf("a cell's wake lateness %+v, probe CPU %v", late, cpu)
+	}
+}
+
+// A Ctrl-C reaches the probe with lockbench, and the probe stays to
+// answer for the cell it interrupted; it exits when its parent is gone,
+// whose pipe to it the kernel closes however it ended.
+func TestWakeProbeOutlivesInterruptNotItsParent(t *testing.T) {
+	p := startProbeProc()
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	defer p.cmd.Process.Kill()
+	// Once it answers it is the probe, no longer starting up.
+	if _, _, err := p.snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if _, _, err := p.snapshot(); err != nil {
+		t.Fatalf("after an interrupt: %v", err)
+	}
+	p.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("probe exited with %v; want 0", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("probe still running 10 s after its input closed")
+	}
+}
