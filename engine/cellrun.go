@@ -150,6 +150,9 @@ type clientCounts struct {
 }
 
 func (r *Cell) run(ctx context.Context) (Result, error) {
+	// The machine's sleeper starts with a process's first cell, before
+	// its clock: tens of milliseconds to start a process.
+	readyWakeProbe()
 	// A shard reads the servers' counters once every shard is connected,
 	// so that no shard's connecting lands in another's span.
 	at, err := r.lineUp(ctx)

@@ -109,6 +109,10 @@ var probe struct {
 	p    *probeProc
 }
 
+// readyWakeProbe starts this process's probe if it has not started, and
+// waits until it answers.
+func readyWakeProbe() { theProbe() }
+
 // theProbe is this process's probe, started when first wanted.
 func theProbe() *probeProc {
 	probe.once.Do(func() { probe.p = startProbeProc() })
@@ -148,6 +152,7 @@ func startProbeProc() *probeProc {
 		return p
 	}
 	p.in, p.out, p.rd = inW, outR, bufio.NewReader(outR)
+	p.snapshot() // once it answers it is the probe, no longer starting up
 	return p
 }
 
