@@ -14,6 +14,9 @@ func MachineCPU() (time.Duration, bool) { return 0, false }
 // wakeProbe is not run here.
 type wakeProbe struct{}
 
+// StopWakeProbe has no probe to stop here.
+func StopWakeProbe() {}
+
 func readyWakeProbe()                                       {}
 func startWakeProbe() *wakeProbe                            { return &wakeProbe{} }
 func (*wakeProbe) finish() (*result.Latency, time.Duration) { return nil, 0 }

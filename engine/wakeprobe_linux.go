@@ -105,8 +105,8 @@ type probeProc struct {
 }
 
 var probe struct {
-	once sync.Once
-	p    *probeProc
+	mu sync.Mutex
+	p  *probeProc
 }
 
 // readyWakeProbe starts this process's probe if it has not started, and
@@ -115,8 +115,50 @@ func readyWakeProbe() { theProbe() }
 
 // theProbe is this process's probe, started when first wanted.
 func theProbe() *probeProc {
-	probe.once.Do(func() { probe.p = startProbeProc() })
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	if probe.p == nil {
+		probe.p = startProbeProc()
+	}
 	return probe.p
+}
+
+// StopWakeProbe stops this process's wake probe, if one runs, and waits
+// for it to exit; a cell after it starts another. The probe exits with
+// its parent anyway: this is for a process that must not end with
+// children running, or that runs no more cells.
+func StopWakeProbe() {
+	probe.mu.Lock()
+	p := probe.p
+	probe.p = nil
+	probe.mu.Unlock()
+	if p != nil {
+		p.stop(errors.New("wake probe: stopped"))
+	}
+}
+
+// stop ends the probe for why: its input closed, it exits; one that does
+// not within probeAnswer is killed.
+func (p *probeProc) stop(why error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return // never started, or already stopped
+	}
+	p.err = why
+	p.in.Close()
+	exited := make(chan struct{})
+	go func() {
+		p.cmd.Wait()
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(probeAnswer):
+		p.cmd.Process.Kill()
+		<-exited
+	}
+	p.out.Close()
 }
 
 func startProbeProc() *probeProc {
@@ -156,20 +198,22 @@ func startProbeProc() *probeProc {
 	return p
 }
 
-// snapshot is the probe's counts and CPU time so far.
+// snapshot is the probe's counts and CPU time so far. A probe that does
+// not answer is stopped, and not asked again.
 func (p *probeProc) snapshot() (*hdrhistogram.Snapshot, time.Duration, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.err != nil {
-		return nil, 0, p.err
+		err := p.err
+		p.mu.Unlock()
+		return nil, 0, err
 	}
 	s, cpu, err := p.ask()
+	p.mu.Unlock()
 	if err != nil {
-		p.err = fmt.Errorf("wake probe: %w", err)
-		p.in.Close()
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-		return nil, 0, p.err
+		err = fmt.Errorf("wake probe: %w", err)
+		p.cmd.Process.Kill() // it did not answer: no wait for it to exit
+		p.stop(err)
+		return nil, 0, err
 	}
 	return s, cpu, nil
 }

@@ -85,3 +85,30 @@ func TestWakeProbeOutlivesInterruptNotItsParent(t *testing.T) {
 		t.Fatal("probe still running 10 s after its input closed")
 	}
 }
+
+// StopWakeProbe ends the probe and reaps it before it returns, so that a
+// process checking for children left running finds none; the next cell
+// starts another.
+func TestStopWakeProbeEndsItAndTheNextCellStartsAnother(t *testing.T) {
+	first := theProbe()
+	if first.err != nil {
+		t.Fatal(first.err)
+	}
+	pid := first.cmd.Process.Pid
+	StopWakeProbe()
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		t.Errorf("probe %d after StopWakeProbe: kill 0 gave %v; want ESRCH (gone and reaped)", pid, err)
+	}
+	if _, _, err := first.snapshot(); err == nil {
+		t.Error("a stopped probe still answered")
+	}
+	StopWakeProbe() // nothing runs: no-op
+	w := startWakeProbe()
+	time.Sleep(5 * time.Millisecond)
+	if late, _ := w.finish(); late == nil {
+		t.Error("no wake lateness from the probe started after the stop")
+	}
+	if next := theProbe(); next == first || next.cmd.Process.Pid == pid {
+		t.Error("the cell after the stop reused the stopped probe")
+	}
+}

@@ -38,9 +38,11 @@ func servers(t *testing.T) impl.Servers {
 	return sandboxtest.Start(t, needs...)
 }
 
-// TestMain fails the package when a runner left a server running.
+// TestMain fails the package when a runner left a server running. The
+// cells' wake probe, which lives as long as this process, is stopped first.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	engine.StopWakeProbe()
 	if left := children(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running: %s\n", strings.Join(left, "; "))
 		code = 1

@@ -66,6 +66,7 @@ func commands() []command {
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	defer engine.StopWakeProbe()
 	if len(args) == 0 {
 		usage(stderr) // not asked for: a usage error
 		return ExitUsage
