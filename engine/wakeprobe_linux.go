@@ -162,40 +162,42 @@ func (p *probeProc) stop(why error) {
 }
 
 func startProbeProc() *probeProc {
-	p := &probeProc{}
+	p, err := spawnProbe()
+	if err != nil {
+		return &probeProc{err: fmt.Errorf("wake probe: %w", err)}
+	}
+	p.snapshot() // once it answers it is the probe, no longer starting up
+	return p
+}
+
+// spawnProbe starts this executable as the probe, its input and output
+// piped to this process.
+func spawnProbe() (*probeProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		p.err = fmt.Errorf("wake probe: %w", err)
-		return p
+		return nil, err
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		p.err = fmt.Errorf("wake probe: %w", err)
-		return p
+		return nil, err
 	}
+	defer inR.Close() // the probe's ends, its own once it started
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
 		inW.Close()
-		p.err = fmt.Errorf("wake probe: %w", err)
-		return p
+		return nil, err
 	}
+	defer outW.Close()
 	// One P and no preemption signals: its one goroutine sleeps in a raw
 	// syscall and must not be woken from it.
 	env := append(os.Environ(), probeEnv+"=1", "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1")
-	p.cmd = &exec.Cmd{Path: exe, Args: []string{"lockbench-wake-probe"}, Env: env, Stdin: inR, Stdout: outW}
-	err = p.cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
+	cmd := &exec.Cmd{Path: exe, Args: []string{"lockbench-wake-probe"}, Env: env, Stdin: inR, Stdout: outW}
+	if err := cmd.Start(); err != nil {
 		inW.Close()
 		outR.Close()
-		p.err = fmt.Errorf("wake probe: %w", err)
-		return p
+		return nil, err
 	}
-	p.in, p.out, p.rd = inW, outR, bufio.NewReader(outR)
-	p.snapshot() // once it answers it is the probe, no longer starting up
-	return p
+	return &probeProc{cmd: cmd, in: inW, out: outR, rd: bufio.NewReader(outR)}, nil
 }
 
 // snapshot is the probe's counts and CPU time so far. A probe that does
