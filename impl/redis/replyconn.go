@@ -43,6 +43,10 @@ type replyConn struct {
 	werr, rerr error
 
 	replied time.Time // when a read last returned data
+
+	// Deadlines (see deadline.go): asked for, and set on the socket.
+	rwant, rset time.Time
+	wwant, wset time.Time
 }
 
 // maxHeld bounds the requests held back; a larger write (a long
@@ -97,6 +101,9 @@ func (c *replyConn) Write(p []byte) (int, error) {
 		if err := c.flush(); err != nil {
 			return 0, err
 		}
+		if err := c.applyWrite(); err != nil {
+			return 0, err
+		}
 		return c.TCPConn.Write(p)
 	}
 	c.out = append(c.out, p...)
@@ -109,6 +116,9 @@ func (c *replyConn) flush() error {
 	if len(c.out) == 0 {
 		return nil
 	}
+	if err := c.applyWrite(); err != nil {
+		return err
+	}
 	_, err := c.TCPConn.Write(c.out)
 	c.out = c.out[:0]
 	return err
@@ -117,14 +127,13 @@ func (c *replyConn) flush() error {
 // Read sends what is held, then waits for the reply and reads it.
 func (c *replyConn) Read(p []byte) (int, error) {
 	if len(c.out) == 0 {
-		n, err := c.TCPConn.Read(p)
-		if n > 0 {
-			c.replied = time.Now()
-		}
-		return n, err
+		return c.readPlain(p)
 	}
 	c.p, c.n, c.sent, c.full, c.werr, c.rerr = p, 0, 0, false, nil, nil
 	err := c.raw.Read(c.step)
+	for c.rearm(err) {
+		err = c.raw.Read(c.step) // c.sent says what is sent already
+	}
 	held, n := c.out[c.sent:], c.n
 	c.out, c.p = c.out[:0], nil
 	switch {
@@ -133,10 +142,13 @@ func (c *replyConn) Read(p []byte) (int, error) {
 	case c.werr != nil:
 		return 0, c.opError("write", c.werr)
 	case c.full:
+		if err := c.applyWrite(); err != nil {
+			return 0, err
+		}
 		if _, err := c.TCPConn.Write(held); err != nil {
 			return 0, err
 		}
-		return c.TCPConn.Read(p)
+		return c.readPlain(p)
 	case c.rerr != nil:
 		return 0, c.opError("read", c.rerr)
 	case n == 0:
@@ -144,6 +156,18 @@ func (c *replyConn) Read(p []byte) (int, error) {
 	}
 	c.replied = time.Now()
 	return n, nil
+}
+
+// readPlain is a read of the socket with nothing held.
+func (c *replyConn) readPlain(p []byte) (int, error) {
+	n, err := c.TCPConn.Read(p)
+	for n == 0 && c.rearm(err) {
+		n, err = c.TCPConn.Read(p)
+	}
+	if n > 0 {
+		c.replied = time.Now()
+	}
+	return n, err
 }
 
 // readStep is Read's step inside the poller's read: first send what is
