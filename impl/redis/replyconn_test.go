@@ -16,14 +16,14 @@ import (
 )
 
 // replyPair is a replyConn and the server end of its TCP connection.
-func replyPair(t *testing.T) (*replyConn, *net.TCPConn) {
+func replyPair(t testing.TB) (*replyConn, *net.TCPConn) {
 	return replyPairBuf(t, 0)
 }
 
 // replyPairBuf is replyPair with socket buffers of buf bytes (the kernel
 // rounds them up to its minimum) set before connecting, so that the TCP
 // window is small too; 0 leaves the kernel's defaults.
-func replyPairBuf(t *testing.T, buf int) (*replyConn, *net.TCPConn) {
+func replyPairBuf(t testing.TB, buf int) (*replyConn, *net.TCPConn) {
 	t.Helper()
 	control := func(opt int) func(string, string, syscall.RawConn) error {
 		return func(_, _ string, c syscall.RawConn) error {
