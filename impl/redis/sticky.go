@@ -36,6 +36,7 @@ type Conn struct {
 	cl   *goredis.Client
 	cn   *goredis.Conn
 	used time.Time // when the last command on cn returned
+	args cmdArgs
 }
 
 // IdleCheck is how long a connection may sit unused before a Conn has the
@@ -92,8 +93,15 @@ func (c *Conn) done(err error) {
 }
 
 // SetNX is SET key value NX PX ttl.
+// It sends what go-redis's SetNX sends, built as cmdArgs says.
 func (c *Conn) SetNX(ctx context.Context, key string, value any, ttl time.Duration) *goredis.BoolCmd {
-	cmd := c.conn().SetNX(ctx, key, value, ttl)
+	var cmd *goredis.BoolCmd
+	if ttl > 0 {
+		cmd = goredis.NewBoolCmd(ctx, c.args.setNX(key, value, ttl)...)
+		c.conn().Process(ctx, cmd)
+	} else {
+		cmd = c.conn().SetNX(ctx, key, value, ttl)
+	}
 	c.done(cmd.Err())
 	return cmd
 }
@@ -111,8 +119,15 @@ func (c *Conn) Eval(ctx context.Context, script string, keys []string, args ...a
 	return cmd
 }
 
+// EvalSha sends what go-redis's EvalSha sends, built as cmdArgs says; a
+// NOSCRIPT error is the server's, which goredis.Script.Run takes as
+// go-redis's own.
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd {
-	cmd := c.conn().EvalSha(ctx, sha1, keys, args...)
+	cmd := goredis.NewCmd(ctx, c.args.evalSha(sha1, keys, args)...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	c.conn().Process(ctx, cmd)
 	c.done(cmd.Err())
 	return cmd
 }
