@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -110,5 +113,45 @@ func TestStopWakeProbeEndsItAndTheNextCellStartsAnother(t *testing.T) {
 	}
 	if next := theProbe(); next == first || next.cmd.Process.Pid == pid {
 		t.Error("the cell after the stop reused the stopped probe")
+	}
+}
+
+// switches is how often the thread tid of process pid gave up its CPU.
+func switches(t *testing.T, pid, tid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+			m, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			n += m
+		}
+	}
+	return n
+}
+
+// The probe sleeps on a goroutine of its own, not on the main thread that
+// init's goroutine is locked to: there, every yield the scheduler's
+// watchdog asked of it was a hand-off between two threads (see init).
+// The main thread, blocked until the probe ends, switches no more.
+func TestWakeProbeSleepsOffTheMainThread(t *testing.T) {
+	p := theProbe()
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	pid := p.cmd.Process.Pid
+	before := switches(t, pid, pid)
+	time.Sleep(200 * time.Millisecond)
+	if n := switches(t, pid, pid) - before; n > 2 {
+		t.Errorf("the probe's main thread switched %d times in 200 ms: the probe sleeps on it", n)
+	}
+	if _, _, err := p.snapshot(); err != nil {
+		t.Fatalf("the probe stopped answering: %v", err)
 	}
 }
