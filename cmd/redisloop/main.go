@@ -4,19 +4,24 @@
 // interface, histogram, history or counters. scripts/redis-baseline sets
 // lockbench beside it and beside redis-benchmark, so that a gap between
 // lockbench and redis-benchmark can be put where it lies: in lockbench's
-// harness (lockbench against the go-redis loop), in the client library
-// (the go-redis loop against the bare one) or in a goroutine per
-// connection (the bare loop against redis-benchmark's one epoll thread).
+// harness (lockbench against the row's client alone, --row), in the
+// client library (the go-redis loop against the bare one) or in a
+// goroutine per connection (the bare loop against redis-benchmark's one
+// epoll thread).
 //
-//	redisloop --addr 127.0.0.1:6379 --clients 64 --cycles 50000 [--bare]
+//	redisloop --addr 127.0.0.1:6379 --clients 64 --cycles 50000 [--bare | --row]
 //	31264 29.1
 //
 // It prints cycles per second and its own CPU µs per cycle (user and
 // system, from getrusage over the timed span). Every connection is made
 // and answers before the clock starts. --bare speaks RESP over the socket
 // itself, with one write and one read of a bufio.Reader per command;
-// without it each client is a go-redis client with one connection, as
-// lockbench's redis row makes them (but go-redis's own dialer).
+// --row runs the cycle on the client lockbench's redis row runs it on
+// (impl/redis's DialConn: go-redis with the row's connection, which sends
+// each request from inside the read of its reply, and the row's command
+// building), so that lockbench against it is the harness alone. Without
+// either, each client is a go-redis client with one connection, called as
+// a user calls it, on go-redis's own dialer.
 package main
 
 import (
@@ -36,6 +41,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/redis"
 )
 
@@ -43,7 +49,7 @@ type config struct {
 	addr           string
 	clients        int
 	cycles         int64
-	bare           bool
+	bare, row      bool
 	timeout        time.Duration
 	keyPrefix, tok string
 }
@@ -71,6 +77,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs.IntVar(&cfg.clients, "clients", 1, "clients, each with its own connection")
 	fs.Int64Var(&cfg.cycles, "cycles", 50000, "lock cycles in all, shared by the clients")
 	fs.BoolVar(&cfg.bare, "bare", false, "speak RESP over the socket instead of through go-redis")
+	fs.BoolVar(&cfg.row, "row", false, "run the cycle on the client lockbench's redis row runs it on")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
@@ -78,6 +85,8 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	switch {
 	case cfg.addr == "":
 		return fmt.Errorf("%w: --addr is required", errUsage)
+	case cfg.bare && cfg.row:
+		return fmt.Errorf("%w: --bare and --row are two different loops: give one", errUsage)
 	case cfg.clients < 1 || cfg.clients > 10000:
 		return fmt.Errorf("%w: --clients %d: want 1 to 10000", errUsage, cfg.clients)
 	case cfg.cycles < 1:
@@ -121,9 +130,12 @@ func loop(ctx context.Context, cfg config) (rate, cpuPerCycle float64, err error
 	}()
 	for i := range cs {
 		key, tok := cfg.keyPrefix+strconv.Itoa(i), cfg.tok+strconv.Itoa(i)
-		if cfg.bare {
+		switch {
+		case cfg.bare:
 			cs[i], err = dialBare(ctx, cfg.addr, key, tok, sha)
-		} else {
+		case cfg.row:
+			cs[i], err = dialRow(ctx, cfg.addr, key, tok, sha)
+		default:
 			cs[i], err = dialGoRedis(ctx, cfg.addr, key, tok, sha)
 		}
 		if err != nil {
@@ -200,6 +212,40 @@ func (g *goRedis) cycle(ctx context.Context) error {
 }
 
 func (g *goRedis) close() { g.cl.Close() }
+
+// row is the client lockbench's redis row runs its cycle on, with nothing
+// of the harness around it.
+type row struct {
+	c             *redis.Conn
+	key, tok, sha string
+	keys          []string
+}
+
+func dialRow(ctx context.Context, addr, key, tok, sha string) (*row, error) {
+	c, err := redis.DialConn(ctx, addr, impl.Config{DialTimeout: 5 * time.Second}, new(impl.Counters))
+	if err != nil {
+		return nil, err
+	}
+	return &row{c: c, key: key, tok: tok, sha: sha, keys: []string{key}}, nil
+}
+
+func (r *row) cycle(ctx context.Context) error {
+	switch ok, err := r.c.SetNX(ctx, r.key, r.tok, 30*time.Second).Result(); {
+	case err != nil:
+		return fmt.Errorf("SET %s NX: %w", r.key, err)
+	case !ok:
+		return fmt.Errorf("SET %s NX: the key is held", r.key)
+	}
+	switch n, err := r.c.EvalSha(ctx, r.sha, r.keys, r.tok).Int(); {
+	case err != nil:
+		return fmt.Errorf("EVALSHA release %s: %w", r.key, err)
+	case n != 1:
+		return fmt.Errorf("EVALSHA release %s: deleted %d keys, want 1", r.key, n)
+	}
+	return nil
+}
+
+func (r *row) close() { r.c.Close() }
 
 // bare is a connection spoken to in RESP directly: the two requests are
 // encoded once, and each reply is one line.
