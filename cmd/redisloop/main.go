@@ -177,12 +177,21 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// goRedis is a go-redis client with one connection, called as a user
-// calls it.
+// goRedis runs the cycle through go-redis: on a client with one
+// connection, called as a user calls it, or on the redis row's own
+// client (dialRow).
 type goRedis struct {
-	cl            *goredis.Client
+	cl            redisClient
 	key, tok, sha string
 	keys          []string
+}
+
+// redisClient is what the cycle calls: a *goredis.Client, or the redis
+// row's *redis.Conn, which sends what go-redis's helpers send.
+type redisClient interface {
+	SetNX(ctx context.Context, key string, value any, ttl time.Duration) *goredis.BoolCmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd
+	Close() error
 }
 
 func dialGoRedis(ctx context.Context, addr, key, tok, sha string) (*goRedis, error) {
@@ -193,6 +202,16 @@ func dialGoRedis(ctx context.Context, addr, key, tok, sha string) (*goRedis, err
 		return nil, fmt.Errorf("redis %s: %w", addr, err)
 	}
 	return &goRedis{cl: cl, key: key, tok: tok, sha: sha, keys: []string{key}}, nil
+}
+
+// dialRow is the client lockbench's redis row runs its cycle on, with
+// nothing of the harness around it.
+func dialRow(ctx context.Context, addr, key, tok, sha string) (*goRedis, error) {
+	c, err := redis.DialConn(ctx, addr, impl.Config{DialTimeout: 5 * time.Second}, new(impl.Counters))
+	if err != nil {
+		return nil, err
+	}
+	return &goRedis{cl: c, key: key, tok: tok, sha: sha, keys: []string{key}}, nil
 }
 
 func (g *goRedis) cycle(ctx context.Context) error {
@@ -212,40 +231,6 @@ func (g *goRedis) cycle(ctx context.Context) error {
 }
 
 func (g *goRedis) close() { g.cl.Close() }
-
-// row is the client lockbench's redis row runs its cycle on, with nothing
-// of the harness around it.
-type row struct {
-	c             *redis.Conn
-	key, tok, sha string
-	keys          []string
-}
-
-func dialRow(ctx context.Context, addr, key, tok, sha string) (*row, error) {
-	c, err := redis.DialConn(ctx, addr, impl.Config{DialTimeout: 5 * time.Second}, new(impl.Counters))
-	if err != nil {
-		return nil, err
-	}
-	return &row{c: c, key: key, tok: tok, sha: sha, keys: []string{key}}, nil
-}
-
-func (r *row) cycle(ctx context.Context) error {
-	switch ok, err := r.c.SetNX(ctx, r.key, r.tok, 30*time.Second).Result(); {
-	case err != nil:
-		return fmt.Errorf("SET %s NX: %w", r.key, err)
-	case !ok:
-		return fmt.Errorf("SET %s NX: the key is held", r.key)
-	}
-	switch n, err := r.c.EvalSha(ctx, r.sha, r.keys, r.tok).Int(); {
-	case err != nil:
-		return fmt.Errorf("EVALSHA release %s: %w", r.key, err)
-	case n != 1:
-		return fmt.Errorf("EVALSHA release %s: deleted %d keys, want 1", r.key, n)
-	}
-	return nil
-}
-
-func (r *row) close() { r.c.Close() }
 
 // bare is a connection spoken to in RESP directly: the two requests are
 // encoded once, and each reply is one line.
