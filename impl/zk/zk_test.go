@@ -114,7 +114,7 @@ func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
 		}
 		per[name] = cell.NotificationsPerAcquire
 		if name == "zk-pred" {
-			handoffsWithin(t, name, n, cell.Acquires, cell.ReleaseWakeups, cell.Notifications)
+			handoffsWithin(t, name, n, cell.Acquires, cell.Retries, cell.ReleaseWakeups, cell.Notifications)
 		}
 		// With a warm-up the measured counts start later; over the whole
 		// cell the clients and the server must still agree exactly.
@@ -129,16 +129,21 @@ func TestClosedLoopNotificationsPerAcquire(t *testing.T) {
 
 // handoffsWithin checks a predecessor-watching lock's closed loop of n
 // clients on one lock against its theory, one release wake-up per
-// hand-off: every measured acquisition but those of the first waiters
-// was a hand-off, and after the last one up to n−1 queued waiters are
-// still woken, so the counts are the acquisitions give or take n−1 —
-// not the ±50% this test allowed (seen here: 400 acquisitions, 404–407).
-func handoffsWithin(t *testing.T, name string, n int, acquires int64, counts ...int64) {
+// hand-off. Every wait on a predecessor (a retry) ends in exactly one
+// wake-up, its node's deletion: the counts are the waits, plus up to n−1
+// waits begun in the warm-up that ended after it. And no hand-off wakes
+// more than one waiter: the counts are at most the acquisitions plus
+// those n−1. A hand-off can need no wake-up at all, when the predecessor's
+// node is gone before the watch on it is set (the lock looks again), so
+// the acquisitions are no lower bound: under the race detector on a busy
+// machine up to 13 of 400 were such hand-offs, and a check against the
+// acquisitions alone failed on 392.
+func handoffsWithin(t *testing.T, name string, n int, acquires, waits int64, counts ...int64) {
 	t.Helper()
 	for _, c := range counts {
-		if c < acquires-int64(n-1) || c > acquires+int64(n-1) {
-			t.Errorf("%s: %d release wake-ups/notifications for %d acquisitions by %d clients, want %d ± %d (one per hand-off)",
-				name, c, acquires, n, acquires, n-1)
+		if c < waits || c > waits+int64(n-1) || c > acquires+int64(n-1) {
+			t.Errorf("%s: %d release wake-ups/notifications for %d waits and %d acquisitions by %d clients, want %d to %d and at most %d (one per wait, none beyond one per hand-off)",
+				name, c, waits, acquires, n, waits, waits+int64(n-1), acquires+int64(n-1))
 		}
 	}
 }
