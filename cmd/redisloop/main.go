@@ -207,7 +207,7 @@ func dialGoRedis(ctx context.Context, addr, key, tok, sha string) (*goRedis, err
 // dialRow is the client lockbench's redis row runs its cycle on, with
 // nothing of the harness around it.
 func dialRow(ctx context.Context, addr, key, tok, sha string) (*goRedis, error) {
-	c, err := redis.DialConn(ctx, addr, impl.Config{DialTimeout: 5 * time.Second}, new(impl.Counters))
+	c, err := redis.DialConn(ctx, addr, impl.Config{}.WithDefaults(), new(impl.Counters))
 	if err != nil {
 		return nil, err
 	}

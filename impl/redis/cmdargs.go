@@ -21,7 +21,7 @@ type cmdArgs struct {
 // setNX is go-redis's SetNX for a ttl > 0: SET key value PX ms NX, or EX s
 // for whole seconds.
 func (a *cmdArgs) setNX(key string, value any, ttl time.Duration) []any {
-	if ttl != a.ttl || a.ttlArgs[0] == nil {
+	if ttl != a.ttl { // a.ttl starts at 0, never a ttl asked for here
 		a.ttl = ttl
 		a.ttlArgs = [2]any{"px", max(int64(ttl/time.Millisecond), 1)}
 		if ttl >= time.Second && ttl%time.Second == 0 {
