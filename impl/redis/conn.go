@@ -136,11 +136,28 @@ func Classify(addr string, err error) error {
 // across clients, cells and processes (two lockbench shards with the same
 // --seed included); they are deliberately not derived from the seed.
 func Token() string {
+	var t token
+	t.draw()
+	return t.String()
+}
+
+// token is a Token written in place, so that a lease can hold its token
+// in itself: go-redis sends it as it is (encoding.BinaryMarshaler), and an
+// acquisition allocates its lease alone, not a string and its box besides.
+type token [32]byte
+
+// draw writes the next token into t.
+func (t *token) draw() {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], processNonce)
 	binary.BigEndian.PutUint64(b[8:], tokenSeq.Add(1))
-	return hex.EncodeToString(b[:])
+	hex.Encode(t[:], b[:])
 }
+
+// MarshalBinary is the token as go-redis sends it; the bytes are t's own.
+func (t *token) MarshalBinary() ([]byte, error) { return t[:], nil }
+
+func (t *token) String() string { return string(t[:]) }
 
 var (
 	processNonce = func() uint64 {

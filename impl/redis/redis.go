@@ -86,16 +86,15 @@ func (l *Locker) Acquire(ctx context.Context, name string) (impl.Lease, error) {
 		l.lastName, l.lastKey = name, Key(l.cfg.Namespace, name)
 		l.keys = []string{l.lastKey} // a new slice: a lease may keep the old
 	}
-	key := l.lastKey
-	token := Token()
-	tok := any(token) // boxed once, for SET NX and the release
+	s := &lease{l: l, key: l.lastKey, keys: l.keys} // the one allocation: it holds the token
+	s.tok.draw()
 	for {
-		ok, err := l.cl.SetNX(ctx, key, tok, l.cfg.TTL).Result()
+		ok, err := l.cl.SetNX(ctx, s.key, &s.tok, l.cfg.TTL).Result()
 		if err != nil {
-			return nil, l.failed(ctx, key, token, err)
+			return nil, l.failed(ctx, s.key, s.tok.String(), err)
 		}
 		if ok {
-			return &lease{l: l, key: key, token: token, keys: l.keys, tok: tok}, nil
+			return s, nil
 		}
 		l.counters.Retries.Add(1)
 		if err := Sleep(ctx, l.timer, Backoff(l.rng, l.cfg.Retry, l.cfg.Jitter), &l.asleep); err != nil {
@@ -132,11 +131,10 @@ func (l *Locker) Counters() *impl.Counters { return &l.counters }
 func (l *Locker) Close() error { return l.cl.Close() }
 
 type lease struct {
-	l     *Locker
-	key   string
-	token string
-	keys  []string // []string{key}
-	tok   any      // token, boxed
+	l    *Locker
+	key  string
+	keys []string // []string{key}
+	tok  token
 }
 
 func (s *lease) Fence() (uint64, bool) { return 0, false }
@@ -145,7 +143,7 @@ func (s *lease) Fence() (uint64, bool) { return 0, false }
 // returns an error wrapping ctx.Err(): it says nothing about the lease,
 // which is neither lost nor known to be released.
 func (s *lease) Release(ctx context.Context) error {
-	s.l.args[0] = s.tok
+	s.l.args[0] = &s.tok
 	n, err := ReleaseScript.Run(ctx, s.l.cl, s.keys, s.l.args...).Int64()
 	s.l.args[0] = nil
 	if err != nil {
@@ -164,7 +162,7 @@ func (s *lease) Release(ctx context.Context) error {
 // Renew extends the key's TTL, only while it still holds our token
 // (RenewScript).
 func (s *lease) Renew(ctx context.Context) error {
-	n, err := RenewScript.Run(ctx, s.l.cl, []string{s.key}, s.token, s.l.cfg.TTL.Milliseconds()).Int64()
+	n, err := RenewScript.Run(ctx, s.l.cl, []string{s.key}, &s.tok, s.l.cfg.TTL.Milliseconds()).Int64()
 	if err != nil {
 		if impl.Expired(ctx) {
 			return fmt.Errorf("redis %s: renew %s: %w", s.l.addr, s.key, impl.CtxErr(ctx))

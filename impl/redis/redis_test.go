@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/impltest"
 	"github.com/lockbench/lockbench/impl/redis"
+	"github.com/lockbench/lockbench/internal/allocs"
 	"github.com/lockbench/lockbench/internal/serverkind"
 	"github.com/lockbench/lockbench/sandboxtest"
 )
@@ -342,4 +343,45 @@ func TestGuard(t *testing.T) {
 func TestClusterGuard(t *testing.T) {
 	servers := sandboxtest.StartSized(t, map[string]int{serverkind.RedisCluster: 3}, redis.ClusterNeed)
 	impltest.Register(t, redis.ClusterNeed.Guard, servers[redis.ClusterNeed.Role])
+}
+
+// An uncontended cycle allocates what go-redis needs for its two commands
+// and the lease, which holds its token: not a token string and its box
+// besides. The Locker's share is counted against the same cycle's commands
+// sent on the Conn alone.
+func TestCycleAllocatesOnlyItsLease(t *testing.T) {
+	addr := server(t)
+	ctx := context.Background()
+	l := client(t, addr, 30*time.Second)
+	cycle := func() {
+		s, err := l.Acquire(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl, err := redis.DialConn(ctx, addr, impl.Config{}.WithDefaults(), &impl.Counters{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	key, tok := redis.Key(t.Name()+"-conn", "a"), any("tok")
+	keys, args := []string{key}, []any{tok}
+	conn := func() {
+		if ok, err := cl.SetNX(ctx, key, tok, 30*time.Second).Result(); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if err := redis.ReleaseScript.Run(ctx, cl, keys, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const runs = 500
+	lockAllocs, connAllocs := allocs.Total(runs, cycle), allocs.Total(runs, conn)
+	t.Logf("%d cycles: %d allocations through the Locker, %d through the Conn alone", runs, lockAllocs, connAllocs)
+	// The runtime allocates now and then on its own: a few in 500 runs.
+	if extra := int64(lockAllocs) - int64(connAllocs); extra < runs-runs/50 || extra > runs+runs/50 {
+		t.Errorf("%d cycles allocated %d times through the Locker and %d through its Conn alone: want one more a cycle, the lease", runs, lockAllocs, connAllocs)
+	}
 }
