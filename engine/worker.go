@@ -23,6 +23,7 @@ type Client struct {
 	id      int
 	l       impl.Locker
 	settler impl.Settler // nil when the implementation cannot say
+	trier   impl.Trier   // nil when it cannot try (see try)
 	timer   *time.Timer
 	rng     *rand.Rand
 	// Picker, if a shape's Prepare sets it, draws each acquisition's lock
@@ -73,6 +74,7 @@ func newWorker(id int, l impl.Locker, seed uint64) *Client {
 		rng: rand.New(rand.NewPCG(seed, uint64(id)^0x9e3779b97f4a7c15))}
 	w.timer.Stop()
 	w.settler, _ = l.(impl.Settler)
+	w.trier, _ = l.(impl.Trier) // asked once, not on every cycle
 	return w
 }
 
@@ -181,11 +183,10 @@ func (w *Client) Acquire(ctx context.Context, name string, start time.Time) (imp
 // the acquire waits, and records what it answered. It returns the lease
 // it got, or when the acquire that follows is called.
 func (w *Client) try(ctx context.Context, name string, lock int32, start time.Time) (impl.Lease, time.Time) {
-	t, ok := w.l.(impl.Trier)
-	if !ok {
+	if w.trier == nil {
 		return nil, start
 	}
-	lease, err := t.Try(ctx, name)
+	lease, err := w.trier.Try(ctx, name)
 	now := w.Now()
 	switch {
 	case err == nil:
