@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -377,10 +378,15 @@ func TestCycleAllocatesOnlyItsLease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const runs = 500
-	lockAllocs, connAllocs := allocs.Total(runs, cycle), allocs.Total(runs, conn)
-	t.Logf("%d cycles: %d allocations through the Locker, %d through the Conn alone", runs, lockAllocs, connAllocs)
-	// The runtime allocates now and then on its own: a few in 500 runs.
+	// The process allocates now and then besides (a goroutine an earlier
+	// test left, the runtime): a count over runs only grows by it, so each
+	// side keeps its least of several rounds, taken in turn.
+	const runs, rounds = 200, 5
+	lockAllocs, connAllocs := uint64(math.MaxUint64), uint64(math.MaxUint64)
+	for range rounds {
+		lockAllocs, connAllocs = min(lockAllocs, allocs.Total(runs, cycle)), min(connAllocs, allocs.Total(runs, conn))
+	}
+	t.Logf("%d cycles: %d allocations through the Locker, %d through the Conn alone (the least of %d rounds)", runs, lockAllocs, connAllocs, rounds)
 	if extra := int64(lockAllocs) - int64(connAllocs); extra < runs-runs/50 || extra > runs+runs/50 {
 		t.Errorf("%d cycles allocated %d times through the Locker and %d through its Conn alone: want one more a cycle, the lease", runs, lockAllocs, connAllocs)
 	}
