@@ -24,8 +24,11 @@ type Client struct {
 	l       impl.Locker
 	settler impl.Settler // nil when the implementation cannot say
 	trier   impl.Trier   // nil when it cannot try (see try)
-	timer   *time.Timer
-	rng     *rand.Rand
+	// counters is l.Counters(), which stays the same for l's life: read
+	// three times a cycle, asked for once.
+	counters *impl.Counters
+	timer    *time.Timer
+	rng      *rand.Rand
 	// Picker, if a shape's Prepare sets it, draws each acquisition's lock
 	// (the keys and rate scenarios).
 	Picker *dist.Picker
@@ -75,6 +78,7 @@ func newWorker(id int, l impl.Locker, seed uint64) *Client {
 	w.timer.Stop()
 	w.settler, _ = l.(impl.Settler)
 	w.trier, _ = l.(impl.Trier) // asked once, not on every cycle
+	w.counters = l.Counters()
 	return w
 }
 
@@ -142,7 +146,7 @@ func (w *Client) Acquire(ctx context.Context, name string, start time.Time) (imp
 	case w.timeout > 0:
 		actx, cancel = context.WithTimeout(ctx, w.timeout)
 	}
-	rt := w.l.Counters().RoundTrips.Load()
+	rt := w.counters.RoundTrips.Load()
 	w.trying.Store(true)
 	lock := lockIndex(name)
 	lease, call := w.try(actx, name, lock, start)
@@ -173,7 +177,7 @@ func (w *Client) Acquire(ctx context.Context, name string, start time.Time) (imp
 		// Given up, as tryLock's caller does: no error happened, so no
 		// back-off follows.
 		w.streak = 0
-		w.gaveUp(now, now.Sub(start), w.l.Counters().RoundTrips.Load()-rt, !impl.IsWarmingUp(ctx))
+		w.gaveUp(now, now.Sub(start), w.counters.RoundTrips.Load()-rt, !impl.IsWarmingUp(ctx))
 		return nil, now, ErrAbandoned
 	}
 	return lease, now, err
@@ -268,7 +272,7 @@ func (r *Cell) Over(ctx context.Context, now time.Time) bool {
 // (Counters.Lost), not as an error.
 func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease impl.Lease, got time.Time, measured bool) {
 	tok, fenced := lease.Fence()
-	sessions := w.l.Counters().SessionLost.Load()
+	sessions := w.counters.SessionLost.Load()
 	v := r.check.Enter(lock, w.id, tok, fenced, got)
 	r.live.granted()
 	if w.guard != nil {
@@ -291,7 +295,7 @@ func (r *Cell) HoldAndRelease(ctx context.Context, w *Client, lock int, lease im
 	now := w.Now()
 	w.fresh = now
 	out := outcome(err)
-	if out == result.OutOK && w.l.Counters().SessionLost.Load() != sessions {
+	if out == result.OutOK && w.counters.SessionLost.Load() != sessions {
 		// The session ended under the holder, who was told so by its
 		// client library, though the release answered ok (etcd's Unlock
 		// deletes whatever is there): the grant ended before the release.
