@@ -117,3 +117,36 @@ func TestFalseAlarmRate(t *testing.T) {
 		t.Error("15 % rank alarms of 100: -assert passed it")
 	}
 }
+
+// The bound is the exact binomial tail: at CI's 6 figures a calibrated
+// test's 2 alarms (3.3 % of runs) pass, 4 (under 0.01 %) fail; the tail
+// agrees with its closed form and with the sum over every count.
+func TestExcessiveAtAHandfulOfFigures(t *testing.T) {
+	t.Parallel()
+	q := 1 - nominal
+	want := 1 - math.Pow(q, 6) - 6*nominal*math.Pow(q, 5)
+	if got := binomialTail(2, 6, nominal); math.Abs(got-want) > 1e-12 {
+		t.Errorf("P(X ≥ 2), n 6: %v, want %v", got, want)
+	}
+	if got := binomialTail(0, 6, nominal); got != 1 {
+		t.Errorf("P(X ≥ 0): %v, want 1", got)
+	}
+	if got := binomialTail(7, 6, nominal); got != 0 {
+		t.Errorf("P(X ≥ 7), n 6: %v, want 0", got)
+	}
+	for alarms, fail := range map[int]bool{0: false, 2: false, 3: false, 4: true, 6: true} {
+		err := (tally{figures: 6, tested: 6, ratioAlarms: alarms}).excessive()
+		if (err != nil) != fail {
+			t.Errorf("%d paired-ratio alarms of 6: excessive says %v, want failing %v", alarms, err, fail)
+		}
+	}
+	// At the full script's 120 figures the bound sits near three standard
+	// deviations of the normal approximation, which failed 14 alarms: the
+	// exact tail fails 15.
+	if (tally{figures: 120, tested: 120, ratioAlarms: 12}).excessive() != nil {
+		t.Error("12 alarms of 120 called excessive")
+	}
+	if (tally{figures: 120, tested: 120, ratioAlarms: 16}).excessive() == nil {
+		t.Error("16 alarms of 120 passed")
+	}
+}
