@@ -19,9 +19,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/lockbench/lockbench/internal/ranktest"
 	"github.com/lockbench/lockbench/result"
@@ -89,17 +90,7 @@ func (t tally) excessive() error {
 
 // binomialTail is P(X ≥ k) for X ~ Binomial(n, p).
 func binomialTail(k, n int, p float64) float64 {
-	if k <= 0 {
-		return 1
-	}
-	lgN, _ := math.Lgamma(float64(n + 1))
-	var sum float64
-	for i := k; i <= n; i++ {
-		lgI, _ := math.Lgamma(float64(i + 1))
-		lgNI, _ := math.Lgamma(float64(n - i + 1))
-		sum += math.Exp(lgN - lgI - lgNI + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
-	}
-	return min(sum, 1)
+	return distuv.Binomial{N: float64(n), P: p}.Survival(float64(k - 1))
 }
 
 func run(dir string, w io.Writer) (tally, error) {

@@ -120,7 +120,7 @@ func TestFalseAlarmRate(t *testing.T) {
 
 // The bound is the exact binomial tail: at CI's 6 figures a calibrated
 // test's 2 alarms (3.3 % of runs) pass, 4 (under 0.01 %) fail; the tail
-// agrees with its closed form and with the sum over every count.
+// agrees with its closed form and is 1 and 0 at its ends.
 func TestExcessiveAtAHandfulOfFigures(t *testing.T) {
 	t.Parallel()
 	q := 1 - nominal
