@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,12 +121,18 @@ func restartMasters(t *testing.T, f *sandbox.Fleet, idx ...int) {
 	}
 }
 
-// stopOnStart returns a Progress func that stops the masters at idx on its
-// first call, that is once the cell runs. They cannot be stopped earlier:
-// New refuses to connect to a dead master.
-func stopOnStart(t *testing.T, f *sandbox.Fleet, idx ...int) func(lockbench.Progress) {
-	var once sync.Once
-	return func(lockbench.Progress) { once.Do(func() { stopMasters(t, f, idx...) }) }
+// stopAtStart returns an OnClock func that stops the masters at idx as
+// the clients start, every one connected and none yet acquiring, so that
+// no acquisition of the cell, warm-up or measured, sees them up. They
+// cannot be stopped earlier: New refuses to connect to a dead master. (On
+// the first progress line instead, a starved machine stopped them after
+// the warm-up had ended and let a measured grant through.)
+func stopAtStart(t *testing.T, f *sandbox.Fleet, idx ...int) func(bool) {
+	return func(running bool) {
+		if running {
+			stopMasters(t, f, idx...)
+		}
+	}
 }
 
 func checkSafe(t *testing.T, c result.Cell) {
@@ -225,7 +230,7 @@ func TestTwoMastersDown(t *testing.T) {
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "redlock", Scenario: hot(t), Clients: 4,
 		Warmup: 500 * time.Millisecond, Duration: 700 * time.Millisecond,
-		Progress: stopOnStart(t, f, 3, 4), ProgressEvery: 20 * time.Millisecond,
+		OnClock:     stopAtStart(t, f, 3, 4),
 		ServerKinds: sandbox.Meter{},
 		Config:      cfg,
 	})
@@ -249,7 +254,7 @@ func TestThreeMastersDownFailsFast(t *testing.T) {
 	c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 		Impl: "redlock", Scenario: hot(t), Clients: 4,
 		Warmup: 500 * time.Millisecond, Duration: 500 * time.Millisecond,
-		Progress: stopOnStart(t, f, stopped...), ProgressEvery: 20 * time.Millisecond,
+		OnClock:     stopAtStart(t, f, stopped...),
 		ServerKinds: sandbox.Meter{},
 		Config:      cfg,
 	})
