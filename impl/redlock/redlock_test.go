@@ -307,13 +307,17 @@ func TestMastersStopMidRun(t *testing.T) {
 		err error
 	}
 	done := make(chan outcome, 1)
+	// Three survivors must all answer within the bound (see
+	// TestTwoMastersDown): 1s, not the 50ms default a starved run misses.
+	cfg := config(t, fleetServers(f), "")
+	cfg.Options = map[string]string{redlock.OptTimeout: "1s"}
 	go func() {
 		c, err := lockbench.RunCell(context.Background(), lockbench.CellSpec{
 			Impl: "redlock", Scenario: hot(t), Clients: 4, Duration: 2 * time.Second,
 			Progress:      func(p lockbench.Progress) { seen.Store(p.Acquires) },
 			ProgressEvery: 20 * time.Millisecond,
 			ServerKinds:   sandbox.Meter{},
-			Config:        config(t, fleetServers(f), ""),
+			Config:        cfg,
 		})
 		done <- outcome{c, err}
 	}()
