@@ -1,0 +1,216 @@
+// Command cyclecost counts the instructions a lock cycle costs, by part,
+// from callgrind dumps of two programs running the same cycle: lockbench's
+// redis row and the plain loop of cmd/redisloop, say. Instruction counts
+// are exact where this machine's CPU time drifts by ±20 % and it has no
+// hardware counters: a change to the per-cycle path shows in them to the
+// instruction, though they leave out the kernel's share of a cycle and
+// what a cache miss costs.
+//
+// Each program runs under callgrind with periodic dumps
+// (--dump-every-bb); cyclecost keeps the dumps taken while cycles ran,
+// less the first and the last (partial), and divides each function's own
+// instructions by the cycles counted in them: the calls to --cycle, a
+// function called once a cycle in both programs.
+//
+//	cyclecost [--cycle FUNC] [--top N] SUBJECT_PREFIX BASE_PREFIX
+//
+// scripts/cycle-instructions runs both programs and this.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	flag "github.com/spf13/pflag"
+)
+
+// defaultCycle is called once a cycle by the redis row and by redisloop
+// --row: the release's EVALSHA.
+const defaultCycle = "github.com/lockbench/lockbench/impl/redis.(*Conn).EvalSha"
+
+var errUsage = errors.New("usage")
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "cyclecost:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("cyclecost", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cycle := fs.String("cycle", defaultCycle, "a function called once a cycle in both programs")
+	top := fs.Int("top", 25, "how many functions to list by their difference")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() != 2 || *top < 0 {
+		return fmt.Errorf("%w: cyclecost [--cycle FUNC] [--top N] SUBJECT_PREFIX BASE_PREFIX", errUsage)
+	}
+	subject, err := steady(fs.Arg(0), *cycle)
+	if err != nil {
+		return err
+	}
+	base, err := steady(fs.Arg(1), *cycle)
+	if err != nil {
+		return err
+	}
+	return report(w, subject, base, *top)
+}
+
+// perCycle is a program's instructions a cycle, by function.
+type perCycle struct {
+	prefix string
+	dumps  int
+	cycles int64
+	fn     map[string]float64
+}
+
+// steady reads the dumps prefix.1, prefix.2 … and returns the
+// instructions a cycle over those taken while cycles ran, the first and
+// last of them left out.
+func steady(prefix, cycle string) (perCycle, error) {
+	paths, err := dumps(prefix)
+	if err != nil {
+		return perCycle{}, err
+	}
+	var running []profile
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return perCycle{}, err
+		}
+		p, err := readDump(f)
+		f.Close()
+		if err != nil {
+			return perCycle{}, fmt.Errorf("%s: %w", path, err)
+		}
+		if p.calls[cycle] > 0 {
+			running = append(running, p)
+		}
+	}
+	if len(running) < 3 {
+		return perCycle{}, fmt.Errorf("%s: %d dumps with calls to %s, want 3 or more: dump more often (--dump-every-bb) or run longer",
+			prefix, len(running), cycle)
+	}
+	sum := profile{self: map[string]int64{}, calls: map[string]int64{}}
+	for _, p := range running[1 : len(running)-1] {
+		sum.add(p)
+	}
+	pc := perCycle{prefix: prefix, dumps: len(running) - 2, cycles: sum.calls[cycle], fn: map[string]float64{}}
+	for fn, ir := range sum.self {
+		pc.fn[fn] = float64(ir) / float64(pc.cycles)
+	}
+	return pc, nil
+}
+
+// dumps lists prefix.N in N's order.
+func dumps(prefix string) ([]string, error) {
+	paths, err := filepath.Glob(prefix + ".*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errUsage, prefix, err)
+	}
+	type dump struct {
+		path string
+		n    int
+	}
+	var ds []dump
+	for _, p := range paths {
+		if n, err := strconv.Atoi(strings.TrimPrefix(p, prefix+".")); err == nil {
+			ds = append(ds, dump{p, n})
+		}
+	}
+	if len(ds) == 0 {
+		return nil, fmt.Errorf("%s: no callgrind dumps %s.1, %s.2 …", prefix, prefix, prefix)
+	}
+	slices.SortFunc(ds, func(a, b dump) int { return a.n - b.n })
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.path
+	}
+	return out, nil
+}
+
+// report prints each part's instructions a cycle for subject and base,
+// and the functions whose counts differ most.
+func report(w io.Writer, subject, base perCycle, top int) error {
+	bw := &errWriter{w: w}
+	bw.printf("instructions a cycle (callgrind Ir, user space only)\n")
+	bw.printf("  subject %s: %d cycles in %d dumps\n  base    %s: %d cycles in %d dumps\n\n",
+		subject.prefix, subject.cycles, subject.dumps, base.prefix, base.cycles, base.dumps)
+	bypart := func(pc perCycle) map[string]float64 {
+		m := map[string]float64{}
+		for fn, v := range pc.fn {
+			m[partOf(fn)] += v
+		}
+		return m
+	}
+	sp, bp := bypart(subject), bypart(base)
+	names := make([]string, 0, len(parts)+1)
+	for _, p := range parts {
+		names = append(names, p.name)
+	}
+	names = append(names, "other")
+	bw.printf("%-38s %9s %9s %11s\n", "part", "subject", "base", "difference")
+	var st, bt float64
+	for _, n := range names {
+		st, bt = st+sp[n], bt+bp[n]
+		if sp[n] == 0 && bp[n] == 0 {
+			continue
+		}
+		bw.printf("%-38s %9.0f %9.0f %+11.0f\n", n, sp[n], bp[n], sp[n]-bp[n])
+	}
+	bw.printf("%-38s %9.0f %9.0f %+11.0f (%+.1f %%)\n", "total", st, bt, st-bt, 100*(st-bt)/bt)
+	if top == 0 {
+		return bw.err
+	}
+	fns := make([]string, 0, len(subject.fn)+len(base.fn))
+	for fn := range subject.fn {
+		fns = append(fns, fn)
+	}
+	for fn := range base.fn {
+		if _, ok := subject.fn[fn]; !ok {
+			fns = append(fns, fn)
+		}
+	}
+	diff := func(fn string) float64 { return subject.fn[fn] - base.fn[fn] }
+	slices.SortFunc(fns, func(a, b string) int {
+		da, db := diff(a), diff(b)
+		switch {
+		case abs(da) > abs(db):
+			return -1
+		case abs(da) < abs(db):
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	bw.printf("\nfunctions that differ most, Ir a cycle (difference, subject, base, part):\n")
+	for _, fn := range fns[:min(top, len(fns))] {
+		bw.printf("%+8.0f %8.0f %8.0f  %-30.30s %s\n", diff(fn), subject.fn[fn], base.fn[fn], partOf(fn), shortName(fn))
+	}
+	return bw.err
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
