@@ -150,3 +150,27 @@ func TestUsageAndMissingDumps(t *testing.T) {
 		t.Errorf("too few dumps: %v", err)
 	}
 }
+
+// Each part takes what it names, and the first part that matches counts.
+func TestPartOf(t *testing.T) {
+	for fn, want := range map[string]string{
+		"github.com/lockbench/lockbench/engine.(*Client).recordOp":    "history",
+		"github.com/lockbench/lockbench/engine.(*Client).Record":      "engine (loop, scenarios, draws)",
+		"github.com/lockbench/lockbench/scenarios.loop":               "engine (loop, scenarios, draws)",
+		"github.com/lockbench/lockbench/exclusion.(*Checker).Enter":   "exclusion checker",
+		"github.com/lockbench/lockbench/impl/redis.(*Locker).Acquire": "lock driver (impl/redis)",
+		"github.com/HdrHistogram/hdrhistogram-go.(*Histogram).Max":    "histograms and interval logs",
+		"time.Time.Sub":                     "clock reads and time arithmetic",
+		"runtime.nanotime1.abi0":            "clock reads and time arithmetic",
+		"runtime.mallocgcSmallScanNoHeader": "runtime: allocation",
+		"runtime.scanObjectsSmall":          "runtime: garbage collection",
+		"runtime.findRunnable":              "runtime: scheduler, timers, netpoll",
+		"runtime.pcvalue":                   "runtime: other",
+		"main.(*goRedis).cycle":             "the plain loop (cmd/redisloop)",
+		"image/png.filter":                  "other",
+	} {
+		if got := partOf(fn); got != want {
+			t.Errorf("partOf(%s) = %q, want %q", fn, got, want)
+		}
+	}
+}

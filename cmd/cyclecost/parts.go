@@ -13,9 +13,9 @@ var parts = []struct {
 	name string
 	re   *regexp.Regexp
 }{
+	{"history", regexp.MustCompile(`^github\.com/lockbench/lockbench/(engine\.\(\*Client\)\.recordOp$|result\.|linear\.)|^github\.com/anishathalye/porcupine\.`)},
 	{"engine (loop, scenarios, draws)", regexp.MustCompile(`^github\.com/lockbench/lockbench/(engine|scenarios|dist)\.`)},
 	{"exclusion checker", regexp.MustCompile(`^github\.com/lockbench/lockbench/exclusion\.`)},
-	{"history", regexp.MustCompile(`^github\.com/lockbench/lockbench/(result|linear)\.|^github\.com/anishathalye/porcupine\.`)},
 	{"histograms and interval logs", regexp.MustCompile(`^github\.com/HdrHistogram/|^compress/|^encoding/base64\.|^hash/adler32\.`)},
 	{"clock reads and time arithmetic", regexp.MustCompile(`^time\.|^runtime\.(nanotime|walltime)`)},
 	{"lock driver (impl/redis)", regexp.MustCompile(`^github\.com/lockbench/lockbench/impl[./]`)},
