@@ -44,6 +44,12 @@ func readDump(r io.Reader) (profile, error) {
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		switch {
+		case strings.HasPrefix(line, "positions:"):
+			// A cost line is its positions, then its events: with more
+			// than the line (--dump-instr, --dump-bb), Ir is not second.
+			if f := strings.Fields(line[len("positions:"):]); len(f) != 1 || f[0] != "line" {
+				return p, fmt.Errorf("line %d: %q: want positions by line alone (callgrind's default)", n, line)
+			}
 		case strings.HasPrefix(line, "events:"):
 			if f := strings.Fields(line[len("events:"):]); len(f) == 0 || f[0] != "Ir" {
 				return p, fmt.Errorf("line %d: events %q: want Ir first (callgrind's default)", n, line)

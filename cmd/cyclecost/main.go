@@ -7,9 +7,9 @@
 // what a cache miss costs.
 //
 // Each program runs under callgrind with periodic dumps
-// (--dump-every-bb); cyclecost keeps the dumps taken while cycles ran,
-// less the first and the last (partial), and divides each function's own
-// instructions by the cycles counted in them: the calls to --cycle, a
+// (--dump-every-bb); cyclecost keeps the dumps between the first and the
+// last that hold cycles (those two partial), and divides each function's
+// own instructions by the cycles counted in them: the calls to --cycle, a
 // function called once a cycle in both programs.
 //
 //	cyclecost [--cycle FUNC] [--top N] SUBJECT_PREFIX BASE_PREFIX
@@ -77,57 +77,74 @@ type perCycle struct {
 }
 
 // steady reads the dumps prefix.1, prefix.2 … and returns the
-// instructions a cycle over those taken while cycles ran, the first and
-// last of them left out.
+// instructions a cycle over those between the first and the last that
+// hold cycles, both left out (partial): a dump between them with no cycle
+// in it (a collection, the per-second histogram work) counts, since its
+// instructions are the cycles' cost too. Callgrind's final dump, at exit,
+// has no number and is not read.
 func steady(prefix, cycle string) (perCycle, error) {
 	paths, err := dumps(prefix)
 	if err != nil {
 		return perCycle{}, err
 	}
-	var running []profile
-	for _, path := range paths {
+	ps := make([]profile, len(paths))
+	first, last, with := -1, -1, 0
+	for i, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
 			return perCycle{}, err
 		}
-		p, err := readDump(f)
+		ps[i], err = readDump(f)
 		f.Close()
 		if err != nil {
 			return perCycle{}, fmt.Errorf("%s: %w", path, err)
 		}
-		if p.calls[cycle] > 0 {
-			running = append(running, p)
+		if ps[i].calls[cycle] > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+			with++
 		}
 	}
-	if len(running) < 3 {
+	if with < 3 {
 		return perCycle{}, fmt.Errorf("%s: %d dumps with calls to %s, want 3 or more: dump more often (--dump-every-bb) or run longer",
-			prefix, len(running), cycle)
+			prefix, with, cycle)
 	}
 	sum := profile{self: map[string]int64{}, calls: map[string]int64{}}
-	for _, p := range running[1 : len(running)-1] {
+	for _, p := range ps[first+1 : last] {
 		sum.add(p)
 	}
-	pc := perCycle{prefix: prefix, dumps: len(running) - 2, cycles: sum.calls[cycle], fn: map[string]float64{}}
+	pc := perCycle{prefix: prefix, dumps: last - first - 1, cycles: sum.calls[cycle], fn: map[string]float64{}}
+	if pc.cycles == 0 {
+		return perCycle{}, fmt.Errorf("%s: no calls to %s between the first and last dumps that hold some", prefix, cycle)
+	}
 	for fn, ir := range sum.self {
 		pc.fn[fn] = float64(ir) / float64(pc.cycles)
 	}
 	return pc, nil
 }
 
-// dumps lists prefix.N in N's order.
+// dumps lists prefix.N in N's order: the files in prefix's directory named
+// its base, a dot and a number.
 func dumps(prefix string) ([]string, error) {
-	paths, err := filepath.Glob(prefix + ".*")
+	dir, base := filepath.Dir(prefix), filepath.Base(prefix)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errUsage, prefix, err)
+		return nil, fmt.Errorf("%s: no callgrind dumps: %w", prefix, err)
 	}
 	type dump struct {
 		path string
 		n    int
 	}
 	var ds []dump
-	for _, p := range paths {
-		if n, err := strconv.Atoi(strings.TrimPrefix(p, prefix+".")); err == nil {
-			ds = append(ds, dump{p, n})
+	for _, e := range entries {
+		num, ok := strings.CutPrefix(e.Name(), base+".")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(num); err == nil && n > 0 && strconv.Itoa(n) == num {
+			ds = append(ds, dump{filepath.Join(dir, e.Name()), n})
 		}
 	}
 	if len(ds) == 0 {

@@ -69,15 +69,25 @@ func TestReadDumpRefusesOtherEvents(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "want Ir first") {
 		t.Fatalf("a dump whose first event is not Ir: %v", err)
 	}
+	// With instruction addresses too, the second word is a line, not Ir.
+	_, err = readDump(strings.NewReader("positions: instr line\nevents: Ir\nfn=(1) f\n0x4 12 3\n"))
+	if err == nil || !strings.Contains(err.Error(), "positions by line alone") {
+		t.Fatalf("a dump with positions by instruction and line: %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writeDumps writes prefix.1 … with the given cycles in each.
 func writeDumps(t *testing.T, prefix string, cycles []int, loopIr, cycleIr int) {
 	t.Helper()
 	for i, n := range cycles {
-		if err := os.WriteFile(prefix+"."+strconv.Itoa(i+1), []byte(dumpText(n, loopIr, cycleIr)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, prefix+"."+strconv.Itoa(i+1), dumpText(n, loopIr, cycleIr))
 	}
 }
 
@@ -86,31 +96,39 @@ func writeDumps(t *testing.T, prefix string, cycles []int, loopIr, cycleIr int) 
 // are left out, whatever they hold.
 func TestSteadyLeavesOutTheEnds(t *testing.T) {
 	dir := t.TempDir()
-	lb, row := filepath.Join(dir, "lb.cg"), filepath.Join(dir, "row.cg")
-	// lb: a dump before any cycle, a partial first, three steady at 40
-	// Ir of loop a cycle, a partial last. Dump 10 sorts after 9, not 1.
-	writeDumps(t, lb, []int{0, 3, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 5}, 40, 10)
+	t.Chdir(dir) // a prefix as a user types it, ./ and all
+	lb, row := "./lb.cg", "row.cg"
+	// lb: a dump before any cycle, a partial first, seven steady at 40
+	// Ir of loop a cycle and one between them with no cycle, a partial
+	// last. Dump 11 sorts after 9, not after 1.
+	writeDumps(t, lb, []int{0, 3, 1000, 1000, 1000, 0, 1000, 1000, 1000, 1000, 5}, 40, 10)
 	// Ends that would move the average were they counted.
-	for _, n := range []int{2, 10} {
-		os.WriteFile(fmt.Sprintf("%s.%d", lb, n), []byte(dumpText(3, 100000, 10)), 0o644)
+	for _, n := range []int{2, 11} {
+		writeFile(t, fmt.Sprintf("%s.%d", lb, n), dumpText(3, 100000, 10))
 	}
+	// The cycle-less dump between: 7,000 Ir of per-second histogram work,
+	// one a cycle over the 7,000 cycles around it.
+	writeFile(t, lb+".6", "events: Ir\nfn=(1) github.com/HdrHistogram/hdrhistogram-go.(*Histogram).Max\n3 7000\n")
 	writeDumps(t, row, []int{7, 500, 500, 9}, 0, 8)
-	os.WriteFile(lb+".notadump", []byte("x"), 0o644)
+	writeFile(t, lb+".notadump", "x")
+	writeFile(t, lb+".07", dumpText(3, 100000, 10)) // not a number callgrind writes
 
 	var out bytes.Buffer
 	if err := run([]string{"--top", "3", lb, row}, &out); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
-	if !strings.Contains(text, "7000 cycles in 7 dumps") || !strings.Contains(text, "1000 cycles in 2 dumps") {
+	if !strings.Contains(text, "7000 cycles in 8 dumps") || !strings.Contains(text, "1000 cycles in 2 dumps") {
 		t.Errorf("cycles and dumps counted:\n%s", text)
 	}
-	// engine 40 against 0, driver 10 against 8: total 50 against 8.
+	// engine 40 against 0, driver 10 against 8, the histograms' dump 1
+	// against 0, the runtime 1 against 1: total 52 against 9.
 	want := map[string][2]float64{
 		"engine (loop, scenarios, draws)":     {40, 0},
 		"lock driver (impl/redis)":            {10, 8},
 		"runtime: scheduler, timers, netpoll": {1, 1},
-		"total":                               {51, 9},
+		"histograms and interval logs":        {1, 0},
+		"total":                               {52, 9},
 	}
 	for part, v := range want {
 		re := regexp.MustCompile(regexp.QuoteMeta(part) + `\s+(\d+)\s+(\d+)\s+([+-]\d+)`)

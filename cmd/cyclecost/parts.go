@@ -13,12 +13,12 @@ var parts = []struct {
 	name string
 	re   *regexp.Regexp
 }{
+	{"histograms and interval logs", regexp.MustCompile(`^github\.com/HdrHistogram/|^compress/|^encoding/base64\.|^hash/adler32\.|^github\.com/lockbench/lockbench/(impl|result)\.RecordMicros$`)},
 	{"history", regexp.MustCompile(`^github\.com/lockbench/lockbench/(engine\.\(\*Client\)\.recordOp$|result\.|linear\.)|^github\.com/anishathalye/porcupine\.`)},
-	{"engine (loop, scenarios, draws)", regexp.MustCompile(`^github\.com/lockbench/lockbench/(engine|scenarios|dist)\.`)},
+	{"engine (loop, scenarios, draws)", regexp.MustCompile(`^github\.com/lockbench/lockbench/(engine|scenarios|dist|impl)\.`)},
 	{"exclusion checker", regexp.MustCompile(`^github\.com/lockbench/lockbench/exclusion\.`)},
-	{"histograms and interval logs", regexp.MustCompile(`^github\.com/HdrHistogram/|^compress/|^encoding/base64\.|^hash/adler32\.`)},
 	{"clock reads and time arithmetic", regexp.MustCompile(`^time\.|^runtime\.(nanotime|walltime)`)},
-	{"lock driver (impl/redis)", regexp.MustCompile(`^github\.com/lockbench/lockbench/impl[./]`)},
+	{"lock driver (impl/redis)", regexp.MustCompile(`^github\.com/lockbench/lockbench/impl/`)},
 	{"go-redis", regexp.MustCompile(`^github\.com/redis/go-redis/`)},
 	{"buffers, sockets, formatting", regexp.MustCompile(`^(bufio|net|syscall|internal/poll|internal/runtime/syscall|internal/syscall|strconv|internal/strconv|errors|context|bytes|internal/bytealg)[./]|^indexbytebody$`)},
 	{"runtime: allocation", regexp.MustCompile(`^runtime\..*(malloc|memclr|nextFree|refill|newobject|growslice|makeslice|mcache|mspan|mheap|allocSpan|makemap|newarray|HeapBits|pageAlloc|pallocBits)`)},
