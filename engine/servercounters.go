@@ -220,12 +220,17 @@ func (s *serverCounters) stop(ctx context.Context) {
 // fired is the watches the servers say they fired between the first
 // reading and after; false when they do not count watches.
 func (s *serverCounters) fired(after map[string]int64) (int64, bool) {
-	delta := map[string]int64{}
-	for k, v := range after {
-		delta[k] = v - s.before[k]
-	}
-	counts := s.typed(delta)
+	counts := s.typed(s.since(after))
 	return counts.Fired()
+}
+
+// since is each counter's change from the first reading to after.
+func (s *serverCounters) since(after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range after {
+		out[k] = v - s.before[k]
+	}
+	return out
 }
 
 // deltas are the servers' counters over the cell, and what their kinds
@@ -240,10 +245,7 @@ func (s *serverCounters) deltas(clientNotifications int64) (map[string]int64, *r
 	if s.err != nil {
 		return nil, nil, s.err.Error()
 	}
-	out := map[string]int64{}
-	for k, v := range s.after {
-		out[k] = v - s.before[k]
-	}
+	out := s.since(s.after)
 	counts := s.typed(out)
 	counts.ClientNotifications = clientNotifications
 	return out, &counts, ""

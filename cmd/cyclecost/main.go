@@ -18,9 +18,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,14 +204,7 @@ func report(w io.Writer, subject, base perCycle, top int) error {
 	}
 	diff := func(fn string) float64 { return subject.fn[fn] - base.fn[fn] }
 	slices.SortFunc(fns, func(a, b string) int {
-		da, db := diff(a), diff(b)
-		switch {
-		case abs(da) > abs(db):
-			return -1
-		case abs(da) < abs(db):
-			return 1
-		}
-		return strings.Compare(a, b)
+		return cmp.Or(cmp.Compare(math.Abs(diff(b)), math.Abs(diff(a))), strings.Compare(a, b))
 	})
 	bw.printf("\nfunctions that differ most, Ir a cycle (difference, subject, base, part):\n")
 	for _, fn := range fns[:min(top, len(fns))] {
@@ -217,8 +212,6 @@ func report(w io.Writer, subject, base perCycle, top int) error {
 	}
 	return bw.err
 }
-
-func abs(x float64) float64 { return max(x, -x) }
 
 // errWriter keeps the first write error.
 type errWriter struct {
