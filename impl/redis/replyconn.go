@@ -46,6 +46,7 @@ type replyConn struct {
 
 	// Deadlines (see deadline.go): asked for, and set on the socket.
 	rwant, rset time.Time
+	rkeep       time.Time // keepLead before rset (setRead)
 	wwant, wset time.Time
 }
 
